@@ -1,0 +1,197 @@
+"""The plan: a fully resolved, vendor-neutral model of the fabric (AVD's "structured config").
+
+Every later stage (render, check, lab, deploy, validate) reads only this model;
+none of them recomputes an address, an ASN or a threshold.  Plain slotted
+dataclasses keep a 32K-GPU plan (~2,500 switches, ~100K links) small and fast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from fabricgen.intent import Intent, Platform
+
+Role = Literal["leaf", "spine", "super_spine"]
+Tier = Literal["gpu_leaf", "leaf_spine", "spine_super_spine"]
+TIERS: tuple[Tier, ...] = ("gpu_leaf", "leaf_spine", "spine_super_spine")
+ROLES: tuple[Role, ...] = ("leaf", "spine", "super_spine")
+
+
+@dataclass(slots=True)
+class Interface:
+    """One routed port of a switch, with everything a template needs to lay it out."""
+
+    name: str  # platform name: Ethernet1/1 (NX-OS), Ethernet8 (SONiC / FRR)
+    index: int  # logical port index, 0-based
+    speed: int  # Gb/s
+    tier: Tier
+    direction: Literal["down", "up"]
+    peer_device: str
+    peer_interface: str
+    ipv4: str = ""  # "198.18.4.0/31"
+    peer_ipv4: str = ""  # "198.18.4.1"
+    ipv6: str = ""
+    peer_ipv6: str = ""
+    mtu: int = 9216
+    cable_m: float = 0.0
+    qos_profile: str = ""  # key into Plan.qos_profiles
+    dlb: bool = False  # member of NX-OS dynamic load balancing
+
+    @property
+    def description(self) -> str:
+        return f"{self.tier}:{self.peer_device}:{self.peer_interface}"
+
+
+@dataclass(slots=True)
+class BgpNeighbor:
+    ip: str
+    remote_asn: int
+    peer_device: str
+    interface: str
+    description: str
+    allowas_in: int = 0  # 0 = off
+    disable_peer_as_check: bool = False
+    bfd: bool = True
+    afi: Literal["ipv4", "ipv6"] = "ipv4"
+
+
+@dataclass(slots=True)
+class SwitchBgp:
+    asn: int
+    router_id: str
+    maximum_paths: int
+    keepalive: int
+    holdtime: int
+    neighbors: list[BgpNeighbor] = field(default_factory=list)
+    networks: list[str] = field(default_factory=list)  # loopback /32 (+ /128) announced
+    connected_gpu_subnets: bool = False  # leaves redistribute their GPU-facing /31s
+    bfd_min_tx: int = 300
+    bfd_min_rx: int = 300
+    bfd_multiplier: int = 3
+    bfd: bool = True
+
+
+@dataclass(slots=True)
+class Switch:
+    hostname: str
+    role: Role
+    platform: Platform
+    model: str
+    plane: int
+    pod: int  # 0 for 2-tier fabrics and for super-spines
+    index: int  # position within (plane, pod, role)
+    slot: int  # stable global position of this role, drives every address and ASN
+    asn: int = 0
+    loopback: str = ""  # "198.18.0.1"
+    loopback_v6: str = ""
+    mgmt_ip: str = ""
+    interfaces: list[Interface] = field(default_factory=list)
+    bgp: SwitchBgp | None = None
+    su: int = -1  # leaves: scalable unit
+    rail: int = -1  # leaves in rail-optimized designs
+
+    def interface(self, name: str) -> Interface:
+        for itf in self.interfaces:
+            if itf.name == name:
+                return itf
+        raise KeyError(f"{self.hostname} has no interface {name}")
+
+
+@dataclass(slots=True)
+class Link:
+    """One cable, A end closer to the servers."""
+
+    tier: Tier
+    a_device: str
+    a_port: str
+    z_device: str
+    z_port: str
+    speed: int
+    length_m: float
+    media: str = ""  # DAC, AEC, AOC, SR, DR, FR, LR
+    a_ip: str = ""
+    z_ip: str = ""
+
+
+@dataclass(slots=True)
+class NicAttachment:
+    """One GPU NIC port cabled to one leaf port."""
+
+    server: str
+    nic: int  # NIC index in the server, 0-based
+    port: int  # NIC port, 0-based (dual-port NICs in multi-plane designs)
+    rail: int
+    plane: int
+    ifname: str  # host interface name, e.g. "eth0"
+    leaf: str
+    leaf_port: str
+    speed: int
+    ip: str = ""  # "198.19.0.1/31"
+    gateway: str = ""  # leaf side address
+
+
+@dataclass(slots=True)
+class Server:
+    name: str
+    index: int
+    su: int
+    pod: int
+    gpus: int
+    mgmt_ip: str = ""
+    nics: list[NicAttachment] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class QosProfile:
+    """Per-port lossless settings that depend on speed and cable length (SONiC BUFFER_PROFILE naming)."""
+
+    name: str
+    speed: int
+    cable_m: float
+    mtu: int
+    xon: int  # bytes
+    xoff: int  # bytes
+    size: int  # bytes
+    ecn_min: int  # bytes
+    ecn_max: int  # bytes
+    ecn_probability: int  # percent
+
+
+@dataclass(slots=True)
+class QosPolicy:
+    """Fabric-wide classification, scheduling and watchdog settings shared by every switch and NIC."""
+
+    roce_dscp: tuple[int, ...]
+    cnp_dscp: int
+    roce_tc: int
+    cnp_tc: int
+    lossless_tcs: tuple[int, ...]
+    dscp_to_tc: dict[int, int]  # all 64 DSCPs
+    tc_to_queue: dict[int, int]
+    tc_to_pg: dict[int, int]
+    pfc_priority_to_queue: dict[int, int]
+    bandwidth: dict[str, int]  # {"roce": 50, "default": 50}
+    mtu: int
+    watchdog_enabled: bool
+    watchdog_detection_ms: int
+    watchdog_restoration_ms: int
+    watchdog_poll_ms: int
+    watchdog_action: str
+    nic_trust: str
+    nic_cnp_dscp: int
+    nic_roce_tos: int  # DSCP << 2 | ECT(0)
+
+
+@dataclass(slots=True)
+class Plan:
+    intent: Intent
+    switches: dict[str, Switch] = field(default_factory=dict)  # hostname -> switch, deterministic order
+    links: list[Link] = field(default_factory=list)
+    servers: list[Server] = field(default_factory=list)
+    qos: QosPolicy | None = None
+    qos_profiles: dict[str, QosProfile] = field(default_factory=dict)
+    facts: dict[str, Any] = field(default_factory=dict)  # derived numbers: ports per leaf, envelopes, usage
+
+    def by_role(self, role: Role) -> list[Switch]:
+        return [s for s in self.switches.values() if s.role == role]
