@@ -123,6 +123,9 @@ class Topology(_Model):
     planes: int = Field(default=1, ge=1, le=8)
     oversubscription: Ratio = Field(default=1.0, description="leaf down:up bandwidth target, '1:1' = non-blocking")
     scalable_unit: int = Field(default=32, ge=1, description="servers per scalable unit (SU)")
+    leaf_uplinks: int | None = Field(
+        default=None, ge=1, description="uplinks per leaf; default: what the oversubscription target allows"
+    )
     spines: int | None = Field(
         default=None, ge=1, description="spines per plane (2-tier) or per pod (3-tier); default: one per leaf uplink"
     )

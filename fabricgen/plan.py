@@ -1,0 +1,138 @@
+"""Plan: the chain intent -> topology -> underlay -> ECMP -> QoS -> checks, each a small step.
+
+`build_plan` is the only entry point the rest of fabricgen uses; it returns a
+fully resolved `Plan` or raises `FabricError` naming the intent field to fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from fabricgen import qos
+from fabricgen.errors import FabricError, Problem
+from fabricgen.intent import Intent, line_for, load_intent
+from fabricgen.model import TIERS, Plan
+from fabricgen.topology import Design, TopologyError, build_topology
+from fabricgen.underlay import build_underlay
+
+
+def apply_ecmp(intent: Intent, plan: Plan) -> None:
+    """Mark the fabric links that join NX-OS dynamic load balancing when adaptive routing is on."""
+    if not intent.ecmp.adaptive_routing.enabled:
+        return
+    for sw in plan.switches.values():
+        for itf in sw.interfaces:
+            if itf.tier != "gpu_leaf":
+                itf.dlb = True
+
+
+def check_oversubscription(intent: Intent, d: Design, plan: Plan) -> None:
+    """Measured down:up bandwidth per tier against the target."""
+    target = intent.topology.oversubscription
+    ratios: dict[str, float] = {}
+    leaf_down = max((sum(1 for i in s.interfaces if i.tier == "gpu_leaf") for s in plan.by_role("leaf")), default=0)
+    ratios["leaf"] = leaf_down / d.leaf_up if d.leaf_up else 0.0
+    if d.tiers == 3:
+        spine_down = max((sum(1 for i in s.interfaces if i.direction == "down") for s in plan.by_role("spine")),
+                         default=0)
+        ratios["spine"] = spine_down / d.spine_up if d.spine_up else 0.0
+    plan.facts["oversubscription"] = ratios
+    for tier, ratio in ratios.items():
+        if ratio > target + 1e-9:
+            path = "topology.leaf_uplinks" if tier == "leaf" else "switch_models.spine.ports"
+            raise TopologyError([Problem(
+                path, f"{tier} oversubscription is {ratio:.2f}:1, above the target {target:g}:1",
+                "add uplinks, attach fewer servers per leaf, or raise topology.oversubscription")])
+
+
+def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, ...], int] | None = None,
+               check_qos: bool = True) -> Plan:
+    """Resolve an intent into a plan; every cross-field problem becomes a FabricError."""
+    lines = lines or {}
+    plan = Plan(intent=intent)
+    try:
+        d = build_topology(intent, plan)
+        check_oversubscription(intent, d, plan)
+        build_underlay(intent, d, plan)
+        apply_ecmp(intent, plan)
+        qos.assign_profiles(plan)
+    except TopologyError as exc:
+        raise _located(source, exc.problems, lines) from None
+    if check_qos:
+        problems = qos.check_invariants(plan)
+        if problems:
+            raise _located(source, problems, lines)
+    return plan
+
+
+def _located(source: str, problems: list[Problem], lines: dict[tuple[Any, ...], int]) -> FabricError:
+    for p in problems:
+        if p.line is None and p.path:
+            loc = tuple(int(x) if x.isdigit() else x for x in p.path.split("."))
+            p.line = line_for(lines, loc)
+    return FabricError(source, problems)
+
+
+def load_plan(path: str | Path, check_qos: bool = True) -> Plan:
+    intent, lines = load_intent(path)
+    return build_plan(intent, str(path), lines, check_qos=check_qos)
+
+
+# --------------------------------------------------------------------------- views
+
+
+def summary(plan: Plan) -> dict[str, Any]:
+    """Counts an operator checks first: switches per role, links per tier, ratios, optics, pool use."""
+    roles = Counter(s.role for s in plan.switches.values())
+    tiers = Counter(link.tier for link in plan.links)
+    optics: Counter[str] = Counter()
+    for link in plan.links:
+        optics[link.media] += 1
+    d: Design = plan.facts["design"]
+    return {
+        "fabric": plan.intent.fabric.name,
+        "tiers": d.tiers,
+        "planes": d.planes,
+        "pods": plan.facts.get("pods", 0),
+        "gpus": sum(s.gpus for s in plan.servers),
+        "servers": len(plan.servers),
+        "leaves": roles["leaf"],
+        "spines": roles["spine"],
+        "super_spines": roles["super_spine"],
+        "switches": len(plan.switches),
+        "links": {t: tiers[t] for t in TIERS},
+        "oversubscription": {k: f"{v:.2f}:1" for k, v in plan.facts["oversubscription"].items()},
+        "optics": dict(sorted(optics.items())),
+        "pools": {k: {"used": u, "size": n} for k, (u, n) in plan.facts["pools"].items()},
+        "envelope": {"max_leaves": d.max_leaves, "max_spines": d.max_spines,
+                     "max_super_spines": d.max_super_spines, "max_pods": d.max_pods},
+    }
+
+
+def cabling_csv(plan: Plan) -> str:
+    """The cabling plan, one row per cable, for the people in the data hall."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["tier", "a_device", "a_port", "z_device", "z_port", "speed_gbps", "length_m", "media", "a_ip", "z_ip"])
+    for link in plan.links:
+        w.writerow([link.tier, link.a_device, link.a_port, link.z_device, link.z_port, link.speed,
+                    f"{link.length_m:g}", link.media, link.a_ip, link.z_ip])
+    return out.getvalue()
+
+
+def plan_dict(plan: Plan) -> dict[str, Any]:
+    """The whole plan as plain JSON-able data (build/plan.json)."""
+    from dataclasses import asdict
+
+    return {
+        "summary": summary(plan),
+        "switches": [asdict(s) for s in plan.switches.values()],
+        "links": [asdict(link) for link in plan.links],
+        "servers": [asdict(s) for s in plan.servers],
+        "qos": asdict(plan.qos) if plan.qos else None,
+        "qos_profiles": {k: asdict(v) for k, v in plan.qos_profiles.items()},
+    }

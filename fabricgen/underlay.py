@@ -1,0 +1,242 @@
+"""Underlay: loopbacks, /31 links, GPU-NIC /31s, ASNs and eBGP sessions (RFC 7938).
+
+Every address and ASN is a pure function of a switch's stable `slot` (and a
+port's index), laid into pools in fixed-size blocks taken from the design
+envelope.  Adding servers, leaves or pods therefore only ever *adds* numbers:
+nothing that existed is renumbered.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from fabricgen.errors import Problem
+from fabricgen.intent import Intent
+from fabricgen.model import BgpNeighbor, Plan, Switch, SwitchBgp
+from fabricgen.topology import Design, TopologyError
+
+PRIVATE_ASN_2B = (64512, 65534)
+PRIVATE_ASN_4B = (4_200_000_000, 4_294_967_294)
+
+
+@dataclass(frozen=True)
+class Block:
+    """A run of `count` consecutive units of `step` addresses starting at `base` within a pool."""
+
+    base: int
+    step: int
+    count: int
+
+
+def _blocks(pool: ipaddress.IPv4Network | ipaddress.IPv6Network, path: str, step: int,
+            sizes: list[tuple[str, int]], used: dict[str, int]) -> dict[str, Block]:
+    """Carve `pool` into consecutive role blocks sized by the envelope; check actual use fits."""
+    base = int(pool.network_address)
+    blocks: dict[str, Block] = {}
+    offset = 0
+    for name, count in sizes:
+        blocks[name] = Block(base + offset, step, count)
+        offset += count * step
+    if offset > pool.num_addresses:
+        need_prefix = pool.max_prefixlen - max(0, (offset - 1).bit_length())
+        detail = ", ".join(f"{n}: {c} x {step}" for n, c in sizes if c)
+        in_use = ", ".join(f"{n}: {used.get(n, 0)}" for n, c in sizes if c)
+        raise TopologyError([Problem(
+            path,
+            f"pool {pool} holds {pool.num_addresses} addresses but the fabric's growth envelope needs {offset} "
+            f"({detail}; in use today: {in_use})",
+            f"use a /{need_prefix} or larger, or shrink the envelope (topology.max_pods, topology.spines)",
+        )])
+    return blocks
+
+
+def _addr(block: Block, unit: int, offset: int = 0, v6: bool = False) -> str:
+    value = block.base + unit * block.step + offset
+    return str(ipaddress.IPv6Address(value) if v6 else ipaddress.IPv4Address(value))
+
+
+def _check_asn_range(path: str, first: int, last: int) -> Problem | None:
+    for lo, hi in (PRIVATE_ASN_2B, PRIVATE_ASN_4B):
+        if lo <= first <= hi:
+            if last > hi:
+                return Problem(path, f"ASNs {first}..{last} run past the private range end {hi}",
+                               f"start lower (the range holds {hi - lo + 1}) or use 4-byte ASNs from {PRIVATE_ASN_4B[0]}")
+            return None
+    return Problem(path, f"ASN {first} is not a private ASN (RFC 6996)",
+                   f"use {PRIVATE_ASN_2B[0]}-{PRIVATE_ASN_2B[1]} or {PRIVATE_ASN_4B[0]}-{PRIVATE_ASN_4B[1]}")
+
+
+def assign_asns(intent: Intent, d: Design, plan: Plan) -> None:
+    """Multi-AS (default): leaves unique, a pod's spines share, super-spines share; or same-tier leaves."""
+    bgp = intent.bgp
+    problems: list[Problem] = []
+    pod_slots = d.planes * d.max_pods
+    ranges = {
+        "bgp.leaf_asn_base": (bgp.leaf_asn_base,
+                              bgp.leaf_asn_base + (d.max_leaves - 1 if bgp.asn_scheme == "multi-as" else 0)),
+        "bgp.spine_asn_base": (bgp.spine_asn_base, bgp.spine_asn_base + pod_slots - 1),
+    }
+    if d.tiers == 3:
+        ranges["bgp.super_spine_asn"] = (bgp.super_spine_asn, bgp.super_spine_asn + d.planes - 1)
+    for path, (lo, hi) in ranges.items():
+        if (p := _check_asn_range(path, lo, hi)) is not None:
+            problems.append(p)
+    items = sorted(ranges.items(), key=lambda kv: kv[1])
+    for (pa, (_, ahi)), (pb, (blo, bhi)) in zip(items, items[1:], strict=False):
+        if blo <= ahi:
+            problems.append(Problem(pb, f"ASN range {blo}..{bhi} overlaps {pa} (up to {ahi}): ASNs would repeat "
+                                        "across tiers and BGP would drop paths as loops",
+                                    f"start {pb} above {ahi}"))
+    if problems:
+        raise TopologyError(problems)
+    for sw in plan.switches.values():
+        if sw.role == "leaf":
+            sw.asn = bgp.leaf_asn_base + (sw.slot if bgp.asn_scheme == "multi-as" else 0)
+        elif sw.role == "spine":
+            sw.asn = bgp.spine_asn_base + sw.plane * d.max_pods + sw.pod
+        else:
+            sw.asn = bgp.super_spine_asn + sw.plane
+
+
+def assign_addresses(intent: Intent, d: Design, plan: Plan) -> None:
+    """Loopbacks (/32), fabric links (/31), GPU NICs (/31) and management addresses."""
+    a = intent.addressing
+    counts = {r: 0 for r in ("super_spine", "spine", "leaf")}
+    for sw in plan.switches.values():
+        counts[sw.role] += 1
+    roles = [("super_spine", d.max_super_spines), ("spine", d.max_spines), ("leaf", d.max_leaves)]
+    # Unit 0 of every pool stays unused: no switch gets the network address of its pool.
+    roles = [("reserved", 1), *roles]
+    lo = _blocks(a.loopbacks, "addressing.loopbacks", 1, roles, counts)
+    lo6 = _blocks(a.loopbacks_v6, "addressing.loopbacks_v6", 1, roles, counts) if a.loopbacks_v6 else None
+    n_servers = len(plan.servers)
+    mgmt = _blocks(a.management, "addressing.management", 1,
+                   [*roles, ("server", max(n_servers, 1))], {**counts, "server": n_servers})
+    tiers = [("leaf_spine", d.max_leaves * d.leaf_up), ("spine_super_spine", d.max_spines * d.spine_up)]
+    used_links = {"leaf_spine": 0, "spine_super_spine": 0}
+    for link in plan.links:
+        if link.tier in used_links:
+            used_links[link.tier] += 1
+    p2p = _blocks(a.p2p, "addressing.p2p", 2, tiers, used_links)
+    p2p6 = _blocks(a.p2p_v6, "addressing.p2p_v6", 2, tiers, used_links) if a.p2p_v6 else None
+    gpu = _blocks(a.gpu, "addressing.gpu", 2, [("leaf", d.max_leaves * d.leaf_down)],
+                  {"leaf": sum(len(s.nics) for s in plan.servers)})["leaf"]
+
+    for sw in plan.switches.values():
+        sw.loopback = _addr(lo[sw.role], sw.slot)
+        if lo6 is not None:
+            sw.loopback_v6 = _addr(lo6[sw.role], sw.slot, v6=True)
+        sw.mgmt_ip = _addr(mgmt[sw.role], sw.slot)
+    for srv in plan.servers:
+        srv.mgmt_ip = _addr(mgmt["server"], srv.index)
+
+    switches = plan.switches
+    # Fabric links: the upper end of each /31 is the lower switch (leaf or spine), by uplink index.
+    for sw in switches.values():
+        if sw.role == "super_spine":
+            continue
+        up_first = d.leaf_down if sw.role == "leaf" else d.spine_down
+        up_count = d.leaf_up if sw.role == "leaf" else d.spine_up
+        tier = "leaf_spine" if sw.role == "leaf" else "spine_super_spine"
+        for itf in sw.interfaces:
+            if itf.direction != "up":
+                continue
+            unit = sw.slot * up_count + (itf.index - up_first)
+            low, high = _addr(p2p[tier], unit, 0), _addr(p2p[tier], unit, 1)
+            peer = switches[itf.peer_device].interface(itf.peer_interface)
+            itf.ipv4, itf.peer_ipv4 = f"{high}/31", low
+            peer.ipv4, peer.peer_ipv4 = f"{low}/31", high
+            if p2p6 is not None:
+                low6, high6 = _addr(p2p6[tier], unit, 0, True), _addr(p2p6[tier], unit, 1, True)
+                itf.ipv6, itf.peer_ipv6 = f"{high6}/127", low6
+                peer.ipv6, peer.peer_ipv6 = f"{low6}/127", high6
+    # GPU NICs: the leaf takes the even address, the NIC the odd one.
+    for srv in plan.servers:
+        for nic in srv.nics:
+            leaf = switches[nic.leaf]
+            itf = leaf.interface(nic.leaf_port)
+            unit = leaf.slot * d.leaf_down + itf.index
+            gw, host = _addr(gpu, unit, 0), _addr(gpu, unit, 1)
+            itf.ipv4, itf.peer_ipv4 = f"{gw}/31", host
+            nic.ip, nic.gateway = f"{host}/31", gw
+    for link in plan.links:
+        if link.tier == "gpu_leaf":
+            itf = switches[link.z_device].interface(link.z_port)
+            link.a_ip, link.z_ip = itf.peer_ipv4, itf.ipv4.split("/")[0]
+        else:
+            itf = switches[link.a_device].interface(link.a_port)
+            link.a_ip, link.z_ip = itf.ipv4.split("/")[0], itf.peer_ipv4
+    plan.facts["pools"] = {
+        "loopbacks": (sum(counts.values()), a.loopbacks.num_addresses),
+        "p2p": (2 * sum(used_links.values()), a.p2p.num_addresses),
+        "gpu": (2 * sum(len(s.nics) for s in plan.servers), a.gpu.num_addresses),
+        "management": (sum(counts.values()) + n_servers, a.management.num_addresses),
+    }
+
+
+def equal_cost_paths(d: Design, role: str) -> int:
+    """Equal-cost next hops a switch of `role` needs towards the farthest destination."""
+    if role == "leaf":
+        return d.leaf_up
+    if role == "spine":
+        return max(d.leaf_spine_links, d.spine_up)
+    return d.spine_super_links
+
+
+def build_bgp(intent: Intent, d: Design, plan: Plan) -> None:
+    """One eBGP session per fabric link, on the /31 (and /127) addresses."""
+    bgp = intent.bgp
+    same_tier = bgp.asn_scheme == "same-tier"
+    problems: list[Problem] = []
+    for sw in plan.switches.values():
+        need = equal_cost_paths(d, sw.role)
+        if bgp.maximum_paths is not None and bgp.maximum_paths < need:
+            problems.append(Problem("bgp.maximum_paths",
+                                    f"{bgp.maximum_paths} is below the {need} equal-cost uplinks of a {sw.role}",
+                                    f"set it to at least {need} or leave it out to derive it"))
+            break
+        sb = SwitchBgp(asn=sw.asn, router_id=sw.loopback, maximum_paths=bgp.maximum_paths or need,
+                       keepalive=bgp.keepalive, holdtime=bgp.holdtime,
+                       networks=[f"{sw.loopback}/32"] + ([f"{sw.loopback_v6}/128"] if sw.loopback_v6 else []),
+                       connected_gpu_subnets=sw.role == "leaf", bfd=bgp.bfd.enabled,
+                       bfd_min_tx=bgp.bfd.min_tx_ms, bfd_min_rx=bgp.bfd.min_rx_ms,
+                       bfd_multiplier=bgp.bfd.multiplier)
+        sw.bgp = sb
+    if problems:
+        raise TopologyError(problems)
+    for sw in plan.switches.values():
+        assert sw.bgp is not None
+        for itf in sw.interfaces:
+            if itf.tier == "gpu_leaf":
+                continue
+            peer = plan.switches[itf.peer_device]
+            common = {"peer_device": peer.hostname, "interface": itf.name, "bfd": bgp.bfd.enabled,
+                      "allowas_in": bgp.allowas_in if same_tier and sw.role == "leaf" else 0,
+                      "disable_peer_as_check": same_tier and sw.role == "spine" and peer.role == "leaf"}
+            desc = f"{peer.hostname}:{itf.peer_interface}"
+            sw.bgp.neighbors.append(BgpNeighbor(itf.peer_ipv4, peer.asn, description=desc, **common))
+            if itf.peer_ipv6:
+                sw.bgp.neighbors.append(BgpNeighbor(itf.peer_ipv6, peer.asn, description=desc, afi="ipv6", **common))
+
+
+def check_unique(plan: Plan) -> None:
+    """Duplicate hostnames cannot happen by construction; duplicate ASNs where they must be unique can."""
+    if plan.intent.bgp.asn_scheme != "multi-as":
+        return
+    seen: dict[int, str] = {}
+    for sw in plan.switches.values():
+        if sw.role != "leaf":
+            continue
+        if sw.asn in seen:
+            raise TopologyError([Problem("bgp.leaf_asn_base",
+                                         f"leaves {seen[sw.asn]} and {sw.hostname} share ASN {sw.asn}",
+                                         "multi-as gives every leaf its own ASN; check the ASN ranges")])
+        seen[sw.asn] = sw.hostname
+
+
+def build_underlay(intent: Intent, d: Design, plan: Plan) -> None:
+    assign_asns(intent, d, plan)
+    assign_addresses(intent, d, plan)
+    build_bgp(intent, d, plan)
+    check_unique(plan)
