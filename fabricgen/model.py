@@ -181,6 +181,7 @@ class QosPolicy:
     nic_trust: str
     nic_cnp_dscp: int
     nic_roce_tos: int  # DSCP << 2 | ECT(0)
+    nic_ecn: bool = True  # enable DCQCN (ECN NP/RP) on the RoCE priority; off = PFC-only hosts
 
 
 @dataclass(slots=True)
