@@ -1,10 +1,154 @@
-"""Command line: fabricgen plan|render|check|lab|deploy|validate (filled in by the pipeline modules)."""
+"""Command line: `fabricgen plan | render | check | lab | deploy | validate`.
+
+Every command takes `-i INTENT` the same way.  Bad input exits 2 with a
+message naming file, field, line and fix (never a traceback); failed checks
+or validations exit 1.
+"""
 
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.table import Table
+
+from fabricgen.errors import FabricError
+
+DEFAULT_INTENT = "inventory/fabric.yaml"
+DEFAULT_OUT = "build"
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def _console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+# --------------------------------------------------------------------------- plan
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from fabricgen.plan import cabling_csv, load_plan, plan_dict, summary
+    from fabricgen.render import to_json
+
+    plan = load_plan(args.intent)
+    if args.format == "json":
+        sys.stdout.write(to_json(plan_dict(plan)) + "\n")
+        return EXIT_OK
+    if args.format == "csv":
+        sys.stdout.write(cabling_csv(plan))
+        return EXIT_OK
+    s = summary(plan)
+    con = _console()
+    con.print(f"[bold]{s['fabric']}[/bold]: {s['gpus']} GPUs on {s['servers']} servers, {s['tiers']}-tier, "
+              f"{s['planes']} plane(s)" + (f", {s['pods']} pods" if s["pods"] else ""))
+    t = Table(title="switches and links")
+    t.add_column("item")
+    t.add_column("count", justify="right")
+    for role in ("leaves", "spines", "super_spines"):
+        t.add_row(role, str(s[role]))
+    for tier, n in s["links"].items():
+        t.add_row(f"links {tier}", str(n))
+    for tier, ratio in s["oversubscription"].items():
+        t.add_row(f"oversubscription {tier}", ratio)
+    con.print(t)
+    o = Table(title="optics and cables")
+    o.add_column("type")
+    o.add_column("count", justify="right")
+    for kind, n in s["optics"].items():
+        o.add_row(kind, str(n))
+    con.print(o)
+    p = Table(title="address pools")
+    for col in ("pool", "used", "size", "use"):
+        p.add_column(col, justify="right" if col != "pool" else "left")
+    for name, u in s["pools"].items():
+        p.add_row(name, str(u["used"]), str(u["size"]), f"{100 * u['used'] / u['size']:.1f}%")
+    con.print(p)
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- render
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from fabricgen.plan import load_plan
+    from fabricgen.render import render_all
+
+    plan = load_plan(args.intent)
+    checks = None
+    if not args.no_check:
+        from fabricgen.check.fast import fast_checks
+
+        checks = fast_checks(plan)
+    result = render_all(plan, args.output, workers=args.workers, checks=checks)
+    _console(stderr=True).print(
+        f"rendered {result.switches} switches, {result.files} files, {result.lines} config lines -> {result.outdir}")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- main
+
+
+def _add_intent(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-i", "--intent", default=DEFAULT_INTENT, help=f"fabric intent YAML (default {DEFAULT_INTENT})")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fabricgen", description=__doc__.splitlines()[0] if __doc__ else None)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("plan", help="resolve the intent and print the plan summary")
+    _add_intent(p)
+    p.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser("render", help="write every switch config, the plan, cabling and NIC scripts")
+    _add_intent(p)
+    p.add_argument("-o", "--output", default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
+    p.add_argument("--workers", type=int, default=None, help="render processes (default: automatic)")
+    p.add_argument("--no-check", action="store_true", help="skip the RoCE invariant and NIC checks")
+    p.set_defaults(func=cmd_render)
+
+    for register in _EXTRA_COMMANDS:
+        register(sub)
+    return parser
+
+
+# Later pipeline stages (check, lab, deploy, validate) register their sub-commands here.
+_EXTRA_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = []  # type: ignore[type-arg]
+
+
+def _register_optional() -> None:
+    import importlib
+
+    for module in ("fabricgen.check.cli", "fabricgen.lab.cli", "fabricgen.deploy", "fabricgen.validate"):
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name and module.startswith(exc.name):
+                continue
+            raise
+        register = getattr(mod, "register_cli", None)
+        if register is not None:
+            _EXTRA_COMMANDS.append(register)
 
 
 def main(argv: list[str] | None = None) -> int:
-    print("fabricgen: not yet wired", file=sys.stderr)
-    return 2
+    _register_optional()
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except FabricError as exc:
+        con = _console(stderr=True)
+        con.print("[red]error:[/red]", end=" ")
+        con.print(str(exc), markup=False)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+

@@ -1,0 +1,47 @@
+# fabricgen: `make render` renders the example fabric, `make test` runs the whole suite.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+INTENT ?= inventory/fabric.yaml
+OUT    ?= build
+
+.PHONY: venv render plan test test-fast lint typecheck bench bench-lab golden clean
+
+$(BIN)/fabricgen: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	@touch $@
+
+venv: $(BIN)/fabricgen
+
+render: venv
+	$(BIN)/fabricgen render -i $(INTENT) -o $(OUT)
+
+plan: venv
+	$(BIN)/fabricgen plan -i $(INTENT)
+
+test: venv
+	$(BIN)/pytest -q -rs
+
+test-fast: venv
+	$(BIN)/pytest -q -m "not lab"
+
+lint: venv
+	$(BIN)/ruff check fabricgen tests bench
+
+typecheck: venv
+	$(BIN)/mypy fabricgen
+
+bench: venv
+	$(BIN)/python bench/bench_render.py
+
+bench-lab: venv
+	$(BIN)/python bench/bench_lab.py
+
+# Regenerate the reviewed golden files of the example fabric (review the diff before committing).
+golden: venv
+	$(BIN)/python -m tests.golden --update
+
+clean:
+	rm -rf $(OUT) .pytest_cache .mypy_cache .ruff_cache
