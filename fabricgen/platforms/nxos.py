@@ -1,0 +1,377 @@
+"""Cisco NX-OS (Nexus 9000) renderer: plan -> structured config -> templates/nxos/nxos.cfg.j2.
+
+Every number and name is decided here, in `structured_config`; the templates only loop and
+print.  The RoCEv2 QoS follows the Cisco AI/ML pattern (classification `type qos` policy per
+interface, `network-qos` no-drop class with `pause pfc-cos`, `type queuing` egress policy with
+WRED/ECN on the lossless queue and strict priority for CNPs, both attached under `system qos`).
+See the vendor reference, section 1, for the source of every command.
+
+Output is deterministic: the same plan renders byte-identically (plan order only, no clocks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import jinja2
+
+from fabricgen.model import Interface, Plan, QosPolicy, QosProfile, Switch
+
+FILENAME = "nxos.cfg"
+TEMPLATE = "nxos/nxos.cfg.j2"
+
+# Names of the QoS objects.  c-8q-nq<N> / c-out-8q-q<N> are NX-OS system classes of the 8-queue
+# template (not user-defined); the policy and class-map names follow Cisco's RoCE script.
+CLASS_ROCE = "ROCEv2"
+CLASS_CNP = "CNP"
+POLICY_CLASSIFICATION = "QOS_CLASSIFICATION"
+POLICY_NETWORK_QOS = "qos_network"
+POLICY_QUEUING = "QOS_EGRESS_PORT"
+ROUTE_MAP = "RM-REDIST-DIRECT"
+PREFIX_LIST = "PL-REDIST-DIRECT"
+ROUTE_MAP_V6 = "RM-REDIST-DIRECT-V6"
+PREFIX_LIST_V6 = "PL-REDIST-DIRECT-V6"
+QUEUES = 8
+KBYTE = 1024  # WRED thresholds are given in kbytes
+
+
+# --------------------------------------------------------------------------- structured config
+
+
+@dataclass(frozen=True, slots=True)
+class ClassMap:
+    """`class-map type qos match-any <name>` / `match dscp <dscp>`, set to `qos-group <qos_group>`."""
+
+    name: str
+    dscp: str  # NX-OS DSCP list, e.g. "26" or "24-31"
+    qos_group: int
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkQosClass:
+    name: str  # c-8q-nq3, c-8q-nq-default
+    mtu: int
+    pause_cos: int | None  # `pause pfc-cos <n>`: no-drop class
+
+
+@dataclass(frozen=True, slots=True)
+class Wred:
+    """`random-detect minimum-threshold <min_kb> kbytes maximum-threshold <max_kb> kbytes ...`."""
+
+    min_kb: int
+    max_kb: int
+    probability: int  # percent at max
+    profile: str  # QosProfile the thresholds come from (shown in a comment)
+
+
+@dataclass(frozen=True, slots=True)
+class QueueClass:
+    name: str  # c-out-8q-q7 ... c-out-8q-q-default
+    priority_level: int = 0  # 1 = strict priority (`priority level 1`)
+    bandwidth: int = 0  # `bandwidth remaining percent`, when not priority
+    wred: Wred | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NxQos:
+    class_maps: tuple[ClassMap, ...]
+    classification: str
+    network_qos: str
+    nq_classes: tuple[NetworkQosClass, ...]
+    queuing: str
+    queues: tuple[QueueClass, ...]
+    watchdog: bool
+
+
+@dataclass(slots=True)
+class NxInterface:
+    name: str
+    description: str
+    mtu: int
+    ipv4: str
+    ipv6: str
+    qos_policy: str  # classification policy attached as `service-policy type qos input`
+    watchdog: bool
+    no_redirects: bool  # BFD needs ICMP redirects off
+
+
+@dataclass(frozen=True, slots=True)
+class PrefixListEntry:
+    seq: int
+    prefix: str
+    le: int  # 0 = exact match
+
+
+@dataclass(frozen=True, slots=True)
+class PrefixList:
+    name: str
+    afi: str  # "ip" or "ipv6"
+    entries: tuple[PrefixListEntry, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RouteMap:
+    name: str
+    afi: str  # "ip" or "ipv6", for `match <afi> address prefix-list`
+    prefix_list: str
+
+
+@dataclass(slots=True)
+class NxNeighbor:
+    ip: str
+    remote_as: int
+    description: str
+    bfd: bool
+    afi: str  # "ipv4" / "ipv6"
+    allowas_in: int
+    disable_peer_as_check: bool
+
+
+@dataclass(slots=True)
+class NxAddressFamily:
+    afi: str  # "ipv4" / "ipv6"
+    route_map: str
+    maximum_paths: int
+
+
+@dataclass(slots=True)
+class NxBgp:
+    asn: int
+    router_id: str
+    keepalive: int
+    holdtime: int
+    address_families: list[NxAddressFamily]
+    neighbors: list[NxNeighbor]
+
+
+@dataclass(frozen=True, slots=True)
+class Bfd:
+    min_tx: int
+    min_rx: int
+    multiplier: int
+
+
+@dataclass(frozen=True, slots=True)
+class Dlb:
+    mode: str  # flowlet | per-packet
+    interfaces: str  # "Ethernet1/1 , Ethernet1/2" (genie form)
+    mac_address: str
+    flowlet_aging: int  # 0 = not emitted (per-packet mode)
+
+
+@dataclass(slots=True)
+class NxosConfig:
+    """Everything the NX-OS template prints for one switch."""
+
+    hostname: str
+    role: str
+    model: str
+    features: list[str]
+    mgmt_ip: str  # "198.19.254.1/24"
+    loopback: str  # "198.18.0.1/32"
+    loopback_v6: str
+    interfaces: list[NxInterface]
+    qos: NxQos
+    load_sharing: str
+    bfd: Bfd | None
+    dlb: Dlb | None
+    prefix_lists: list[PrefixList] = field(default_factory=list)
+    route_maps: list[RouteMap] = field(default_factory=list)
+    bgp: NxBgp | None = None
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def dscp_list(values: Iterable[int]) -> str:
+    """NX-OS `match dscp` argument: sorted, runs collapsed to ranges ("10,12-14")."""
+    nums = sorted(set(values))
+    parts: list[str] = []
+    i = 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        parts.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def nq_class(tc: int) -> str:
+    """Network-qos system class of qos-group `tc` in the 8-queue template."""
+    return "c-8q-nq-default" if tc == 0 else f"c-8q-nq{tc}"
+
+
+def queue_class(tc: int) -> str:
+    """Egress queuing system class of qos-group `tc` in the 8-queue template."""
+    return "c-out-8q-q-default" if tc == 0 else f"c-out-8q-q{tc}"
+
+
+def roce_interfaces(sw: Switch) -> list[Interface]:
+    """Ports that carry RoCE: every routed fabric and GPU-facing port."""
+    return list(sw.interfaces)
+
+
+def ecn_profile(sw: Switch, plan: Plan) -> QosProfile:
+    """The one QoS profile whose ECN thresholds the switch-wide NX-OS queuing policy uses.
+
+    NX-OS attaches the `type queuing` policy under `system qos`, so all ports of a switch share
+    one WRED/ECN threshold set, while the plan has a profile per port (speed, cable length, MTU).
+    Rule: the tightest profile wins -- smallest ECN max, then smallest ECN min, then name.
+    Marking a little early on a long-cable port only costs some throughput; marking late on a
+    short-cable port lets the queue reach that port's PFC xoff, so PFC would pause before DCQCN
+    reacts.  A switch's ports share one speed, so in practice the profiles differ only in
+    cable length (xon/xoff), and the ECN values are the same.
+    """
+    names = sorted({itf.qos_profile for itf in roce_interfaces(sw)})
+    missing = [n for n in names if n not in plan.qos_profiles]
+    if not names or missing:
+        raise ValueError(f"{sw.hostname}: ports without a QoS profile in the plan "
+                         f"({', '.join(missing) or 'no ports'}); run qos.assign_profiles first")
+    profiles = [plan.qos_profiles[n] for n in names]
+    return min(profiles, key=lambda p: (p.ecn_max, p.ecn_min, p.name))
+
+
+def wred_for(profile: QosProfile) -> Wred:
+    """Bytes -> whole kbytes, rounded down (marks no later than planned); min stays below max."""
+    min_kb = max(1, profile.ecn_min // KBYTE)
+    max_kb = max(min_kb + 1, profile.ecn_max // KBYTE)
+    return Wred(min_kb, max_kb, profile.ecn_probability, profile.name)
+
+
+def load_sharing(hash_fields: Iterable[str]) -> str:
+    """`ip load-sharing` line: L3 source-destination, plus L4 ports (RoCEv2 entropy = UDP source port)."""
+    fields = set(hash_fields)
+    line = "ip load-sharing address source-destination"
+    if fields & {"l4-src-port", "l4-dst-port"}:
+        line += " port source-destination"
+    return line
+
+
+def _split(total: int, parts: int) -> list[int]:
+    """Integer shares of `total` over `parts` queues, remainder to the first ones."""
+    base, extra = divmod(total, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
+def build_qos(policy: QosPolicy, wred: Wred) -> NxQos:
+    """Classification, network-qos and queuing policies from the fabric QoS policy.
+
+    Every DSCP the policy maps to a non-zero traffic class gets a class-map (RoCE and CNP, plus
+    any extra class an operator adds); qos-group N == traffic class N == queue N.  Lossless
+    classes pause on CoS N and carry ECN; the RoCE bandwidth share is split over them.  The CNP
+    class is strict priority.  The default queue gets the default share, all others 0.
+    """
+    by_tc: dict[int, list[int]] = {}
+    for dscp, tc in sorted(policy.dscp_to_tc.items()):
+        if tc:
+            by_tc.setdefault(tc, []).append(dscp)
+
+    def cm_name(tc: int) -> str:
+        if tc == policy.roce_tc:
+            return CLASS_ROCE
+        return CLASS_CNP if tc == policy.cnp_tc else f"TC{tc}"
+
+    class_maps = tuple(ClassMap(cm_name(tc), dscp_list(by_tc[tc]), tc) for tc in sorted(by_tc))
+    lossless = tuple(sorted(policy.lossless_tcs))
+    nq = [NetworkQosClass(nq_class(tc), policy.mtu, tc) for tc in lossless]
+    nq.append(NetworkQosClass(nq_class(0), policy.mtu, None))
+    shares = dict(zip(lossless, _split(policy.bandwidth["roce"], len(lossless)), strict=True))
+    queues: list[QueueClass] = []
+    for tc in range(QUEUES - 1, 0, -1):
+        if tc == policy.cnp_tc:
+            queues.append(QueueClass(queue_class(tc), priority_level=1))
+        elif tc in shares:
+            queues.append(QueueClass(queue_class(tc), bandwidth=shares[tc], wred=wred))
+        else:
+            queues.append(QueueClass(queue_class(tc)))
+    queues.append(QueueClass(queue_class(0), bandwidth=policy.bandwidth["default"]))
+    return NxQos(class_maps, POLICY_CLASSIFICATION, POLICY_NETWORK_QOS, tuple(nq), POLICY_QUEUING,
+                 tuple(queues), policy.watchdog_enabled)
+
+
+def _le(prefixlen: int, maxlen: int) -> int:
+    return 0 if prefixlen >= maxlen else maxlen
+
+
+def redistribution(sw: Switch, plan: Plan) -> tuple[list[PrefixList], list[RouteMap]]:
+    """What BGP announces: loopbacks, and on leaves the GPU-facing /31s (the GPU pool, `le 31`)."""
+    assert sw.bgp is not None
+    v4 = [p for p in sw.bgp.networks if ":" not in p]
+    v6 = [p for p in sw.bgp.networks if ":" in p]
+    entries = [PrefixListEntry(10 * (i + 1), p, 0) for i, p in enumerate(v4)]
+    if sw.bgp.connected_gpu_subnets:
+        gpu = plan.intent.addressing.gpu
+        entries.append(PrefixListEntry(10 * (len(entries) + 1), str(gpu), _le(gpu.prefixlen, 31)))
+    pls = [PrefixList(PREFIX_LIST, "ip", tuple(entries))]
+    rms = [RouteMap(ROUTE_MAP, "ip", PREFIX_LIST)]
+    if v6:
+        pls.append(PrefixList(PREFIX_LIST_V6, "ipv6",
+                              tuple(PrefixListEntry(10 * (i + 1), p, 0) for i, p in enumerate(v6))))
+        rms.append(RouteMap(ROUTE_MAP_V6, "ipv6", PREFIX_LIST_V6))
+    return pls, rms
+
+
+def build_bgp(sw: Switch) -> NxBgp:
+    b = sw.bgp
+    assert b is not None
+    neighbors = [NxNeighbor(n.ip, n.remote_asn, n.description, b.bfd and n.bfd, n.afi, n.allowas_in,
+                            n.disable_peer_as_check) for n in b.neighbors]
+    afs = [NxAddressFamily("ipv4", ROUTE_MAP, b.maximum_paths)]
+    if sw.loopback_v6 or any(n.afi == "ipv6" for n in neighbors):
+        afs.append(NxAddressFamily("ipv6", ROUTE_MAP_V6, b.maximum_paths))
+    return NxBgp(b.asn, b.router_id, b.keepalive, b.holdtime, afs, neighbors)
+
+
+def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
+    """Resolve one switch into the NX-OS structured config the template prints."""
+    if plan.qos is None:
+        raise ValueError("plan has no QoS policy; build it with fabricgen.plan.build_plan")
+    policy = plan.qos
+    intent = plan.intent
+    bfd_on = sw.bgp is not None and sw.bgp.bfd and any(n.bfd for n in sw.bgp.neighbors)
+    interfaces = [
+        NxInterface(itf.name, itf.description, itf.mtu, itf.ipv4, itf.ipv6, POLICY_CLASSIFICATION,
+                    policy.watchdog_enabled, bfd_on)
+        for itf in roce_interfaces(sw)
+    ]
+    ar = intent.ecmp.adaptive_routing
+    dlb_ports = [itf.name for itf in sw.interfaces if itf.dlb]
+    dlb = None
+    if ar.enabled and dlb_ports:
+        dlb = Dlb(ar.mode, " , ".join(dlb_ports), ar.mac_address.lower(),
+                  ar.flowlet_aging_us if ar.mode == "flowlet" else 0)
+    features = ["bgp"] if sw.bgp is not None else []
+    if bfd_on:
+        features.append("bfd")
+    features.append("lldp")
+    bfd = None
+    if bfd_on:
+        assert sw.bgp is not None
+        bfd = Bfd(sw.bgp.bfd_min_tx, sw.bgp.bfd_min_rx, sw.bgp.bfd_multiplier)
+    cfg = NxosConfig(
+        hostname=sw.hostname,
+        role=sw.role,
+        model=sw.model,
+        features=features,
+        mgmt_ip=f"{sw.mgmt_ip}/{intent.addressing.management.prefixlen}" if sw.mgmt_ip else "",
+        loopback=f"{sw.loopback}/32" if sw.loopback else "",
+        loopback_v6=f"{sw.loopback_v6}/128" if sw.loopback_v6 else "",
+        interfaces=interfaces,
+        qos=build_qos(policy, wred_for(ecn_profile(sw, plan))),
+        load_sharing=load_sharing(intent.ecmp.hash_fields),
+        bfd=bfd,
+        dlb=dlb,
+    )
+    if sw.bgp is not None:
+        cfg.prefix_lists, cfg.route_maps = redistribution(sw, plan)
+        cfg.bgp = build_bgp(sw)
+    return cfg
+
+
+def render(sw: Switch, plan: Plan, env: jinja2.Environment) -> dict[str, str]:
+    """{"nxos.cfg": running-config text} for one NX-OS switch."""
+    cfg = structured_config(sw, plan)
+    return {FILENAME: env.get_template(TEMPLATE).render(c=cfg)}
+
