@@ -62,6 +62,8 @@ def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, 
         qos.assign_profiles(plan)
     except TopologyError as exc:
         raise _located(source, exc.problems, lines) from None
+    except FabricError as exc:  # raised by a step that knows the field but not the file
+        raise _located(source, exc.problems, lines) from None
     if check_qos:
         problems = qos.check_invariants(plan)
         if problems:

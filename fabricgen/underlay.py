@@ -132,6 +132,7 @@ def assign_addresses(intent: Intent, d: Design, plan: Plan) -> None:
         srv.mgmt_ip = _addr(mgmt["server"], srv.index)
 
     switches = plan.switches
+    ports = {(sw.hostname, itf.name): itf for sw in switches.values() for itf in sw.interfaces}
     # Fabric links: the upper end of each /31 is the lower switch (leaf or spine), by uplink index.
     for sw in switches.values():
         if sw.role == "super_spine":
@@ -144,7 +145,7 @@ def assign_addresses(intent: Intent, d: Design, plan: Plan) -> None:
                 continue
             unit = sw.slot * up_count + (itf.index - up_first)
             low, high = _addr(p2p[tier], unit, 0), _addr(p2p[tier], unit, 1)
-            peer = switches[itf.peer_device].interface(itf.peer_interface)
+            peer = ports[itf.peer_device, itf.peer_interface]
             itf.ipv4, itf.peer_ipv4 = f"{high}/31", low
             peer.ipv4, peer.peer_ipv4 = f"{low}/31", high
             if p2p6 is not None:
@@ -155,17 +156,17 @@ def assign_addresses(intent: Intent, d: Design, plan: Plan) -> None:
     for srv in plan.servers:
         for nic in srv.nics:
             leaf = switches[nic.leaf]
-            itf = leaf.interface(nic.leaf_port)
+            itf = ports[nic.leaf, nic.leaf_port]
             unit = leaf.slot * d.leaf_down + itf.index
             gw, host = _addr(gpu, unit, 0), _addr(gpu, unit, 1)
             itf.ipv4, itf.peer_ipv4 = f"{gw}/31", host
             nic.ip, nic.gateway = f"{host}/31", gw
     for link in plan.links:
         if link.tier == "gpu_leaf":
-            itf = switches[link.z_device].interface(link.z_port)
+            itf = ports[link.z_device, link.z_port]
             link.a_ip, link.z_ip = itf.peer_ipv4, itf.ipv4.split("/")[0]
         else:
-            itf = switches[link.a_device].interface(link.a_port)
+            itf = ports[link.a_device, link.a_port]
             link.a_ip, link.z_ip = itf.ipv4.split("/")[0], itf.peer_ipv4
     plan.facts["pools"] = {
         "loopbacks": (sum(counts.values()), a.loopbacks.num_addresses),

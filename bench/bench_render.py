@@ -1,0 +1,117 @@
+"""Benchmark: plan + render (and check, when available) of ~1K, 4K, 16K and 32K-GPU fabrics.
+
+Each size runs in a fresh interpreter so that its peak RSS is its own.  The
+fabric-link pool of the large fabrics exceeds 198.18.0.0/15, so the generated
+intents take their /31s from 100.64.0.0/15 (RFC 6598): these addresses only
+ever appear as text in rendered files, never on an interface of this machine.
+
+Usage: python bench/bench_render.py [--sizes 1024,4096,16384,32768] [--workers N] [--no-check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+SIZES = (1024, 4096, 16384, 32768)
+
+
+def intent_for(gpus: int) -> dict[str, Any]:
+    """2-tier while 64-port spines can hold the leaves (<= 2,048 GPUs), 3-tier above."""
+    servers = gpus // 8
+    base: dict[str, Any] = {
+        "fabric": {"name": f"bench{gpus // 1024}k"},
+        "servers": {"count": servers, "gpus_per_server": 8, "nics_per_server": 8, "nic_speed": "400G"},
+        "switch_models": {"leaf": {"ports": 64, "port_speed": "400G"}, "spine": {"ports": 64, "port_speed": "400G"}},
+        "topology": {"tiers": 2, "rail_optimized": True, "scalable_unit": 32},
+        "addressing": {"loopbacks": "198.18.0.0/20", "p2p": "100.64.0.0/15", "gpu": "198.19.0.0/16",
+                       "management": "198.18.32.0/19"},
+        "ecmp": {"adaptive_routing": {"enabled": True}},
+    }
+    if gpus <= 2048:
+        base["platforms"] = {"leaf": "sonic", "spine": "nxos"}
+        return base
+    base["switch_models"]["super_spine"] = {"ports": 64, "port_speed": "400G"}
+    base["platforms"] = {"leaf": "sonic", "spine": "sonic", "super_spine": "nxos"}
+    pods = servers // 128  # 4 SUs of 32 servers per pod with 64-port switches
+    base["topology"].update(tiers=3, super_spines_per_group=max(1, pods // 2), max_pods=pods)
+    return base
+
+
+CHILD = r"""
+import json, resource, sys, time
+from pathlib import Path
+from fabricgen.plan import load_plan
+from fabricgen.render import render_all
+intent, out, workers, do_check = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
+t0 = time.perf_counter()
+plan = load_plan(intent)
+t1 = time.perf_counter()
+checks = None
+if do_check:
+    try:
+        from fabricgen.check.fast import fast_checks
+        checks = fast_checks(plan)
+    except ModuleNotFoundError:
+        checks = None
+res = render_all(plan, out, workers=workers or None, checks=checks)
+t2 = time.perf_counter()
+full = None
+try:
+    from fabricgen.check.run import run_checks
+    t3 = time.perf_counter()
+    findings = run_checks(plan, Path(out), full=True)
+    full = (time.perf_counter() - t3, len(findings))
+except ModuleNotFoundError:
+    pass
+self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+print(json.dumps({"switches": res.switches, "links": len(plan.links), "lines": res.lines, "files": res.files,
+                  "plan_s": t1 - t0, "render_s": t2 - t1, "total_s": t2 - t0,
+                  "rss_mb": self_rss, "worker_rss_mb": child_rss, "check": full}))
+"""
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    ap.add_argument("--workers", type=int, default=0, help="0 = automatic")
+    ap.add_argument("--no-check", action="store_true")
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="fabricgen-bench-") as tmp:
+        for gpus in (int(s) for s in args.sizes.split(",")):
+            intent = Path(tmp, f"{gpus}.yaml")
+            intent.write_text(yaml.safe_dump(intent_for(gpus)), encoding="utf-8")
+            out = Path(tmp, f"out{gpus}")
+            proc = subprocess.run([sys.executable, "-c", CHILD, str(intent), str(out), str(args.workers),
+                                   "0" if args.no_check else "1"], capture_output=True, text=True, check=False)
+            if proc.returncode:
+                print(proc.stderr, file=sys.stderr)
+                return 1
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
+            r["gpus"] = gpus
+            rows.append(r)
+            print(f"  {gpus} GPUs done in {r['total_s']:.1f}s", file=sys.stderr)
+    print(f"cores: {os.cpu_count()}")
+    head = ("GPUs", "switches", "links", "config lines", "plan s", "render s", "total s", "peak RSS MB",
+            "worker RSS MB", "check s")
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for r in rows:
+        check = f"{r['check'][0]:.1f}" if r.get("check") else "n/a"
+        print(f"| {r['gpus']:,} | {r['switches']:,} | {r['links']:,} | {r['lines']:,} | {r['plan_s']:.2f} | "
+              f"{r['render_s']:.2f} | {r['total_s']:.2f} | {r['rss_mb']} | {r['worker_rss_mb']} | {check} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
