@@ -1,0 +1,49 @@
+"""Live lab engine: a LabTopology becomes namespaces, veth cables, FRR, sshd and lldpd on this host.
+
+No containers: each node is a network namespace plus a holder process owning its own
+UTS (hostname) and mount namespace, in which per-node directories are bind-mounted over
+/etc/frr, /run and /var/log/frr.  Inside a node (over SSH as root with the lab key) plain
+``vtysh``, ``/usr/lib/frr/frr-reload.py`` and ``lldpcli`` behave as on a real FRR box.
+"""
+
+from fabricgen.lab.engine import (
+    LabState,
+    LabStatus,
+    NodeState,
+    NodeStatus,
+    lab_down,
+    lab_status,
+    lab_up,
+    node_exec,
+)
+from fabricgen.lab.topology import (
+    LabError,
+    LabInterface,
+    LabLink,
+    LabNode,
+    LabRoute,
+    LabRule,
+    LabTopology,
+    linux_ifname,
+    validate_topology,
+)
+
+__all__ = [
+    "LabError",
+    "LabInterface",
+    "LabLink",
+    "LabNode",
+    "LabRoute",
+    "LabRule",
+    "LabState",
+    "LabStatus",
+    "LabTopology",
+    "NodeState",
+    "NodeStatus",
+    "lab_down",
+    "lab_status",
+    "lab_up",
+    "linux_ifname",
+    "node_exec",
+    "validate_topology",
+]

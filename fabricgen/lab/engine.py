@@ -1,0 +1,534 @@
+"""Bring a LabTopology up as namespaces + FRR/sshd/lldpd on this machine, and take it down again.
+
+``lab_up`` refuses to start over a lab that is still (partly) running in the same workdir
+and raises LabError; leftovers of a crashed lab that has nothing alive any more are
+cleaned up automatically.  Every namespace, cable, bridge and PID is recorded in
+``<workdir>/state.json`` before or right after it is created, so ``lab_down`` can clean
+up after a crash at any point; ``lab_down`` is idempotent.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import ipaddress
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fabricgen.lab import daemons as dmn
+from fabricgen.lab import netns
+from fabricgen.lab.netns import ProcRef
+from fabricgen.lab.topology import LabError, LabTopology, linux_ifname, validate_topology
+
+STATE_FILE = "state.json"
+SSH_USER = "root"
+READY_TIMEOUT = 20.0
+
+
+@dataclass
+class NodeState:
+    """What was created for one node (mutable: filled in while the lab comes up)."""
+
+    name: str
+    kind: str
+    namespace: str
+    mgmt_ip: str
+    dir: str
+    host_link: str
+    holder: ProcRef | None = None
+    daemons: dict[str, ProcRef] = field(default_factory=dict)
+
+    @property
+    def paths(self) -> dmn.NodePaths:
+        return dmn.NodePaths(Path(self.dir))
+
+
+@dataclass
+class LabState:
+    """Contents of state.json; also what ``lab_up`` returns (SSH as ``root`` with ``key_file``)."""
+
+    name: str
+    workdir: str
+    bridge: str
+    host_address: str
+    key_file: str
+    nodes: dict[str, NodeState]
+    links: list[tuple[str, str, str, str]]  # (netns a, ifname a, netns z, ifname z)
+    phase: str = "creating"  # creating -> up
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def namespaces(self) -> list[str]:
+        return [n.namespace for n in self.nodes.values()]
+
+    @property
+    def ssh_user(self) -> str:
+        return SSH_USER
+
+    def all_procs(self) -> list[ProcRef]:
+        """Every process recorded for this lab."""
+        procs: list[ProcRef] = []
+        for node in self.nodes.values():
+            if node.holder:
+                procs.append(node.holder)
+            procs.extend(node.daemons.values())
+        return procs
+
+    def save(self) -> None:
+        """Atomically rewrite state.json (called after every step of lab_up)."""
+        data: dict[str, Any] = {
+            "version": 1,
+            "name": self.name,
+            "workdir": self.workdir,
+            "bridge": self.bridge,
+            "host_address": self.host_address,
+            "key_file": self.key_file,
+            "phase": self.phase,
+            "timings": self.timings,
+            "links": [list(link) for link in self.links],
+            "nodes": {
+                n.name: {
+                    "kind": n.kind,
+                    "namespace": n.namespace,
+                    "mgmt_ip": n.mgmt_ip,
+                    "dir": n.dir,
+                    "host_link": n.host_link,
+                    "holder": n.holder.to_json() if n.holder else None,
+                    "daemons": {d: p.to_json() for d, p in n.daemons.items()},
+                }
+                for n in self.nodes.values()
+            },
+        }
+        path = Path(self.workdir) / STATE_FILE
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1) + "\n")
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, workdir: str | os.PathLike[str]) -> LabState | None:
+        """Read state.json; None if there is no lab in that workdir."""
+        path = Path(workdir).resolve() / STATE_FILE
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise LabError(f"{path} is unreadable ({exc}); remove it after cleaning up by hand") from exc
+        nodes = {
+            name: NodeState(
+                name=name,
+                kind=n["kind"],
+                namespace=n["namespace"],
+                mgmt_ip=n["mgmt_ip"],
+                dir=n["dir"],
+                host_link=n["host_link"],
+                holder=ProcRef.from_json(n["holder"]) if n.get("holder") else None,
+                daemons={d: ProcRef.from_json(p) for d, p in n.get("daemons", {}).items()},
+            )
+            for name, n in data["nodes"].items()
+        }
+        return cls(
+            name=data["name"],
+            workdir=data["workdir"],
+            bridge=data["bridge"],
+            host_address=data["host_address"],
+            key_file=data["key_file"],
+            nodes=nodes,
+            links=[(a, b, c, d) for a, b, c, d in data.get("links", [])],
+            phase=data.get("phase", "creating"),
+            timings=data.get("timings", {}),
+        )
+
+
+@dataclass(frozen=True)
+class NodeStatus:
+    """Health of one node as seen from the host."""
+
+    name: str
+    kind: str
+    namespace: str
+    mgmt_ip: str
+    namespace_present: bool
+    holder_alive: bool
+    daemons: Mapping[str, bool]  # daemon -> alive
+    ssh_reachable: bool
+
+    @property
+    def healthy(self) -> bool:
+        return (
+            self.namespace_present and self.holder_alive and all(self.daemons.values()) and self.ssh_reachable
+        )
+
+
+@dataclass(frozen=True)
+class LabStatus:
+    """Health of a whole lab; ``running`` is False when the workdir holds no lab."""
+
+    workdir: str
+    running: bool
+    name: str | None = None
+    phase: str | None = None
+    bridge_present: bool = False
+    nodes: tuple[NodeStatus, ...] = ()
+
+    @property
+    def healthy(self) -> bool:
+        return self.running and self.bridge_present and all(n.healthy for n in self.nodes)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _ssh_banner(ip: str, timeout: float) -> bool:
+    """True once something on ip:22 speaks SSH (sshd is listening and the mgmt net works)."""
+    try:
+        with socket.create_connection((ip, 22), timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            return sock.recv(4).startswith(b"SSH-")
+    except OSError:
+        return False
+
+
+def _wait_ssh(ips: Sequence[str], timeout: float) -> list[str]:
+    """Poll every sshd concurrently until it answers; return the IPs that never did."""
+    deadline = time.monotonic() + timeout
+
+    def poll(ip: str) -> bool:
+        while True:
+            if _ssh_banner(ip, timeout=1.0):
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(32, max(1, len(ips)))) as pool:
+        results = list(pool.map(poll, ips))
+    return [ip for ip, ok in zip(ips, results, strict=True) if not ok]
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def _check_host_conflicts(topo: LabTopology, bridge: str, namespaces: Sequence[str]) -> None:
+    """Fail early if another lab already owns our names or our management subnet."""
+    taken = sorted(set(namespaces) & netns.list_netns())
+    if taken:
+        raise LabError(
+            f"network namespace(s) {', '.join(taken)} already exist but are not part of a lab in "
+            f"{topo.workdir}; another lab named {topo.name!r} is running - pick another lab name"
+        )
+    if netns.link_exists(bridge):
+        raise LabError(f"interface {bridge} already exists; another lab named {topo.name!r} is running")
+    subnet = ipaddress.ip_network(topo.mgmt_subnet, strict=False)
+    out = subprocess.run(["ip", "-j", "-4", "address", "show"], capture_output=True, text=True, check=False)
+    try:
+        entries = json.loads(out.stdout or "[]")
+    except ValueError:
+        entries = []
+    for entry in entries:
+        for addr in entry.get("addr_info", []):
+            other = ipaddress.ip_interface(f"{addr['local']}/{addr['prefixlen']}").network
+            if other.overlaps(subnet) and entry.get("ifname") != "lo":
+                raise LabError(
+                    f"mgmt_subnet {subnet} overlaps {addr['local']}/{addr['prefixlen']} on "
+                    f"{entry.get('ifname')}; another lab uses it - choose another mgmt_subnet"
+                )
+
+
+def _start_holders(state: LabState, topo: LabTopology) -> None:
+    """Spawn every node's namespace holder at once, then wait until each has mounted its dirs."""
+    procs: dict[str, tuple[subprocess.Popen[str], Any]] = {}
+    try:
+        for node in topo.nodes:
+            ns_node = state.nodes[node.name]
+            log = open(ns_node.paths.holder_log, "w")  # noqa: SIM115 - closed below
+            proc = subprocess.Popen(
+                dmn.holder_command(ns_node.namespace, node, ns_node.paths),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                start_new_session=True,
+            )
+            procs[node.name] = (proc, log)
+            ns_node.holder = ProcRef.capture(proc.pid)
+        state.save()
+        failed: list[str] = []
+        for name, (proc, _log) in procs.items():
+            assert proc.stdout is not None
+            line = proc.stdout.readline().strip()
+            proc.stdout.close()
+            if line != "ready":
+                failed.append(f"{name}: {_tail(state.nodes[name].paths.holder_log)}")
+        if failed:
+            raise LabError("namespace holder(s) failed:\n" + "\n".join(failed))
+    finally:
+        for _proc, log in procs.values():
+            log.close()
+
+
+def _run_setup(state: LabState) -> None:
+    """Run every node's setup script inside its namespaces, all nodes in parallel."""
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    for node in state.nodes.values():
+        assert node.holder is not None
+        with open(node.paths.setup_log, "w") as log:
+            procs[node.name] = subprocess.Popen(
+                ["nsenter", "-t", str(node.holder.pid), "-n", "-m", "-u", "--",
+                 "sh", str(node.paths.setup_script)],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )  # fmt: skip
+    deadline = time.monotonic() + READY_TIMEOUT
+    failed: list[str] = []
+    for name, proc in procs.items():
+        try:
+            rc = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            rc = -1
+        if rc != 0:
+            log_path = state.nodes[name].paths.setup_log
+            failed.append(f"{name} (rc {rc}, {log_path}):\n{_tail(log_path)}")
+    _record_daemons(state)
+    state.save()
+    if failed:
+        raise LabError("node setup failed:\n" + "\n".join(failed))
+
+
+def _record_daemons(state: LabState) -> None:
+    """Pin every daemon the nodes' pidfiles name (waiting briefly for late pidfiles)."""
+    deadline = time.monotonic() + 5.0
+    while True:
+        missing: list[str] = []
+        for node in state.nodes.values():
+            for daemon in dmn.node_daemons(node.kind):
+                if daemon in node.daemons and node.daemons[daemon].alive():
+                    continue
+                pid = netns.read_pidfile(str(node.paths.pidfile(daemon)))
+                ref = ProcRef.capture(pid) if pid else None
+                if ref is None:
+                    missing.append(f"{node.name}/{daemon}")
+                else:
+                    node.daemons[daemon] = ref
+        if not missing or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    if missing:
+        state.save()
+        raise LabError(f"daemons without a live pid: {', '.join(missing)} (see nodes/*/setup.log, log/)")
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def lab_up(topo: LabTopology) -> LabState:
+    """Build the lab described by ``topo``; on any failure tear down what was built and raise LabError."""
+    if os.geteuid() != 0:
+        raise LabError("the lab needs root (network namespaces, mounts)")
+    validate_topology(topo)
+    missing = dmn.missing_tools()
+    if missing:
+        raise LabError(f"missing on this host: {', '.join(missing)} (apt install frr lldpd openssh-server)")
+    t0 = time.monotonic()
+    workdir = Path(topo.workdir).resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+
+    old = LabState.load(workdir)
+    if old is not None:
+        status = lab_status(workdir, check_ssh=False)
+        if any(n.namespace_present or n.holder_alive or any(n.daemons.values()) for n in status.nodes):
+            raise LabError(f"lab {old.name!r} is already up in {workdir} (state.json); run lab_down first")
+        lab_down(workdir)  # stale leftovers of a crashed run: nothing alive, just clean up
+
+    bridge = netns.bridge_name(topo.name)
+    nodes: dict[str, NodeState] = {}
+    for index, node in enumerate(topo.nodes):
+        nodes[node.name] = NodeState(
+            name=node.name,
+            kind=node.kind,
+            namespace=netns.namespace_name(topo.name, node.name),
+            mgmt_ip=node.mgmt_ip,
+            dir=str(workdir / "nodes" / node.name),
+            host_link=netns.host_veth_name(topo.name, index),
+        )
+    _check_host_conflicts(topo, bridge, [n.namespace for n in nodes.values()])
+
+    state = LabState(
+        name=topo.name,
+        workdir=str(workdir),
+        bridge=bridge,
+        host_address=topo.host_mgmt_address,
+        key_file=str(workdir / "id_ed25519"),
+        nodes=nodes,
+        links=[
+            (
+                netns.namespace_name(topo.name, link.a),
+                linux_ifname(link.a_if),
+                netns.namespace_name(topo.name, link.z),
+                linux_ifname(link.z_if),
+            )
+            for link in topo.links
+        ],
+    )
+    try:
+        authorized = dmn.ensure_keys(workdir, [n.paths.host_key for n in nodes.values()])
+        for node in topo.nodes:
+            dmn.prepare_node_dir(node, nodes[node.name].paths, authorized, netns.node_batch(topo, node))
+        state.timings["files"] = round(time.monotonic() - t0, 3)
+        state.save()  # intent first: a crash inside the batch still leaves a complete cleanup list
+
+        t = time.monotonic()
+        netns.run_ip_batch(netns.root_batch(topo, bridge, [n.host_link for n in nodes.values()]))
+        state.timings["netns"] = round(time.monotonic() - t, 3)
+
+        t = time.monotonic()
+        _start_holders(state, topo)
+        state.timings["holders"] = round(time.monotonic() - t, 3)
+
+        t = time.monotonic()
+        _run_setup(state)
+        state.timings["daemons"] = round(time.monotonic() - t, 3)
+
+        t = time.monotonic()
+        late = _wait_ssh([n.mgmt_ip for n in nodes.values()], READY_TIMEOUT)
+        if late:
+            raise LabError(f"sshd not reachable on {', '.join(late)} within {READY_TIMEOUT:.0f}s")
+        state.timings["ssh"] = round(time.monotonic() - t, 3)
+    except BaseException:
+        with contextlib.suppress(LabError):
+            lab_down(workdir)
+        raise
+    state.phase = "up"
+    state.timings["total"] = round(time.monotonic() - t0, 3)
+    state.save()
+    return state
+
+
+def lab_down(workdir: str | os.PathLike[str]) -> None:
+    """Stop every process and delete every namespace, cable and bridge of the lab; idempotent."""
+    workdir = Path(workdir).resolve()
+    state = LabState.load(workdir)
+    if state is None:
+        return
+    inodes = [ino for ino in (netns.netns_inode(ns) for ns in state.namespaces) if ino is not None]
+    procs = set(state.all_procs())
+    for node in state.nodes.values():  # daemons restarted by hand since lab_up wrote their pids
+        for daemon in dmn.node_daemons(node.kind):
+            pid = netns.read_pidfile(str(node.paths.pidfile(daemon)))
+            ref = ProcRef.capture(pid) if pid else None
+            if ref:
+                procs.add(ref)
+    for pid in netns.pids_in_netns(inodes):  # ssh sessions, vtysh, anything else living in the lab
+        ref = ProcRef.capture(pid)
+        if ref:
+            procs.add(ref)
+    survivors = netns.terminate(procs)
+
+    cmds = [f"link del {n.host_link}" for n in state.nodes.values() if netns.link_exists(n.host_link)]
+    if netns.link_exists(state.bridge):
+        cmds.append(f"link del {state.bridge}")
+    present = netns.list_netns()
+    cmds += [f"netns del {ns}" for ns in state.namespaces if ns in present]
+    netns.run_ip_batch(cmds, force=True)
+
+    _unmount_under(workdir)
+    leftovers = sorted(set(state.namespaces) & netns.list_netns())
+    if netns.link_exists(state.bridge):
+        leftovers.append(state.bridge)
+    if survivors or leftovers:
+        raise LabError(
+            f"lab {state.name!r} not fully removed: processes {[p.pid for p in survivors]}, "
+            f"objects {leftovers}; state kept in {workdir / STATE_FILE}"
+        )
+    for node in state.nodes.values():  # stale pidfiles/sockets would confuse the next status
+        shutil.rmtree(node.paths.run, ignore_errors=True)
+    (workdir / STATE_FILE).unlink(missing_ok=True)
+
+
+def _unmount_under(workdir: Path) -> None:
+    """Lazily unmount anything the host sees mounted inside the workdir (none in normal runs)."""
+    prefix = str(workdir) + "/"
+    try:
+        with open("/proc/self/mountinfo") as fh:
+            points = [line.split()[4] for line in fh]
+    except OSError:
+        return
+    for point in sorted((p for p in points if p.startswith(prefix)), reverse=True):
+        subprocess.run(["umount", "-l", point], check=False, capture_output=True)
+
+
+def lab_status(workdir: str | os.PathLike[str], check_ssh: bool = True) -> LabStatus:
+    """Per node: namespace present, holder/daemons alive, sshd answering on the mgmt IP."""
+    workdir = Path(workdir).resolve()
+    state = LabState.load(workdir)
+    if state is None:
+        return LabStatus(workdir=str(workdir), running=False)
+    present = netns.list_netns()
+    ssh_ok: dict[str, bool] = {}
+    if check_ssh:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=min(32, len(state.nodes) or 1)) as pool:
+            futures = {
+                n.name: pool.submit(_ssh_banner, n.mgmt_ip, 0.5)
+                for n in state.nodes.values()
+                if n.namespace in present
+            }
+            ssh_ok = {name: f.result() for name, f in futures.items()}
+    nodes = tuple(
+        NodeStatus(
+            name=n.name,
+            kind=n.kind,
+            namespace=n.namespace,
+            mgmt_ip=n.mgmt_ip,
+            namespace_present=n.namespace in present,
+            holder_alive=bool(n.holder and n.holder.alive()),
+            daemons={d: bool(n.daemons.get(d) and n.daemons[d].alive()) for d in dmn.node_daemons(n.kind)},
+            ssh_reachable=ssh_ok.get(n.name, False),
+        )
+        for n in state.nodes.values()
+    )
+    return LabStatus(
+        workdir=str(workdir),
+        running=True,
+        name=state.name,
+        phase=state.phase,
+        bridge_present=netns.link_exists(state.bridge),
+        nodes=nodes,
+    )
+
+
+def node_exec(
+    workdir: str | os.PathLike[str], node: str, argv: Sequence[str], timeout: float = 30.0
+) -> subprocess.CompletedProcess[str]:
+    """Run a command inside a node (its netns, hostname and mounts) without SSH."""
+    state = LabState.load(Path(workdir).resolve())
+    if state is None:
+        raise LabError(f"no lab in {workdir}")
+    if node not in state.nodes:
+        raise LabError(f"lab {state.name!r} has no node {node!r} (nodes: {', '.join(state.nodes)})")
+    holder = state.nodes[node].holder
+    if holder is None or not holder.alive():
+        raise LabError(f"node {node} is not running (holder process gone); run lab_down and lab_up")
+    return subprocess.run(
+        ["nsenter", "-t", str(holder.pid), "-n", "-m", "-u", "--", *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env={**os.environ, "PATH": dmn.SHELL_PATH},
+    )
