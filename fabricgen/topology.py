@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from fabricgen.errors import Problem
 from fabricgen.intent import Intent, SwitchModel
@@ -60,6 +61,7 @@ class Design:
         return self.planes * self.spines * self.super_group if self.tiers == 3 else 0
 
 
+@lru_cache(maxsize=4096)
 def port_name(platform: str, model: SwitchModel, index: int) -> str:
     """The platform's own name of logical port `index` (0-based)."""
     phys, sub = divmod(index, model.breakout)
@@ -334,6 +336,7 @@ _OPTIC_SUFFIX = {
 }
 
 
+@lru_cache(maxsize=256)
 def media_for(speed: int, length_m: float) -> str:
     """Cheapest cable or optic that reaches `length_m` at `speed` (e.g. '400G-DAC', '400G-DR4')."""
     rate = min((s for s in (100, 200, 400, 800) if s >= speed), default=800)
