@@ -1,0 +1,74 @@
+"""`fabricgen lab up | down | status`: the live lab of the intent on this machine."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from fabricgen.lab.engine import lab_down, lab_status, lab_up
+from fabricgen.lab.from_plan import lab_topology, require_frr, write_lab_files
+from fabricgen.lab.topology import LabError
+
+DEFAULT_WORKDIR = "build/lab"
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    from fabricgen.plan import load_plan
+
+    plan = load_plan(args.intent)
+    require_frr(plan, args.intent)
+    topo = lab_topology(plan, args.workdir)
+    con = Console(stderr=True, highlight=False)
+    try:
+        state = lab_up(topo)
+    except LabError as exc:
+        con.print(f"lab up failed: {exc}", markup=False)
+        return 1
+    files = write_lab_files(plan, Path(args.workdir), Path(state.key_file))
+    con.print(f"lab {topo.name} up: {len(topo.nodes)} nodes, {len(topo.links)} cables in "
+              f"{state.timings.get('total', 0):.1f}s; ssh -i {state.key_file} root@<mgmt ip>", markup=False)
+    for f in files:
+        con.print(f"  wrote {f}", markup=False)
+    return 0
+
+
+def cmd_down(args: argparse.Namespace) -> int:
+    try:
+        lab_down(args.workdir)
+    except LabError as exc:
+        Console(stderr=True).print(f"lab down failed: {exc}", markup=False)
+        return 1
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    status = lab_status(args.workdir)
+    con = Console(highlight=False)
+    if not status.running:
+        con.print(f"no lab in {args.workdir}")
+        return 1
+    t = Table(title=f"lab {status.name} ({status.phase})")
+    for col in ("node", "kind", "mgmt", "netns", "daemons", "ssh"):
+        t.add_column(col)
+    for n in status.nodes:
+        daemons = " ".join(f"{d}{'' if ok else '(DOWN)'}" for d, ok in sorted(n.daemons.items()))
+        t.add_row(n.name, n.kind, n.mgmt_ip, "yes" if n.namespace_present else "NO", daemons,
+                  "yes" if n.ssh_reachable else "NO")
+    con.print(t)
+    return 0 if status.healthy else 1
+
+
+def register_cli(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    lab = sub.add_parser("lab", help="build, inspect or remove the live lab (namespaces + FRR + sshd + lldpd)")
+    lab_sub = lab.add_subparsers(dest="lab_command", required=True)
+    for name, func, text in (("up", cmd_up, "build the lab of the intent"),
+                             ("down", cmd_down, "remove every namespace, cable and process of the lab"),
+                             ("status", cmd_status, "show what runs")):
+        p = lab_sub.add_parser(name, help=text)
+        p.add_argument("-i", "--intent", default="inventory/lab/fabric.yaml",
+                       help="lab intent (default inventory/lab/fabric.yaml)")
+        p.add_argument("--workdir", default=DEFAULT_WORKDIR, help=f"lab state directory (default {DEFAULT_WORKDIR})")
+        p.set_defaults(func=func)
