@@ -73,7 +73,9 @@ class NodePaths:
 
     @property
     def lldpd_conf(self) -> Path:
-        return self.root / "lldpd.conf"
+        """In run/ (seen as /run/lldpd.conf): lldpd's lldpcli helper runs unprivileged and may
+        not traverse a private workdir, but it can always reach the node's /run."""
+        return self.run / "lldpd.conf"
 
     @property
     def ip_batch(self) -> Path:
@@ -225,7 +227,7 @@ def setup_script(node: LabNode, paths: NodePaths) -> str:
             "for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 0 > $f; done",
         ]
     lines += [
-        f"{LLDPD} -I '*,!{MGMT_IF}' -m {node.mgmt_ip} -O {q(str(paths.lldpd_conf))} & p_lldpd=$!",
+        f"{LLDPD} -I '*,!{MGMT_IF}' -m {node.mgmt_ip} -O /run/lldpd.conf & p_lldpd=$!",
         f"{SSHD} -f {q(str(paths.sshd_config))} -E {q(str(paths.root / 'sshd.log'))} & p_sshd=$!",
     ]
     waits = ["lldpd", "sshd"]
