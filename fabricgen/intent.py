@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from fabricgen.errors import FabricError, Problem
 
@@ -132,7 +140,9 @@ class Topology(_Model):
     super_spines_per_group: int | None = Field(
         default=None, ge=1, description="3-tier: super-spines each pod-spine index connects to; default: spine uplinks"
     )
-    max_pods: int | None = Field(default=None, ge=1, description="3-tier growth envelope; default: what the super-spines hold")
+    max_pods: int | None = Field(
+        default=None, ge=1, description="3-tier growth envelope; default: what the super-spines hold"
+    )
 
     @field_validator("oversubscription")
     @classmethod

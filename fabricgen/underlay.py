@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from fabricgen.errors import Problem
 from fabricgen.intent import Intent
-from fabricgen.model import BgpNeighbor, Plan, Switch, SwitchBgp
+from fabricgen.model import BgpNeighbor, Plan, SwitchBgp
 from fabricgen.topology import Design, TopologyError
 
 PRIVATE_ASN_2B = (64512, 65534)
@@ -64,7 +64,8 @@ def _check_asn_range(path: str, first: int, last: int) -> Problem | None:
         if lo <= first <= hi:
             if last > hi:
                 return Problem(path, f"ASNs {first}..{last} run past the private range end {hi}",
-                               f"start lower (the range holds {hi - lo + 1}) or use 4-byte ASNs from {PRIVATE_ASN_4B[0]}")
+                               f"start lower (the range holds {hi - lo + 1}) "
+                               f"or use 4-byte ASNs from {PRIVATE_ASN_4B[0]}")
             return None
     return Problem(path, f"ASN {first} is not a private ASN (RFC 6996)",
                    f"use {PRIVATE_ASN_2B[0]}-{PRIVATE_ASN_2B[1]} or {PRIVATE_ASN_4B[0]}-{PRIVATE_ASN_4B[1]}")
