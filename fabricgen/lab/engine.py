@@ -14,6 +14,7 @@ import contextlib
 import ipaddress
 import json
 import os
+import selectors
 import shutil
 import socket
 import subprocess
@@ -163,9 +164,7 @@ class NodeStatus:
 
     @property
     def healthy(self) -> bool:
-        return (
-            self.namespace_present and self.holder_alive and all(self.daemons.values()) and self.ssh_reachable
-        )
+        return self.namespace_present and self.holder_alive and all(self.daemons.values()) and self.ssh_reachable
 
 
 @dataclass(frozen=True)
@@ -249,34 +248,44 @@ def _check_host_conflicts(topo: LabTopology, bridge: str, namespaces: Sequence[s
 
 def _start_holders(state: LabState, topo: LabTopology) -> None:
     """Spawn every node's namespace holder at once, then wait until each has mounted its dirs."""
-    procs: dict[str, tuple[subprocess.Popen[str], Any]] = {}
-    try:
-        for node in topo.nodes:
-            ns_node = state.nodes[node.name]
-            log = open(ns_node.paths.holder_log, "w")  # noqa: SIM115 - closed below
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    for node in topo.nodes:
+        ns_node = state.nodes[node.name]
+        with open(ns_node.paths.holder_log, "w") as log:
             proc = subprocess.Popen(
                 dmn.holder_command(ns_node.namespace, node, ns_node.paths),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=log,
-                text=True,
-                start_new_session=True,
+                start_new_session=True,  # a Ctrl-C of the CLI must not kill the lab
             )
-            procs[node.name] = (proc, log)
-            ns_node.holder = ProcRef.capture(proc.pid)
-        state.save()
-        failed: list[str] = []
-        for name, (proc, _log) in procs.items():
+        procs[node.name] = proc
+        ns_node.holder = ProcRef.capture(proc.pid)
+    state.save()
+
+    # each holder prints "ready" once hostname and mounts are in place; wait for all, bounded
+    output = {name: b"" for name in procs}
+    deadline = time.monotonic() + READY_TIMEOUT
+    with selectors.DefaultSelector() as sel:
+        for name, proc in procs.items():
             assert proc.stdout is not None
-            line = proc.stdout.readline().strip()
-            proc.stdout.close()
-            if line != "ready":
-                failed.append(f"{name}: {_tail(state.nodes[name].paths.holder_log)}")
-        if failed:
-            raise LabError("namespace holder(s) failed:\n" + "\n".join(failed))
-    finally:
-        for _proc, log in procs.values():
-            log.close()
+            sel.register(proc.stdout, selectors.EVENT_READ, name)
+        while sel.get_map() and time.monotonic() < deadline:
+            for key, _ in sel.select(timeout=max(0.0, deadline - time.monotonic())):
+                chunk = os.read(key.fd, 64)
+                output[key.data] += chunk
+                if not chunk or b"\n" in output[key.data]:
+                    sel.unregister(key.fileobj)
+    for proc in procs.values():
+        assert proc.stdout is not None
+        proc.stdout.close()
+    failed = [
+        f"{name}: {_tail(state.nodes[name].paths.holder_log)}"
+        for name, out in output.items()
+        if out.strip() != b"ready"
+    ]
+    if failed:
+        raise LabError("namespace holder(s) failed or timed out:\n" + "\n".join(failed))
 
 
 def _run_setup(state: LabState) -> None:
@@ -484,9 +493,7 @@ def lab_status(workdir: str | os.PathLike[str], check_ssh: bool = True) -> LabSt
     if check_ssh:
         with concurrent.futures.ThreadPoolExecutor(max_workers=min(32, len(state.nodes) or 1)) as pool:
             futures = {
-                n.name: pool.submit(_ssh_banner, n.mgmt_ip, 0.5)
-                for n in state.nodes.values()
-                if n.namespace in present
+                n.name: pool.submit(_ssh_banner, n.mgmt_ip, 0.5) for n in state.nodes.values() if n.namespace in present
             }
             ssh_ok = {name: f.result() for name, f in futures.items()}
     nodes = tuple(

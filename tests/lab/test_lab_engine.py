@@ -174,9 +174,7 @@ def test_root_batch_builds_everything_in_one_go(tmp_path: Path) -> None:
     cmds = ln.root_batch(topo, "fgt-mgmt", ["fga0", "fga1", "fga2"])
     assert cmds[:3] == ["netns add fgt-s1", "netns add fgt-s2", "netns add fgt-h1"]
     assert "address add 198.18.255.254/24 dev fgt-mgmt" in cmds
-    assert (
-        "link add Ethernet0 netns fgt-s1 mtu 9216 type veth peer name Ethernet0 netns fgt-s2 mtu 9216" in cmds
-    )
+    assert "link add Ethernet0 netns fgt-s1 mtu 9216 type veth peer name Ethernet0 netns fgt-s2 mtu 9216" in cmds
     node_cmds = ln.node_batch(topo, topo.node("h1"))
     assert "route add 0.0.0.0/0 via 198.19.1.0 dev eth0 table 101" in node_cmds
     assert node_cmds[-1] == "rule add from 198.19.1.1/32 table 101"
@@ -247,6 +245,25 @@ def configured(ssh: Ssh) -> Ssh:
         ssh.run(node, "cat > /etc/frr/frr.conf", stdin=conf)
         ssh.run(node, "/usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf")
     return ssh
+
+
+@pytest.mark.lab
+def test_failed_up_leaves_nothing_behind(lab_host: None, tmp_path: Path) -> None:
+    good = tiny_topology(str(tmp_path), name=f"fgf{os.getpid() % 100000}")
+    bad_s2 = LabNode("s2", "switch", MGMT["s2"], frr_config="hostname s2\nthis is no frr command\n")
+    topo = LabTopology(
+        name=good.name,
+        nodes=(good.nodes[0], bad_s2, good.nodes[2]),
+        links=good.links,
+        mgmt_subnet=good.mgmt_subnet,
+        workdir=good.workdir,
+    )
+    with pytest.raises(LabError, match="vtysh -b"):
+        lab_up(topo)
+    assert not [ns for ns in ln.list_netns() if ns.startswith(f"{topo.name}-")]
+    assert not ln.link_exists(ln.bridge_name(topo.name))
+    assert not (tmp_path / "state.json").exists()
+    assert not lab_status(str(tmp_path)).running
 
 
 @pytest.mark.lab
