@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import fcntl
 import ipaddress
 import json
 import os
@@ -19,7 +20,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -343,6 +344,17 @@ def _record_daemons(state: LabState) -> None:
         raise LabError(f"daemons without a live pid: {', '.join(missing)} (see nodes/*/setup.log, log/)")
 
 
+@contextlib.contextmanager
+def _workdir_lock(workdir: Path) -> Iterator[None]:
+    """One lab_up/lab_down at a time per workdir; a second one fails instead of racing."""
+    with open(workdir / ".lock", "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise LabError(f"another lab_up/lab_down is running on {workdir}") from exc
+        yield
+
+
 # --------------------------------------------------------------------------- public API
 
 
@@ -357,13 +369,18 @@ def lab_up(topo: LabTopology) -> LabState:
     t0 = time.monotonic()
     workdir = Path(topo.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
+    with _workdir_lock(workdir):
+        return _lab_up(topo, workdir, t0)
 
+
+def _lab_up(topo: LabTopology, workdir: Path, t0: float) -> LabState:
+    """lab_up under the workdir lock."""
     old = LabState.load(workdir)
     if old is not None:
         status = lab_status(workdir, check_ssh=False)
         if any(n.namespace_present or n.holder_alive or any(n.daemons.values()) for n in status.nodes):
             raise LabError(f"lab {old.name!r} is already up in {workdir} (state.json); run lab_down first")
-        lab_down(workdir)  # stale leftovers of a crashed run: nothing alive, just clean up
+        _lab_down(workdir)  # stale leftovers of a crashed run: nothing alive, just clean up
 
     bridge = netns.bridge_name(topo.name)
     nodes: dict[str, NodeState] = {}
@@ -421,7 +438,7 @@ def lab_up(topo: LabTopology) -> LabState:
         state.timings["ssh"] = round(time.monotonic() - t, 3)
     except BaseException:
         with contextlib.suppress(LabError):
-            lab_down(workdir)
+            _lab_down(workdir)
         raise
     state.phase = "up"
     state.timings["total"] = round(time.monotonic() - t0, 3)
@@ -432,22 +449,40 @@ def lab_up(topo: LabTopology) -> LabState:
 def lab_down(workdir: str | os.PathLike[str]) -> None:
     """Stop every process and delete every namespace, cable and bridge of the lab; idempotent."""
     workdir = Path(workdir).resolve()
-    state = LabState.load(workdir)
-    if state is None:
+    if not (workdir / STATE_FILE).exists():
         return
-    inodes = [ino for ino in (netns.netns_inode(ns) for ns in state.namespaces) if ino is not None]
-    procs = set(state.all_procs())
+    with _workdir_lock(workdir):
+        _lab_down(workdir)
+
+
+def _lab_procs(state: LabState, inodes: Sequence[int]) -> set[ProcRef]:
+    """Live processes of the lab: recorded ones, current pidfiles, and anything in its namespaces."""
+    procs = {p for p in state.all_procs() if p.alive()}
     for node in state.nodes.values():  # daemons restarted by hand since lab_up wrote their pids
         for daemon in dmn.node_daemons(node.kind):
             pid = netns.read_pidfile(str(node.paths.pidfile(daemon)))
             ref = ProcRef.capture(pid) if pid else None
             if ref:
                 procs.add(ref)
-    for pid in netns.pids_in_netns(inodes):  # ssh sessions, vtysh, anything else living in the lab
+    for pid in netns.pids_in_netns(inodes):  # ssh sessions, vtysh, lldpd's helpers, ...
         ref = ProcRef.capture(pid)
         if ref:
             procs.add(ref)
-    survivors = netns.terminate(procs)
+    return procs
+
+
+def _lab_down(workdir: Path) -> None:
+    """lab_down under the workdir lock."""
+    state = LabState.load(workdir)
+    if state is None:
+        return
+    inodes = [ino for ino in (netns.netns_inode(ns) for ns in state.namespaces) if ino is not None]
+    survivors: list[ProcRef] = []
+    for _ in range(3):  # a process may fork while we signal: rescan until the namespaces are empty
+        procs = _lab_procs(state, inodes)
+        if not procs:
+            break
+        survivors = netns.terminate(procs)
 
     cmds = [f"link del {n.host_link}" for n in state.nodes.values() if netns.link_exists(n.host_link)]
     if netns.link_exists(state.bridge):
