@@ -1,0 +1,641 @@
+"""Structural checks of a rendered NX-OS running-config (RoCEv2 QoS chain, references, BGP).
+
+The file is parsed into its hierarchy by ciscoconfparse2 (`syntax="nxos"`); only single
+lines are matched with small regexes to pull values out.  Every finding carries the
+1-based line number ("L12") of the line at fault, or of the block that lacks a line.
+
+Rules (stable ids):
+
+* ``nxos-parse``                file unreadable or not parseable
+* ``nxos-undefined-ref``        a class-map, policy-map, route-map or prefix-list is used but not defined
+                                (network-qos / queuing classes must be 8-queue system classes)
+* ``nxos-system-qos``           `system qos` does not attach a queuing output or network-qos policy
+* ``nxos-class-mismatch``       qos-group N, network-qos class c-8q-nqN (`pause pfc-cos N`) and queuing
+                                class c-out-8q-qN disagree for the lossless or the CNP class
+* ``nxos-cnp-lossless``         the CNP class is not strict priority, or is paused (lossless)
+* ``nxos-ecn``                  a no-drop queue lacks `random-detect ... ecn`, min >= max, or (with a plan)
+                                thresholds differ from the plan
+* ``nxos-bandwidth``            `bandwidth remaining percent` of the non-priority queues does not sum to 100
+* ``nxos-interface-qos``        a RoCE port lacks PFC mode on, the watchdog or the classification policy
+* ``nxos-mtu``                  a RoCE port (or a network-qos class) is not at the planned MTU
+* ``nxos-bgp-neighbor-subnet``  a BGP neighbor is on no subnet of an interface address
+* ``nxos-watchdog``             the global `priority-flow-control watch-dog-interval on` is missing
+
+Without a plan, the expected classes come from the config itself: the qos-groups set by the
+fabricgen class-maps ``ROCEv2`` and ``CNP``, and every paused network-qos class is no-drop.
+With a plan, they come from `plan.qos` (and the RoCE/CNP DSCPs must classify into them), and
+per-port MTUs, port lists and ECN thresholds come from the plan's switch.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ciscoconfparse2 import CiscoConfParse
+
+from fabricgen.check.findings import Finding
+from fabricgen.model import Plan, Switch
+from fabricgen.platforms import nxos as render_nxos
+
+RULES = (
+    "nxos-parse",
+    "nxos-undefined-ref",
+    "nxos-system-qos",
+    "nxos-class-mismatch",
+    "nxos-cnp-lossless",
+    "nxos-ecn",
+    "nxos-bandwidth",
+    "nxos-interface-qos",
+    "nxos-mtu",
+    "nxos-bgp-neighbor-subnet",
+    "nxos-watchdog",
+)
+DEFAULT_MTU = 1500  # NX-OS interface default when no `mtu` line is present
+_NQ_CLASS = re.compile(r"^c-8q-nq(\d|-default)$")
+_QUEUE_CLASS = re.compile(r"^c-out-8q-q(\d|-default)$")
+_UNITS = {"bytes": 1, "kbytes": 1024, "mbytes": 1024 * 1024}
+_DSCP_NAMES = {"default": 0, "ef": 46, **{f"cs{i}": 8 * i for i in range(8)},
+               **{f"af{x}{y}": 8 * x + 2 * y for x in range(1, 5) for y in range(1, 4)}}
+
+# Single-line patterns (the hierarchy comes from ciscoconfparse2).
+_RE_CLASS_MAP = re.compile(r"^class-map type qos (?:match-any |match-all )?(\S+)$")
+_RE_POLICY = re.compile(r"^policy-map type (qos|network-qos|queuing) (\S+)$")
+_RE_PREFIX_LIST = re.compile(r"^(ip|ipv6) prefix-list (\S+) ")
+_RE_ROUTE_MAP = re.compile(r"^route-map (\S+)(?: (?:permit|deny))?(?: \d+)?$")
+_RE_MATCH_PL = re.compile(r"^match (ip|ipv6) address prefix-list (.+)$")
+_RE_INTERFACE = re.compile(r"^interface (\S+)$")
+_RE_ROUTER_BGP = re.compile(r"^router bgp (\S+)$")
+_RE_NEIGHBOR = re.compile(r"^neighbor (\S+)")
+_RE_RM_REF = re.compile(r"\broute-map (\S+)(?: (?:in|out))?$")
+_RE_WRED = re.compile(
+    r"^random-detect minimum-threshold (\d+) (bytes|kbytes|mbytes) maximum-threshold (\d+) (bytes|kbytes|mbytes)"
+    r"(?: drop-probability (\d+))?(?: weight (\d+))?(?P<ecn> ecn)?$"
+)
+
+
+def _line(obj: Any) -> int:
+    return int(obj.linenum) + 1
+
+
+def _loc(line: int) -> str:
+    return f"L{line}" if line else ""
+
+
+def _strip(obj: Any) -> str:
+    return str(obj.text).strip()
+
+
+def parse_numbers(text: str, names: dict[str, int] | None = None) -> set[int]:
+    """"10,12-14 46" or "af31 ef" -> {10, 12, 13, 14, 46} / {26, 46}."""
+    out: set[int] = set()
+    for token in re.split(r"[,\s]+", text.strip()):
+        if not token:
+            continue
+        if names and token.lower() in names:
+            out.add(names[token.lower()])
+        elif re.fullmatch(r"\d+-\d+", token):
+            lo, hi = (int(x) for x in token.split("-"))
+            out.update(range(lo, hi + 1))
+        elif token.isdigit():
+            out.add(int(token))
+    return out
+
+
+# --------------------------------------------------------------------------- parsed model
+
+
+@dataclass
+class _Ref:
+    name: str
+    line: int
+
+
+@dataclass
+class _ClassMap:
+    line: int
+    dscp: set[int] = field(default_factory=set)
+
+
+@dataclass
+class _QosClass:
+    line: int
+    qos_group: int | None = None
+    set_line: int = 0
+
+
+@dataclass
+class _NqClass:
+    line: int
+    mtu: int | None = None
+    mtu_line: int = 0
+    pause: list[tuple[int, int]] = field(default_factory=list)  # (cos, line)
+
+
+@dataclass
+class _Wred:
+    min_bytes: int
+    max_bytes: int
+    probability: int | None
+    ecn: bool
+    line: int
+
+
+@dataclass
+class _QueueClass:
+    line: int
+    priority_line: int = 0
+    bandwidth: int | None = None
+    bandwidth_line: int = 0
+    wred: _Wred | None = None
+
+
+@dataclass
+class _Policy:
+    line: int
+    classes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Interface:
+    name: str
+    line: int
+    switchport: bool | None = None  # None: not stated
+    mtu: int | None = None
+    mtu_line: int = 0
+    pfc_on: bool = False
+    watchdog: bool = False
+    qos_input: _Ref | None = None
+    addresses: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def routed(self) -> bool:
+        return self.name.lower().startswith("ethernet") and (self.switchport is False or bool(self.addresses))
+
+
+@dataclass
+class _Config:
+    watchdog_line: int = 0
+    class_maps: dict[str, _ClassMap] = field(default_factory=dict)
+    policies: dict[str, dict[str, _Policy]] = field(
+        default_factory=lambda: {"qos": {}, "network-qos": {}, "queuing": {}})
+    system_qos_line: int = 0
+    system_queuing: _Ref | None = None
+    system_network_qos: _Ref | None = None
+    system_qos_input: _Ref | None = None
+    prefix_lists: set[tuple[str, str]] = field(default_factory=set)
+    route_maps: set[str] = field(default_factory=set)
+    prefix_list_refs: list[tuple[str, str, int]] = field(default_factory=list)  # (afi, name, line)
+    route_map_refs: list[_Ref] = field(default_factory=list)
+    interfaces: dict[str, _Interface] = field(default_factory=dict)
+    bgp_line: int = 0
+    neighbors: list[_Ref] = field(default_factory=list)
+
+
+def _parse_policy(kind: str, obj: Any) -> _Policy:
+    policy = _Policy(_line(obj))
+    for cls in obj.children:
+        text = _strip(cls)
+        parts = text.split()
+        if not parts or parts[0] != "class":
+            continue
+        name = parts[-1]
+        if kind == "qos":
+            qc = _QosClass(_line(cls))
+            for child in cls.children:
+                m = re.match(r"^set qos-group (\d+)$", _strip(child))
+                if m:
+                    qc.qos_group, qc.set_line = int(m.group(1)), _line(child)
+            policy.classes[name] = qc
+        elif kind == "network-qos":
+            nq = _NqClass(_line(cls))
+            for child in cls.children:
+                t = _strip(child)
+                if m := re.match(r"^mtu (\d+)$", t):
+                    nq.mtu, nq.mtu_line = int(m.group(1)), _line(child)
+                elif m := re.match(r"^pause pfc-cos (.+)$", t):
+                    nq.pause.extend((cos, _line(child)) for cos in sorted(parse_numbers(m.group(1))))
+            policy.classes[name] = nq
+        else:
+            qq = _QueueClass(_line(cls))
+            for child in cls.children:
+                t = _strip(child)
+                if t.startswith("priority"):
+                    qq.priority_line = _line(child)
+                elif m := re.match(r"^bandwidth remaining percent (\d+)$", t):
+                    qq.bandwidth, qq.bandwidth_line = int(m.group(1)), _line(child)
+                elif t.startswith("random-detect"):
+                    qq.wred = _parse_wred(t, _line(child))
+            policy.classes[name] = qq
+    return policy
+
+
+def _parse_wred(text: str, line: int) -> _Wred:
+    m = _RE_WRED.match(text)
+    if not m:  # unknown shape: keep ECN presence only, thresholds unusable
+        return _Wred(0, 0, None, text.endswith(" ecn"), line)
+    return _Wred(int(m.group(1)) * _UNITS[m.group(2)], int(m.group(3)) * _UNITS[m.group(4)],
+                 int(m.group(5)) if m.group(5) else None, bool(m.group("ecn")), line)
+
+
+def _parse_interface(name: str, obj: Any) -> _Interface:
+    itf = _Interface(name, _line(obj))
+    for child in obj.children:
+        t = _strip(child)
+        if t == "no switchport":
+            itf.switchport = False
+        elif t == "switchport":
+            itf.switchport = True
+        elif m := re.match(r"^mtu (\d+)$", t):
+            itf.mtu, itf.mtu_line = int(m.group(1)), _line(child)
+        elif t == "priority-flow-control mode on":
+            itf.pfc_on = True
+        elif t == "priority-flow-control watch-dog-interval on":
+            itf.watchdog = True
+        elif m := re.match(r"^service-policy type qos input (\S+)$", t):
+            itf.qos_input = _Ref(m.group(1), _line(child))
+        elif m := re.match(r"^(?:ip|ipv6) address (\S+)(?: secondary)?$", t):
+            itf.addresses.append((m.group(1), _line(child)))
+    return itf
+
+
+def parse(lines: list[str]) -> _Config:
+    """The parts of an NX-OS config the checks need, by line number."""
+    parsed = CiscoConfParse(lines, syntax="nxos", loguru=False, ignore_blank_lines=False)
+    cfg = _Config()
+    for obj in parsed.objs:
+        if obj.indent != 0 or obj.is_comment:
+            continue
+        text = _strip(obj)
+        if not text:
+            continue
+        if text == "priority-flow-control watch-dog-interval on":
+            cfg.watchdog_line = _line(obj)
+        elif m := _RE_CLASS_MAP.match(text):
+            cm = cfg.class_maps[m.group(1)] = _ClassMap(_line(obj))
+            for child in obj.children:
+                mm = re.match(r"^match dscp (.+)$", _strip(child))
+                if mm:
+                    cm.dscp |= parse_numbers(mm.group(1), _DSCP_NAMES)
+        elif m := _RE_POLICY.match(text):
+            cfg.policies[m.group(1)][m.group(2)] = _parse_policy(m.group(1), obj)
+        elif text == "system qos":
+            cfg.system_qos_line = _line(obj)
+            for child in obj.children:
+                t = _strip(child)
+                if mm := re.match(r"^service-policy type queuing output (\S+)$", t):
+                    cfg.system_queuing = _Ref(mm.group(1), _line(child))
+                elif mm := re.match(r"^service-policy type network-qos (\S+)$", t):
+                    cfg.system_network_qos = _Ref(mm.group(1), _line(child))
+                elif mm := re.match(r"^service-policy type qos input (\S+)$", t):
+                    cfg.system_qos_input = _Ref(mm.group(1), _line(child))
+        elif m := _RE_PREFIX_LIST.match(text):
+            cfg.prefix_lists.add((m.group(1), m.group(2)))
+        elif m := _RE_ROUTE_MAP.match(text):
+            cfg.route_maps.add(m.group(1))
+            for child in obj.children:
+                mm = _RE_MATCH_PL.match(_strip(child))
+                if mm:
+                    cfg.prefix_list_refs.extend((mm.group(1), n, _line(child)) for n in mm.group(2).split())
+        elif m := _RE_INTERFACE.match(text):
+            cfg.interfaces[m.group(1)] = _parse_interface(m.group(1), obj)
+        elif _RE_ROUTER_BGP.match(text):
+            cfg.bgp_line = _line(obj)
+            for child in obj.all_children:
+                t = _strip(child)
+                if child.parent is obj and (mm := _RE_NEIGHBOR.match(t)):
+                    cfg.neighbors.append(_Ref(mm.group(1), _line(child)))
+                elif mm := _RE_RM_REF.search(t):
+                    cfg.route_map_refs.append(_Ref(mm.group(1), _line(child)))
+    return cfg
+
+
+# --------------------------------------------------------------------------- checks
+
+
+@dataclass
+class _Expect:
+    """What the QoS chain must look like: from the plan, or read off the config."""
+
+    roce: int | None
+    cnp: int | None
+    lossless: set[int]
+    roce_dscp: tuple[int, ...] = ()
+    cnp_dscp: int | None = None
+    mtu: int | None = None
+    watchdog: bool = True
+
+
+class _Checker:
+    def __init__(self, device: str, file: str, cfg: _Config, plan: Plan | None) -> None:
+        self.device, self.file, self.cfg, self.plan = device, file, cfg, plan
+        self.findings: list[Finding] = []
+        self.switch: Switch | None = plan.switches.get(device) if plan is not None else None
+
+    def add(self, rule: str, line: int, message: str) -> None:
+        self.findings.append(Finding(self.device, self.file, _loc(line), rule, message))
+
+    # ----------------------------------------------------------------- policies in use
+    @property
+    def queuing_name(self) -> str:
+        return self.cfg.system_queuing.name if self.cfg.system_queuing is not None else ""
+
+    def _attached(self, kind: str, ref: _Ref | None) -> _Policy | None:
+        if ref is None:
+            return None
+        return self.cfg.policies[kind].get(ref.name)
+
+    def classification(self) -> tuple[str, _Policy] | None:
+        """The classification policy the RoCE ports use (most used one), if defined."""
+        names: dict[str, int] = {}
+        for itf in self.cfg.interfaces.values():
+            if itf.qos_input is not None:
+                names[itf.qos_input.name] = names.get(itf.qos_input.name, 0) + 1
+        if self.cfg.system_qos_input is not None:
+            names[self.cfg.system_qos_input.name] = names.get(self.cfg.system_qos_input.name, 0) + 1
+        for name, _ in sorted(names.items(), key=lambda kv: (-kv[1], kv[0])):
+            if name in self.cfg.policies["qos"]:
+                return name, self.cfg.policies["qos"][name]
+        return None
+
+    def expect(self, qos_policy: _Policy | None) -> _Expect:
+        nq = self._attached("network-qos", self.cfg.system_network_qos)
+        paused: set[int] = set()
+        for cname, c in (nq.classes.items() if nq is not None else ()):
+            m = _NQ_CLASS.match(cname)
+            if c.pause and m and m.group(1).isdigit():
+                paused.add(int(m.group(1)))
+        if self.plan is not None and self.plan.qos is not None:
+            q = self.plan.qos
+            return _Expect(q.roce_tc, q.cnp_tc, set(q.lossless_tcs), tuple(q.roce_dscp), q.cnp_dscp, q.mtu,
+                           q.watchdog_enabled)
+        classes = qos_policy.classes if qos_policy else {}
+        roce = classes.get(render_nxos.CLASS_ROCE)
+        cnp = classes.get(render_nxos.CLASS_CNP)
+        roce_g = roce.qos_group if roce else None
+        cnp_g = cnp.qos_group if cnp else None
+        lossless = (paused - {cnp_g}) | ({roce_g} if roce_g else set())
+        return _Expect(roce_g, cnp_g, lossless)
+
+    # ----------------------------------------------------------------- rules
+    def references(self) -> None:
+        cfg = self.cfg
+        for name, policy in cfg.policies["qos"].items():
+            for cname, qc in policy.classes.items():
+                if cname != "class-default" and cname not in cfg.class_maps:
+                    self.add("nxos-undefined-ref", qc.line,
+                             f"policy-map type qos {name} uses class {cname}, but no class-map type qos {cname}")
+        for kind, pattern, label in (("network-qos", _NQ_CLASS, "c-8q-nqN"), ("queuing", _QUEUE_CLASS, "c-out-8q-qN")):
+            for name, policy in cfg.policies[kind].items():
+                for cname, c in policy.classes.items():
+                    if not pattern.match(cname):
+                        self.add("nxos-undefined-ref", c.line,
+                                 f"policy-map type {kind} {name} uses class {cname}, which is not an 8-queue "
+                                 f"system class ({label})")
+        for itf in cfg.interfaces.values():
+            if itf.qos_input is not None and itf.qos_input.name not in cfg.policies["qos"]:
+                self.add("nxos-undefined-ref", itf.qos_input.line,
+                         f"{itf.name} attaches policy-map type qos {itf.qos_input.name}, which is not defined")
+        for kind, ref in (("queuing", cfg.system_queuing), ("network-qos", cfg.system_network_qos),
+                          ("qos", cfg.system_qos_input)):
+            if ref is not None and ref.name not in cfg.policies[kind]:
+                self.add("nxos-undefined-ref", ref.line,
+                         f"system qos attaches policy-map type {kind} {ref.name}, which is not defined")
+        for ref in cfg.route_map_refs:
+            if ref.name not in cfg.route_maps:
+                self.add("nxos-undefined-ref", ref.line, f"route-map {ref.name} is used but not defined")
+        for afi, name, line in cfg.prefix_list_refs:
+            if (afi, name) not in cfg.prefix_lists:
+                self.add("nxos-undefined-ref", line, f"{afi} prefix-list {name} is used but not defined")
+
+    def system_qos(self) -> None:
+        where = self.cfg.system_qos_line
+        if self.cfg.system_queuing is None:
+            self.add("nxos-system-qos", where, "system qos attaches no `service-policy type queuing output`: "
+                     "no ECN and no CNP priority on any port")
+        if self.cfg.system_network_qos is None:
+            self.add("nxos-system-qos", where, "system qos attaches no `service-policy type network-qos`: "
+                     "no class is no-drop (PFC) and the QoS MTU is the default")
+
+    def qos_chain(self, exp: _Expect, qos_policy: tuple[str, _Policy] | None) -> None:
+        nq = self._attached("network-qos", self.cfg.system_network_qos)
+        queuing = self._attached("queuing", self.cfg.system_queuing)
+        # network-qos: c-8q-nqN pauses CoS N, and only N.
+        if nq is not None:
+            for cname, c in nq.classes.items():
+                m = _NQ_CLASS.match(cname)
+                num = int(m.group(1)) if m and m.group(1).isdigit() else 0
+                for cos, line in c.pause:
+                    if cos != num:
+                        self.add("nxos-class-mismatch", line,
+                                 f"network-qos class {cname} pauses CoS {cos}: qos-group {num} and its PFC "
+                                 f"priority must be the same number")
+            for tc in sorted(exp.lossless - {exp.cnp}):
+                c = nq.classes.get(render_nxos.nq_class(tc))
+                if c is None or not c.pause:
+                    line = c.line if c is not None else nq.line
+                    self.add("nxos-class-mismatch", line,
+                             f"lossless qos-group {tc} has no `class type network-qos {render_nxos.nq_class(tc)}` "
+                             f"with `pause pfc-cos {tc}`: RoCE would be dropped, not paused")
+            if exp.mtu is not None:
+                for cname, c in nq.classes.items():
+                    if c.mtu is not None and c.mtu != exp.mtu:
+                        self.add("nxos-mtu", c.mtu_line, f"network-qos class {cname} has MTU {c.mtu}, "
+                                 f"the plan has {exp.mtu}")
+        # queuing: the lossless and CNP qos-groups have their own queue class.
+        if queuing is not None:
+            for tc in sorted(exp.lossless | ({exp.cnp} if exp.cnp is not None else set())):
+                if render_nxos.queue_class(tc) not in queuing.classes:
+                    self.add("nxos-class-mismatch", queuing.line,
+                             f"qos-group {tc} has no `class type queuing {render_nxos.queue_class(tc)}` in "
+                             f"policy-map type queuing {self.queuing_name}")
+        # classification: with a plan, the RoCE and CNP DSCPs land in the planned qos-groups.
+        if qos_policy is None:
+            return
+        name, policy = qos_policy
+        if self.plan is not None and exp.roce is not None:
+            wanted = [(d, exp.roce, "RoCE") for d in exp.roce_dscp]
+            if exp.cnp_dscp is not None and exp.cnp is not None:
+                wanted.append((exp.cnp_dscp, exp.cnp, "CNP"))
+            for dscp, group, what in wanted:
+                got, line = self._classify(policy, dscp)
+                if got != group:
+                    self.add("nxos-class-mismatch", line or policy.line,
+                             f"{what} DSCP {dscp} is set to qos-group {got} by policy-map type qos {name}, "
+                             f"the plan has {group}")
+        elif exp.roce is not None and exp.roce not in exp.lossless:
+            self.add("nxos-class-mismatch", policy.line, f"RoCE qos-group {exp.roce} is not a no-drop class")
+
+    def _classify(self, policy: _Policy, dscp: int) -> tuple[int, int]:
+        for cname, c in policy.classes.items():
+            if cname == "class-default":
+                continue
+            cm = self.cfg.class_maps.get(cname)
+            if cm is not None and dscp in cm.dscp:
+                return (c.qos_group if c.qos_group is not None else 0), (c.set_line or c.line)
+        default = policy.classes.get("class-default")
+        if default is not None:
+            return (default.qos_group or 0), (default.set_line or default.line)
+        return 0, 0
+
+    def cnp(self, exp: _Expect) -> None:
+        if exp.cnp is None:
+            return
+        queuing = self._attached("queuing", self.cfg.system_queuing)
+        if queuing is not None:
+            q = queuing.classes.get(render_nxos.queue_class(exp.cnp))
+            if q is not None and not q.priority_line:
+                self.add("nxos-cnp-lossless", q.line, f"CNP queue {render_nxos.queue_class(exp.cnp)} is not "
+                         "strict priority (`priority level 1`): CNPs would wait behind the congestion they report")
+        for pname, policy in self.cfg.policies["network-qos"].items():
+            for cname, c in policy.classes.items():
+                for cos, line in c.pause:
+                    if cos == exp.cnp:
+                        self.add("nxos-cnp-lossless", line, f"policy-map type network-qos {pname} class {cname} "
+                                 f"pauses CoS {cos}, the CNP class: CNPs must never be lossless")
+
+    def ecn(self, exp: _Expect) -> None:
+        queuing = self._attached("queuing", self.cfg.system_queuing)
+        if queuing is None:
+            return
+        planned = None
+        if self.switch is not None and self.plan is not None and self.switch.interfaces:
+            try:
+                planned = render_nxos.wred_for(render_nxos.ecn_profile(self.switch, self.plan))
+            except ValueError:
+                planned = None
+        for tc in sorted(exp.lossless - ({exp.cnp} if exp.cnp is not None else set())):
+            qname = render_nxos.queue_class(tc)
+            q = queuing.classes.get(qname)
+            if q is None:
+                continue  # reported as a class mismatch
+            w = q.wred
+            if w is None or not w.ecn:
+                self.add("nxos-ecn", w.line if w else q.line,
+                         f"no-drop queue {qname} has no `random-detect ... ecn`: without ECN marking DCQCN never "
+                         "slows senders and PFC does all the work" if w is None else
+                         f"no-drop queue {qname}: random-detect without `ecn` drops instead of marking")
+                continue
+            if w.min_bytes >= w.max_bytes:
+                self.add("nxos-ecn", w.line, f"queue {qname}: ECN minimum threshold {w.min_bytes} B is not below "
+                         f"the maximum {w.max_bytes} B")
+            elif planned is not None and (w.min_bytes, w.max_bytes) != (planned.min_kb * 1024,
+                                                                         planned.max_kb * 1024):
+                self.add("nxos-ecn", w.line, f"queue {qname}: ECN thresholds {w.min_bytes // 1024}/"
+                         f"{w.max_bytes // 1024} KB differ from the plan's {planned.min_kb}/{planned.max_kb} KB "
+                         f"({planned.profile})")
+
+    def bandwidth(self) -> None:
+        queuing = self._attached("queuing", self.cfg.system_queuing)
+        if queuing is None:
+            return
+        total = sum(q.bandwidth or 0 for q in queuing.classes.values() if not q.priority_line)
+        if total != 100:
+            self.add("nxos-bandwidth", queuing.line, f"bandwidth remaining percent of the non-priority queues "
+                     f"of policy-map type queuing {self.queuing_name} "
+                     f"sums to {total}, not 100")
+
+    def _planned_ports(self) -> dict[str, int]:
+        """RoCE ports and their MTU: the plan's ports, or every routed Ethernet port of the config."""
+        if self.switch is not None:
+            return {itf.name: itf.mtu for itf in render_nxos.roce_interfaces(self.switch)}
+        return {name: 0 for name, itf in self.cfg.interfaces.items() if itf.routed}
+
+    def interfaces(self, exp: _Expect, qos_policy: tuple[str, _Policy] | None) -> None:
+        ports = self._planned_ports()
+        policy_name = qos_policy[0] if qos_policy else render_nxos.POLICY_CLASSIFICATION
+        nq = self._attached("network-qos", self.cfg.system_network_qos)
+        fallback_mtu = exp.mtu
+        if fallback_mtu is None and nq is not None and exp.roce is not None:
+            c = nq.classes.get(render_nxos.nq_class(exp.roce))
+            fallback_mtu = c.mtu if c is not None else None
+        for name, planned_mtu in ports.items():
+            itf = self.cfg.interfaces.get(name)
+            if itf is None:
+                self.add("nxos-interface-qos", 0, f"planned RoCE port {name} is not configured")
+                continue
+            missing = []
+            if not itf.pfc_on:
+                missing.append("`priority-flow-control mode on`")
+            if exp.watchdog and not itf.watchdog:
+                missing.append("`priority-flow-control watch-dog-interval on`")
+            if itf.qos_input is None:
+                missing.append(f"`service-policy type qos input {policy_name}`")
+            elif qos_policy is not None and itf.qos_input.name != policy_name \
+                    and itf.qos_input.name in self.cfg.policies["qos"]:
+                missing.append(f"classification policy {policy_name} (has {itf.qos_input.name})")
+            if missing:
+                self.add("nxos-interface-qos", itf.line, f"RoCE port {name} lacks {', '.join(missing)}")
+            want = planned_mtu or fallback_mtu
+            have = itf.mtu if itf.mtu is not None else DEFAULT_MTU
+            if want and have != want:
+                self.add("nxos-mtu", itf.mtu_line or itf.line,
+                         f"RoCE port {name} has MTU {have}{'' if itf.mtu is not None else ' (default)'}, "
+                         f"planned {want}")
+
+    def bgp_neighbors(self) -> None:
+        nets: dict[int, dict[Any, str]] = {}
+        for itf in self.cfg.interfaces.values():
+            for addr, _ in itf.addresses:
+                try:
+                    iface = ipaddress.ip_interface(addr)
+                except ValueError:
+                    continue
+                nets.setdefault(iface.network.prefixlen, {})[iface.network] = str(iface.ip)
+        for ref in self.cfg.neighbors:
+            try:
+                ip = ipaddress.ip_address(ref.name)
+            except ValueError:
+                continue  # prefix peers (neighbor 198.18.0.0/24) are not interface peers
+            found = False
+            for plen, table in nets.items():
+                if plen > ip.max_prefixlen:
+                    continue
+                net = ipaddress.ip_network(f"{ip}/{plen}", strict=False)
+                own = table.get(net)
+                if own is not None and own != str(ip):
+                    found = True
+                    break
+            if not found:
+                self.add("nxos-bgp-neighbor-subnet", ref.line,
+                         f"BGP neighbor {ref.name} is on no subnet of an interface address")
+
+    def watchdog(self, exp: _Expect) -> None:
+        if exp.watchdog and not self.cfg.watchdog_line:
+            self.add("nxos-watchdog", 0, "global `priority-flow-control watch-dog-interval on` is missing: "
+                     "a PFC storm would stall the lossless class")
+
+    def run(self) -> list[Finding]:
+        qos_policy = self.classification()
+        exp = self.expect(qos_policy[1] if qos_policy else None)
+        self.references()
+        self.system_qos()
+        self.qos_chain(exp, qos_policy)
+        self.cnp(exp)
+        self.ecn(exp)
+        self.bandwidth()
+        self.interfaces(exp, qos_policy)
+        self.bgp_neighbors()
+        self.watchdog(exp)
+        return self.findings
+
+
+def check_nxos_text(text: str, device: str, plan: Plan | None = None, file: str = "") -> list[Finding]:
+    """Check NX-OS config text (see the module docstring for the rules)."""
+    try:
+        cfg = parse(text.splitlines())
+    except Exception as exc:  # ciscoconfparse2 raises assorted types on malformed input
+        return [Finding(device, file, "", "nxos-parse", f"cannot parse: {exc}")]
+    return _Checker(device, file, cfg, plan).run()
+
+
+def check_nxos_config(path: Path, device: str, plan: Plan | None) -> list[Finding]:
+    """Check one rendered NX-OS configuration file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return [Finding(device, str(path), "", "nxos-parse", f"cannot read: {exc}")]
+    return check_nxos_text(text, device, plan, str(path))

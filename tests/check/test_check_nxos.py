@@ -1,0 +1,244 @@
+"""NX-OS structural check: clean renders pass; each mutation fires exactly its rule, at its line."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from fabricgen.check.findings import Finding
+from fabricgen.check.nxos import RULES, check_nxos_config, check_nxos_text, parse_numbers
+from fabricgen.intent import Intent
+from fabricgen.model import Plan
+from fabricgen.plan import build_plan, load_plan
+from fabricgen.platforms import nxos
+from fabricgen.render import environment
+from tests.conftest import EXAMPLE, EXAMPLES
+
+SPINE = "ai256-spine01"
+
+
+@pytest.fixture(scope="module")
+def plan() -> Plan:
+    return load_plan(EXAMPLE)
+
+
+@pytest.fixture(scope="module")
+def spine_text(plan: Plan) -> str:
+    return nxos.render(plan.switches[SPINE], plan, environment())["nxos.cfg"]
+
+
+def write(tmp_path: Path, text: str, device: str = SPINE) -> Path:
+    d = tmp_path / "configs" / device
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / "nxos.cfg"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def line_of(text: str, needle: str, after: str = "") -> int:
+    """1-based number of the first line equal to `needle` (after the line equal to `after`)."""
+    lines = text.splitlines()
+    start = lines.index(after) if after else 0
+    return lines.index(needle, start) + 1
+
+
+def replace_once(text: str, old: str, new: str, after: str = "") -> str:
+    """Replace the first whole line `old` (after line `after`) by `new` ("" deletes the line)."""
+    lines = text.splitlines(keepends=True)
+    idx = line_of(text, old, after) - 1
+    lines[idx] = new + "\n" if new else ""
+    return "".join(lines)
+
+
+def delete_block(text: str, header: str) -> str:
+    """Delete line `header` and every more-indented line below it."""
+    lines = text.splitlines(keepends=True)
+    start = line_of(text, header) - 1
+    depth = len(header) - len(header.lstrip())
+    end = start + 1
+    while end < len(lines) and len(lines[end]) - len(lines[end].lstrip()) > depth:
+        end += 1
+    return "".join(lines[:start] + lines[end:])
+
+
+def wred_line(text: str) -> str:
+    """The (single) random-detect line of the rendered queuing policy."""
+    (line,) = [x for x in text.splitlines() if x.lstrip().startswith("random-detect")]
+    return line
+
+
+def swap_wred(text: str) -> str:
+    m = re.search(r"minimum-threshold (\d+) kbytes maximum-threshold (\d+) kbytes", text)
+    assert m
+    return text.replace(m.group(0), f"minimum-threshold {m.group(2)} kbytes maximum-threshold {m.group(1)} kbytes")
+
+
+def rules(findings: list[Finding]) -> set[str]:
+    return {f.rule for f in findings}
+
+
+# --------------------------------------------------------------------------- clean configs
+
+
+def test_example_nxos_configs_are_clean(plan: Plan, tmp_path: Path) -> None:
+    env = environment()
+    switches = [sw for sw in plan.switches.values() if sw.platform == "nxos"]
+    assert len(switches) == 8
+    for sw in switches:
+        path = write(tmp_path, nxos.render(sw, plan, env)["nxos.cfg"], sw.hostname)
+        assert check_nxos_config(path, sw.hostname, plan) == []
+        assert check_nxos_config(path, sw.hostname, None) == []
+
+
+def _all_nxos(data: dict[str, Any]) -> Plan:
+    for role in ("leaf", "spine", "super_spine"):
+        data.setdefault("platforms", {})[role] = "nxos"
+    return build_plan(Intent.model_validate(data))
+
+
+@pytest.mark.parametrize("source", [EXAMPLE, *EXAMPLES], ids=lambda p: p.name)
+def test_all_nxos_fabrics_are_clean(source: Path) -> None:
+    """Leaves with GPU ports, spines and super-spines rendered as NX-OS all pass, with and without plan."""
+    p = _all_nxos(yaml.safe_load(source.read_text(encoding="utf-8")))
+    env = environment()
+    seen = set()
+    for sw in p.switches.values():
+        if sw.role in seen and sw.index > 0:
+            continue  # one switch per role keeps the test fast
+        seen.add(sw.role)
+        text = nxos.render(sw, p, env)["nxos.cfg"]
+        assert check_nxos_text(text, sw.hostname, p) == [], sw.hostname
+        assert check_nxos_text(text, sw.hostname, None) == [], sw.hostname
+
+
+# --------------------------------------------------------------------------- mutations
+
+Mutation = Callable[[str], str]
+
+MUTATIONS: list[tuple[str, Mutation, str, str]] = [
+    # (id, edit, the one rule expected, the line (in the edited text) the finding points at; "" = whole file)
+    ("delete-queuing-policy", lambda t: delete_block(t, "policy-map type queuing QOS_EGRESS_PORT"),
+     "nxos-undefined-ref", "  service-policy type queuing output QOS_EGRESS_PORT"),
+    ("delete-network-qos-policy", lambda t: delete_block(t, "policy-map type network-qos qos_network"),
+     "nxos-undefined-ref", "  service-policy type network-qos qos_network"),
+    ("delete-route-map", lambda t: delete_block(t, "route-map RM-REDIST-DIRECT permit 10"),
+     "nxos-undefined-ref", "    redistribute direct route-map RM-REDIST-DIRECT"),
+    ("delete-prefix-list", lambda t: replace_once(t, "ip prefix-list PL-REDIST-DIRECT seq 10 permit 198.18.0.1/32",
+                                                  ""),
+     "nxos-undefined-ref", "  match ip address prefix-list PL-REDIST-DIRECT"),
+    ("interface-policy-typo", lambda t: replace_once(t, "  service-policy type qos input QOS_CLASSIFICATION",
+                                                     "  service-policy type qos input QOS_CLASSIFICATON",
+                                                     after="interface Ethernet1/7"),
+     "nxos-undefined-ref", "  service-policy type qos input QOS_CLASSIFICATON"),
+    ("user-queuing-class", lambda t: replace_once(t, "  class type queuing c-out-8q-q2", "  class type queuing Q2"),
+     "nxos-undefined-ref", "  class type queuing Q2"),
+    ("no-system-queuing", lambda t: replace_once(t, "  service-policy type queuing output QOS_EGRESS_PORT", ""),
+     "nxos-system-qos", "system qos"),
+    ("pause-wrong-cos", lambda t: replace_once(t, "    pause pfc-cos 3", "    pause pfc-cos 4"),
+     "nxos-class-mismatch", "    pause pfc-cos 4"),
+    ("roce-wrong-qos-group", lambda t: replace_once(t, "    set qos-group 3", "    set qos-group 4"),
+     "nxos-class-mismatch", "    set qos-group 4"),
+    ("no-lossless-queue-class", lambda t: replace_once(replace_once(t, wred_line(t), ""),
+                                                       "  class type queuing c-out-8q-q3", ""),
+     "nxos-class-mismatch", "policy-map type queuing QOS_EGRESS_PORT"),
+    ("cnp-not-priority", lambda t: replace_once(t, "    priority level 1", "    bandwidth remaining percent 0"),
+     "nxos-cnp-lossless", "  class type queuing c-out-8q-q6"),
+    ("cnp-paused", lambda t: replace_once(t, "  class type network-qos c-8q-nq-default",
+                                          "  class type network-qos c-8q-nq6\n    mtu 9216\n    pause pfc-cos 6\n"
+                                          "  class type network-qos c-8q-nq-default"),
+     "nxos-cnp-lossless", "    pause pfc-cos 6"),
+    ("ecn-keyword-missing", lambda t: t.replace("weight 0 ecn", "weight 0"), "nxos-ecn", "WRED"),
+    ("ecn-min-above-max", swap_wred, "nxos-ecn", "WRED"),
+    ("ecn-off-plan", lambda t: re.sub(r"minimum-threshold \d+ kbytes", "minimum-threshold 1 kbytes", t),
+     "nxos-ecn", "WRED"),
+    ("bandwidth-not-100", lambda t: replace_once(t, "    bandwidth remaining percent 50",
+                                                 "    bandwidth remaining percent 40",
+                                                 after="  class type queuing c-out-8q-q-default"),
+     "nxos-bandwidth", "policy-map type queuing QOS_EGRESS_PORT"),
+    ("no-pfc-on-port", lambda t: replace_once(t, "  priority-flow-control mode on", "", after="interface Ethernet1/5"),
+     "nxos-interface-qos", "interface Ethernet1/5"),
+    ("no-watchdog-on-port", lambda t: replace_once(t, "  priority-flow-control watch-dog-interval on", "",
+                                                   after="interface Ethernet1/32"),
+     "nxos-interface-qos", "interface Ethernet1/32"),
+    ("no-classification-on-port", lambda t: replace_once(t, "  service-policy type qos input QOS_CLASSIFICATION", "",
+                                                         after="interface Ethernet1/9"),
+     "nxos-interface-qos", "interface Ethernet1/9"),
+    ("port-missing", lambda t: delete_block(delete_block(t, "interface Ethernet1/12"), "  neighbor 198.18.16.177"),
+     "nxos-interface-qos", ""),
+    ("port-mtu", lambda t: replace_once(t, "  mtu 9216", "  mtu 9000", after="interface Ethernet1/3"),
+     "nxos-mtu", "  mtu 9000"),
+    ("port-mtu-default", lambda t: replace_once(t, "  mtu 9216", "", after="interface Ethernet1/4"),
+     "nxos-mtu", "interface Ethernet1/4"),
+    ("network-qos-mtu", lambda t: replace_once(t, "    mtu 9216", "    mtu 1500",
+                                               after="  class type network-qos c-8q-nq-default"),
+     "nxos-mtu", "    mtu 1500"),
+    ("neighbor-off-subnet", lambda t: replace_once(t, "  neighbor 198.18.16.1", "  neighbor 198.18.16.3"),
+     "nxos-bgp-neighbor-subnet", "  neighbor 198.18.16.3"),
+    ("no-global-watchdog", lambda t: replace_once(t, "priority-flow-control watch-dog-interval on", ""),
+     "nxos-watchdog", ""),
+]
+
+
+@pytest.mark.parametrize(("edit", "rule", "at"), [m[1:] for m in MUTATIONS], ids=[m[0] for m in MUTATIONS])
+def test_mutation_fires_exactly_its_rule(plan: Plan, spine_text: str, tmp_path: Path, edit: Mutation, rule: str,
+                                         at: str) -> None:
+    text = edit(spine_text)
+    assert text != spine_text
+    path = write(tmp_path, text)
+    findings = check_nxos_config(path, SPINE, plan)
+    assert rules(findings) == {rule}, findings
+    assert {f.device for f in findings} == {SPINE}
+    assert {f.file for f in findings} == {str(path)}
+    assert all(f.severity == "error" for f in findings)
+    if at == "WRED":
+        at = wred_line(text)
+    want = f"L{line_of(text, at)}" if at else ""
+    assert want in {f.location for f in findings}, (want, findings)
+
+
+NO_PLAN = {"pause-wrong-cos", "cnp-not-priority", "cnp-paused", "ecn-keyword-missing", "ecn-min-above-max",
+           "bandwidth-not-100", "no-pfc-on-port", "port-mtu", "neighbor-off-subnet", "no-global-watchdog",
+           "delete-queuing-policy", "delete-route-map"}
+
+
+@pytest.mark.parametrize(("edit", "rule"), [(m[1], m[2]) for m in MUTATIONS if m[0] in NO_PLAN],
+                         ids=[m[0] for m in MUTATIONS if m[0] in NO_PLAN])
+def test_mutation_without_plan(spine_text: str, edit: Mutation, rule: str) -> None:
+    """The same rules fire when only the config is known (expectations read off the config)."""
+    findings = check_nxos_text(edit(spine_text), SPINE, None, "nxos.cfg")
+    assert rules(findings) == {rule}, findings
+
+
+def test_every_rule_has_a_mutation() -> None:
+    assert {m[2] for m in MUTATIONS} == set(RULES) - {"nxos-parse"}
+
+
+def test_one_finding_per_bad_port(plan: Plan, spine_text: str) -> None:
+    text = "".join("  mtu 9000\n" if line == "  mtu 9216\n" else line for line in spine_text.splitlines(True))
+    findings = check_nxos_text(text, SPINE, plan, "f")
+    assert rules(findings) == {"nxos-mtu"}
+    assert len(findings) == len(plan.switches[SPINE].interfaces)
+
+
+def test_unreadable_file(tmp_path: Path) -> None:
+    findings = check_nxos_config(tmp_path / "missing.cfg", SPINE, None)
+    assert [(f.rule, f.device) for f in findings] == [("nxos-parse", SPINE)]
+
+
+def test_watchdog_not_required_when_disabled(tmp_path: Path) -> None:
+    data = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
+    data["qos"]["pfc_watchdog"]["enabled"] = False
+    p = build_plan(Intent.model_validate(data))
+    text = nxos.render(p.switches[SPINE], p, environment())["nxos.cfg"]
+    assert "watch-dog" not in text
+    assert check_nxos_text(text, SPINE, p) == []
+
+
+def test_parse_numbers() -> None:
+    assert parse_numbers("24-26,30") == {24, 25, 26, 30}
+    assert parse_numbers("af31 ef", {"af31": 26, "ef": 46}) == {26, 46}
