@@ -201,6 +201,7 @@ def holder_command(namespace: str, node: LabNode, paths: NodePaths) -> list[str]
 
 
 def _frr_argv(daemon: str) -> str:
+    """Command line of an FRR daemon: pidfile and log in the node's own /run and /var/log."""
     extra = " -s 90000000" if daemon == "zebra" else ""
     return f"{FRR_BIN}/{daemon} -d -A 127.0.0.1{extra} -i /run/frr/{daemon}.pid --log file:/var/log/frr/{daemon}.log"
 
@@ -208,8 +209,9 @@ def _frr_argv(daemon: str) -> str:
 def setup_script(node: LabNode, paths: NodePaths) -> str:
     """Runs inside the node's namespaces (via nsenter): interfaces, sysctls, then the daemons.
 
-    zebra must be up before the other FRR daemons connect (they retry only every 10 s),
-    everything else starts in parallel; ``-d`` returns once a daemon is ready.
+    zebra starts first because the other FRR daemons connect to it at start-up (a failed
+    first connect costs them a retry delay); everything else starts in parallel, and
+    ``-d`` returns only once a daemon is ready, so no sleeps are needed.
     """
     q = shlex.quote
     lines = [

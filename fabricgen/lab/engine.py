@@ -322,7 +322,10 @@ def _run_setup(state: LabState) -> None:
 
 
 def _record_daemons(state: LabState) -> None:
-    """Pin every daemon the nodes' pidfiles name (waiting briefly for late pidfiles)."""
+    """Pin every daemon the nodes' pidfiles name; FRR daemons also need their vty socket.
+
+    Polls (bounded) rather than trusting start order, so a slow host only waits longer.
+    """
     deadline = time.monotonic() + 5.0
     while True:
         missing: list[str] = []
@@ -334,14 +337,17 @@ def _record_daemons(state: LabState) -> None:
                 ref = ProcRef.capture(pid) if pid else None
                 if ref is None:
                     missing.append(f"{node.name}/{daemon}")
-                else:
-                    node.daemons[daemon] = ref
+                    continue
+                node.daemons[daemon] = ref
+                if daemon in dmn.FRR_DAEMONS and not node.paths.vty_socket(daemon).exists():
+                    del node.daemons[daemon]  # not accepting vtysh yet: look again next round
+                    missing.append(f"{node.name}/{daemon} (no vty socket)")
         if not missing or time.monotonic() > deadline:
             break
         time.sleep(0.02)
     if missing:
         state.save()
-        raise LabError(f"daemons without a live pid: {', '.join(missing)} (see nodes/*/setup.log, log/)")
+        raise LabError(f"daemons not ready: {', '.join(missing)} (see nodes/*/setup.log, log/)")
 
 
 @contextlib.contextmanager
