@@ -1,0 +1,313 @@
+"""napalm driver for SONiC switches (platform name ``sonic``).
+
+SONiC's configuration is two files, and a fabricgen candidate is always both:
+
+* ``config_db.json`` - applied with the Generic Config Updater (``config replace``),
+  which touches only the tables that differ;
+* ``frr.conf`` - FRR in ``split-unified`` mode (``DEVICE_METADATA.localhost.
+  docker_routing_config_mode``), applied inside the ``bgp`` container exactly as
+  FrrDriver applies it on a Linux switch (``frr-reload.py``), so the routing
+  config is the operator's and not regenerated from ConfigDB.
+
+Candidate formats accepted by ``load_replace_candidate``:
+
+* ``filename`` = a **directory** holding ``config_db.json`` and ``frr.conf`` (what
+  ``fabricgen render`` writes per switch);
+* ``filename`` = a **bundle file**, or ``config`` = a bundle string: one JSON object
+  ``{"config_db.json": {...ConfigDB...}, "frr.conf": "<FRR config text>"}``
+  (``config_db.json`` may also be given as JSON text);
+* ``config`` = a ``dict`` of the same two keys.
+
+``get_config()`` returns running/startup/candidate in the same bundle format, so its
+output can be fed back to ``load_replace_candidate``.
+
+Commands (``sudo -n``: a sudo that would prompt for a password fails at once
+instead of hanging the session):
+
+* FRR side: ``sudo -n docker exec -i bgp sh -c '<cmd>'`` (``vtysh``, ``frr-reload.py``,
+  files under the container's ``/etc/frr`` = the host's ``/etc/sonic/frr``);
+* LLDP: ``sudo -n docker exec -i lldp lldpcli show neighbors -f json``;
+* ``show runningconfiguration all``, ``show version``;
+* ``sudo -n config checkpoint|replace|rollback|save -y|list-checkpoints``.
+
+Extra optional_args: ``frr_container`` ("bgp"), ``lldp_container`` ("lldp"),
+``checkpoint_prefix`` ("fabricgen"), ``save_config`` (True: ``config save -y`` after a
+commit/rollback so the change survives a reboot), ``gcu_timeout`` (900 s).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from napalm.base import models
+from napalm.base.exceptions import CommandErrorException, ReplaceConfigException
+
+from fabricgen.drivers import _parsers as P
+from fabricgen.drivers.frr import FrrDriver
+
+CONFIG_DB = "config_db.json"
+FRR_CONF = "frr.conf"
+
+
+def parse_bundle(obj: Any) -> tuple[dict[str, Any], str]:
+    """A candidate bundle (dict, or JSON text of one) -> (config_db dict, frr.conf text)."""
+    if isinstance(obj, str):
+        try:
+            obj = json.loads(obj)
+        except json.JSONDecodeError as exc:
+            raise ReplaceConfigException(
+                f"a SONiC candidate string must be a JSON bundle {{{CONFIG_DB!r}: ..., {FRR_CONF!r}: ...}}: {exc}"
+            ) from exc
+    if not isinstance(obj, dict) or set(obj) != {CONFIG_DB, FRR_CONF}:
+        keys = sorted(obj) if isinstance(obj, dict) else type(obj).__name__
+        raise ReplaceConfigException(
+            f"a SONiC candidate needs exactly the keys {CONFIG_DB!r} and {FRR_CONF!r}, got {keys}")
+    db = obj[CONFIG_DB]
+    if isinstance(db, str):
+        try:
+            db = json.loads(db)
+        except json.JSONDecodeError as exc:
+            raise ReplaceConfigException(f"{CONFIG_DB} is not valid JSON: {exc}") from exc
+    if not isinstance(db, dict) or not db:
+        raise ReplaceConfigException(f"{CONFIG_DB} must be a non-empty JSON object (the whole ConfigDB)")
+    frr = obj[FRR_CONF]
+    if not isinstance(frr, str):
+        raise ReplaceConfigException(f"{FRR_CONF} must be text")
+    return db, frr
+
+
+def make_bundle(config_db: Any, frr_conf: str) -> str:
+    return json.dumps({CONFIG_DB: config_db, FRR_CONF: frr_conf}, indent=4, sort_keys=True) + "\n"
+
+
+class SonicDriver(FrrDriver):
+    """napalm driver for SONiC: GCU for ConfigDB, frr-reload in the bgp container for FRR."""
+
+    vendor = "SONiC"
+
+    def __init__(self, hostname: str, username: str, password: str, timeout: int = 60,
+                 optional_args: dict[str, Any] | None = None) -> None:
+        args = dict(optional_args or {})
+        args.setdefault("sudo", True)
+        super().__init__(hostname, username, password, timeout, args)
+        self.frr_container: str = str(args.get("frr_container", "bgp"))
+        self.lldp_container: str = str(args.get("lldp_container", "lldp"))
+        self.checkpoint_prefix: str = str(args.get("checkpoint_prefix", "fabricgen"))
+        self.save_config: bool = bool(args.get("save_config", True))
+        self.gcu_timeout: float = float(args.get("gcu_timeout", 900))
+        self._db_candidate: dict[str, Any] | None = None
+        self._db_candidate_path: str | None = None
+        self._last_checkpoint: str | None = None
+
+    # ------------------------------------------------------------------ command wrappers
+
+    def _sudo(self) -> str:
+        return "sudo -n " if self.sudo else ""
+
+    def _frr_sh(self, command: str) -> str:
+        return f"{self._sudo()}docker exec -i {self.frr_container} sh -c {shlex.quote(command)}"
+
+    def _vtysh(self, *commands: str) -> str:
+        args = " ".join(f"-c {shlex.quote(c)}" for c in commands)
+        return f"{self._sudo()}docker exec -i {self.frr_container} {self.vtysh_bin} {args}"
+
+    def _lldpcli(self, args: str) -> str:
+        return f"{self._sudo()}docker exec -i {self.lldp_container} {self.lldpcli_bin} {args}"
+
+    def _gcu(self, args: str) -> str:
+        return f"{self._sudo()}config {args}"
+
+    def _now(self) -> datetime:
+        return datetime.now(UTC)
+
+    def _checkpoint_name(self) -> str:
+        return f"{self.checkpoint_prefix}-{self._now().strftime('%Y%m%dT%H%M%SZ')}"
+
+    # ------------------------------------------------------------------ getters
+
+    def get_facts(self) -> models.FactsDict:
+        """From SONiC ``show version``: os_version = SONiC Software Version, model = HwSKU,
+        serial = Serial Number; hostname/uptime from the host."""
+        ver = P.parse_sonic_show_version(self._check("show version"))
+        kv = P.parse_key_values(self._check(self._host_sh(self._FACTS_PROBE)))
+        hostname = kv.get("hostname", "")
+        serial = ver.get("Serial Number", "")
+        return {
+            "os_version": ver.get("SONiC Software Version", ""),
+            "uptime": P.parse_uptime(kv.get("uptime", "")),
+            "interface_list": self._interface_names(),
+            "vendor": self.vendor,
+            "serial_number": "" if serial == "N/A" else serial,
+            "model": ver.get("HwSKU", ""),
+            "hostname": hostname.split(".")[0],
+            "fqdn": hostname,
+        }
+
+    def _running_config_db(self) -> dict[str, Any]:
+        data = P.load_json(self._check("show runningconfiguration all"), "show runningconfiguration all")
+        if not isinstance(data, dict):
+            raise CommandErrorException(f"{self.hostname}: show runningconfiguration all: not a JSON object")
+        data.pop("bgpraw", None)  # FRR's running config: compared through FRR itself
+        return data
+
+    def get_config(self, retrieve: str = "all", full: bool = False, sanitized: bool = False,
+                   format: str = "text") -> models.ConfigDict:
+        """Bundles (see module doc): running = ConfigDB + ``show running-config``;
+        startup = /etc/sonic/config_db.json + the container's frr.conf; candidate = loaded one."""
+        out: models.ConfigDict = {"running": "", "startup": "", "candidate": ""}
+        if retrieve in ("all", "running"):
+            frr = self._check(self._vtysh("show running-config"))
+            out["running"] = make_bundle(self._running_config_db(), frr)
+        if retrieve in ("all", "startup"):
+            db = P.load_json(self._check(f"{self._sudo()}cat /etc/sonic/config_db.json"), "config_db.json")
+            res = self._run(self._frr_sh(f"cat {shlex.quote(self.frr_config_path)}"))
+            out["startup"] = make_bundle(db, res.stdout if res.ok else "")
+        if retrieve in ("all", "candidate") and self._db_candidate is not None:
+            out["candidate"] = make_bundle(self._db_candidate, self._candidate or "")
+        if sanitized:
+            out = {k: P.sanitize_frr_config(v) for k, v in out.items()}
+        return out
+
+    # ------------------------------------------------------------------ config
+
+    @staticmethod
+    def _read_candidate(filename: str | None, config: Any) -> tuple[dict[str, Any], str]:
+        if filename:
+            path = Path(filename)
+            if path.is_dir():
+                missing = [n for n in (CONFIG_DB, FRR_CONF) if not (path / n).is_file()]
+                if missing:
+                    raise ReplaceConfigException(f"{path} lacks {', '.join(missing)}")
+                return parse_bundle({CONFIG_DB: (path / CONFIG_DB).read_text(encoding="utf-8"),
+                                     FRR_CONF: (path / FRR_CONF).read_text(encoding="utf-8")})
+            return parse_bundle(path.read_text(encoding="utf-8"))
+        if config is None:
+            raise ReplaceConfigException("load_replace_candidate needs a filename or a config")
+        return parse_bundle(config)
+
+    def load_replace_candidate(self, filename: str | None = None, config: Any = None) -> None:
+        """Upload both parts (see module doc for the formats); FRR's part is checked with
+        ``vtysh --dryrun``.  ConfigDB is validated by GCU (YANG) at commit."""
+        db, frr = self._read_candidate(filename, config)
+        self.discard_config()
+        token = self._new_token()
+        db_path = self._remote_candidate_path(token, CONFIG_DB)
+        self._upload(self._host_sh, db_path, P.pretty_json(db))
+        self._db_candidate_path = db_path
+        self._db_candidate = db
+        self._candidate_path = self._frr_load(frr, token)
+        self._candidate = frr
+
+    def compare_config(self) -> str:
+        """ConfigDB diff then FRR diff, each a unified diff ("" if neither changes).
+
+        ConfigDB: ``show runningconfiguration all`` minus its ``bgpraw`` key vs the
+        candidate, both as sorted 4-space JSON (``running/config_db.json`` ->
+        ``candidate/config_db.json``).  FRR: as FrrDriver.compare_config
+        (``running/frr.conf`` -> ``candidate/frr.conf``).
+        """
+        if self._db_candidate is None or self._candidate is None or self._candidate_path is None:
+            return ""
+        db_diff = P.unified_diff(
+            P.pretty_json(self._running_config_db()).splitlines(),
+            P.pretty_json(self._db_candidate).splitlines(),
+            f"running/{CONFIG_DB}", f"candidate/{CONFIG_DB}")
+        frr_diff = self._frr_diff(self._candidate_path, self._candidate,
+                                  f"running/{FRR_CONF}", f"candidate/{FRR_CONF}")
+        return db_diff + frr_diff
+
+    def _config_rollback(self, checkpoint: str) -> str:
+        res = self._run(self._gcu(f"rollback {shlex.quote(checkpoint)}"), timeout=self.gcu_timeout)
+        return "" if res.ok else f"config rollback {checkpoint} exited {res.exit_status}: {res.error_text()[:2000]}"
+
+    def _config_save(self) -> str:
+        if not self.save_config:
+            return ""
+        res = self._run(self._gcu("save -y"), timeout=self.gcu_timeout)
+        return "" if res.ok else f"config save exited {res.exit_status}: {res.error_text()[:2000]}"
+
+    def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
+        """Checkpoint, replace ConfigDB, apply FRR, save; undo everything on any failure.
+
+        1. FRR read-only checks (``vtysh --dryrun -f``, ``frr-reload.py --test``) - no change yet;
+        2. ``sudo -n config checkpoint <prefix>-<UTC timestamp>``;
+        3. ``sudo -n config replace <uploaded config_db.json>``;
+        4. FRR: save rollback point, install frr.conf, ``frr-reload.py --reload`` (+verify);
+        5. ``sudo -n config save -y`` (``save_config``).
+        A failure at 3 rolls ConfigDB back to the checkpoint; at 4 FRR restores its
+        rollback point and ConfigDB is rolled back; at 5 both are rolled back.  Then
+        ReplaceConfigException is raised.
+        """
+        if revert_in is not None:
+            raise NotImplementedError("commit confirm (revert_in) is not supported; use rollback()")
+        if self._db_candidate_path is None or self._candidate_path is None:
+            raise ReplaceConfigException("no candidate loaded (load_replace_candidate first)")
+        self._frr_precheck(self._candidate_path)
+
+        checkpoint = self._checkpoint_name()
+        res = self._run(self._gcu(f"checkpoint {shlex.quote(checkpoint)}"), timeout=self.gcu_timeout)
+        if not res.ok:
+            raise ReplaceConfigException(f"{self.hostname}: config checkpoint failed, nothing changed: "
+                                         f"{res.error_text()[:2000]}")
+
+        def fail(reason: str, frr_applied: bool) -> ReplaceConfigException:
+            problems = []
+            if frr_applied:
+                try:
+                    self._frr_rollback()
+                except CommandErrorException as exc:
+                    problems.append(str(exc))
+            undo = self._config_rollback(checkpoint)
+            if undo:
+                problems.append(undo)
+            if problems:
+                return ReplaceConfigException(
+                    f"{self.hostname}: commit failed ({reason}) AND undoing it failed ({'; '.join(problems)}); "
+                    f"the device config is undetermined (checkpoint {checkpoint})")
+            return ReplaceConfigException(
+                f"{self.hostname}: commit failed, rolled back to checkpoint {checkpoint}: {reason}")
+
+        res = self._run(self._gcu(f"replace {shlex.quote(self._db_candidate_path)}"), timeout=self.gcu_timeout)
+        if not res.ok:
+            raise fail(f"config replace exited {res.exit_status}: {res.error_text()[:2000]}", frr_applied=False)
+        try:
+            self._frr_apply(self._candidate_path)
+        except ReplaceConfigException as exc:
+            raise fail(str(exc), frr_applied=False) from exc
+        saved = self._config_save()
+        if saved:
+            raise fail(saved, frr_applied=True)
+        self._last_checkpoint = checkpoint
+        self.discard_config()
+
+    def discard_config(self) -> None:
+        if self._db_candidate_path and self.transport is not None:
+            self._run(self._host_sh(f"rm -f {shlex.quote(self._db_candidate_path)}"))
+        self._db_candidate = None
+        self._db_candidate_path = None
+        super().discard_config()
+
+    def _latest_checkpoint(self) -> str:
+        if self._last_checkpoint:
+            return self._last_checkpoint
+        names = P.parse_checkpoints(self._check(self._gcu("list-checkpoints")))
+        ours = sorted(n for n in names if n.startswith(f"{self.checkpoint_prefix}-"))
+        if not ours:
+            raise CommandErrorException(f"{self.hostname}: no {self.checkpoint_prefix}-* checkpoint to roll back to")
+        return ours[-1]
+
+    def rollback(self) -> None:
+        """``config rollback`` to the last commit's checkpoint, FRR rollback point reload, ``config save -y``."""
+        checkpoint = self._latest_checkpoint()
+        undo = self._config_rollback(checkpoint)
+        if undo:
+            raise CommandErrorException(f"{self.hostname}: {undo}")
+        self._frr_rollback()
+        saved = self._config_save()
+        if saved:
+            raise CommandErrorException(f"{self.hostname}: rolled back but {saved}")
+        self._last_checkpoint = None
