@@ -127,7 +127,7 @@ def atomic_dir(target: Path) -> Iterator[Path]:
     if target.exists():
         target.rename(old)
     tmp.rename(target)
-    tmp.chmod(0o755)
+    target.chmod(0o755)  # mkdtemp makes it 0700
     shutil.rmtree(old, ignore_errors=True)
 
 
