@@ -1,0 +1,319 @@
+"""SONiC renderer: config_db.json carries the plan (ports, addresses, BGP, RoCEv2 QoS) and passes SONiC's YANG."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from fabricgen.intent import Intent
+from fabricgen.model import Plan, QosProfile, Switch
+from fabricgen.plan import build_plan, load_plan
+from fabricgen.platforms import sonic
+from fabricgen.render import environment, render_switch, to_json
+from tests.conftest import EXAMPLE, EXAMPLES, ROOT, small_intent
+
+
+def yang_dir() -> Path | None:
+    for raw in (os.environ.get("FABRICGEN_SONIC_YANG", ""), str(ROOT.parent / "shared" / "sonic-yang-models")):
+        if raw and (Path(raw) / "yang-models").is_dir():
+            return Path(raw)
+    return None
+
+
+@pytest.fixture(scope="module")
+def validator() -> Any:
+    mod = pytest.importorskip("fabricgen.check.sonic_yang")
+    path = yang_dir()
+    if path is None:
+        pytest.skip("SONiC YANG models not found (set FABRICGEN_SONIC_YANG)")
+    return mod.SonicYangValidator(path)
+
+
+@pytest.fixture(scope="module")
+def example() -> Plan:
+    return load_plan(EXAMPLE)
+
+
+def sonic_switches(plan: Plan) -> list[Switch]:
+    return [s for s in plan.switches.values() if s.platform == "sonic"]
+
+
+def rendered_db(sw: Switch, plan: Plan) -> dict[str, Any]:
+    text = render_switch(sw, plan, environment())["config_db.json"]
+    db: dict[str, Any] = json.loads(text)
+    return db
+
+
+def plan_of(data: dict[str, Any]) -> Plan:
+    return build_plan(Intent.model_validate(data))
+
+
+# --------------------------------------------------------------------------- YANG
+
+
+def test_every_example_config_db_passes_sonic_yang(example: Plan, validator: Any) -> None:
+    switches = sonic_switches(example)
+    assert len(switches) == len(example.by_role("leaf"))
+    for sw in switches:
+        assert validator.validate(rendered_db(sw, example), sw.hostname, "config_db.json") == []
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_other_examples_pass_sonic_yang_on_every_role(path: Path, validator: Any) -> None:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["platforms"] = {role: "sonic" for role in ("leaf", "spine", "super_spine")}
+    plan = plan_of(data)
+    for sw in plan.switches.values():
+        assert validator.validate(sonic.config_db(sw, plan), sw.hostname, "config_db.json") == []
+
+
+def test_breakout_ports_pass_sonic_yang(validator: Any) -> None:
+    models = {"leaf": {"ports": 8, "port_speed": "800G", "breakout": 2},
+              "spine": {"ports": 8, "port_speed": "800G", "breakout": 2}}
+    plan = plan_of(small_intent(switch_models=models, platforms={"leaf": "sonic", "spine": "sonic"}))
+    for sw in plan.switches.values():
+        db = sonic.config_db(sw, plan)
+        assert validator.validate(db, sw.hostname, "config_db.json") == []
+        for itf in sw.interfaces:
+            port = db["PORT"][itf.name]
+            phys, sub = divmod(itf.index, 2)
+            assert port["alias"] == f"etp{phys + 1}{'ab'[sub]}"
+            assert port["subport"] == str(sub + 1)
+            assert port["index"] == str(phys + 1)
+            assert len(port["lanes"].split(",")) == 4
+            assert port["speed"] == "400000"
+
+
+def test_validator_is_not_blind(example: Plan, validator: Any) -> None:
+    sw = sonic_switches(example)[0]
+    db = sonic.config_db(sw, example)
+    db["PFC_WD"]["GLOBAL"]["POLL_INTERVAL"] = "5000"  # above 1000 and above detection_time
+    assert validator.validate(db, sw.hostname, "config_db.json")
+
+
+# --------------------------------------------------------------------------- layout
+
+
+def test_rendered_text_is_the_sorted_dict_with_trailing_newline(example: Plan) -> None:
+    sw = sonic_switches(example)[0]
+    out = sonic.render(sw, example, environment())
+    assert set(out) == {"config_db.json", "frr.conf"}
+    text = out["config_db.json"]
+    assert text == to_json(sonic.config_db(sw, example)) + "\n"
+    assert text.endswith("}\n") and not text.endswith("\n\n")
+
+
+def test_rerender_is_byte_identical(example: Plan) -> None:
+    again = load_plan(EXAMPLE)
+    for sw in sonic_switches(example):
+        first = render_switch(sw, example, environment())
+        assert first == render_switch(sw, example, environment())
+        assert first == render_switch(again.switches[sw.hostname], again, environment())
+
+
+# --------------------------------------------------------------------------- content
+
+
+def test_device_metadata(example: Plan) -> None:
+    for sw in sonic_switches(example):
+        md = rendered_db(sw, example)["DEVICE_METADATA"]["localhost"]
+        assert md == {
+            "hostname": sw.hostname, "bgp_asn": str(sw.asn), "bgp_router_id": sw.loopback,
+            "type": "BackEndLeafRouter", "docker_routing_config_mode": "split-unified",
+            "buffer_model": "traditional", "default_pfcwd_status": "enable",
+        }
+
+
+def test_ports_interfaces_and_neighbors(example: Plan) -> None:
+    model = example.intent.switch_models.leaf
+    for sw in sonic_switches(example):
+        db = rendered_db(sw, example)
+        assert list(db["PORT"]) == sorted(i.name for i in sw.interfaces)
+        lanes_seen: set[str] = set()
+        for itf in sw.interfaces:
+            port = db["PORT"][itf.name]
+            lanes = port["lanes"].split(",")
+            assert len(lanes) == model.lanes_per_port // model.breakout
+            assert lanes[0] == itf.name.removeprefix("Ethernet")
+            assert not lanes_seen & set(lanes)
+            lanes_seen |= set(lanes)
+            assert port["speed"] == str(itf.speed * 1000) == "400000"
+            assert port["mtu"] == str(itf.mtu) == "9216"
+            assert port["admin_status"] == "up" and port["fec"] == "rs"
+            assert port["description"] == itf.description
+            assert db["INTERFACE"][itf.name] == {} and db["INTERFACE"][f"{itf.name}|{itf.ipv4}"] == {}
+            assert db["DEVICE_NEIGHBOR"][itf.name] == {"name": itf.peer_device, "port": itf.peer_interface}
+        assert len(db["INTERFACE"]) == 2 * len(sw.interfaces)
+        assert db["LOOPBACK_INTERFACE"] == {"Loopback0": {}, f"Loopback0|{sw.loopback}/32": {}}
+
+
+def test_bgp_neighbors(example: Plan) -> None:
+    for sw in sonic_switches(example):
+        assert sw.bgp is not None
+        db = rendered_db(sw, example)
+        assert set(db["BGP_NEIGHBOR"]) == {n.ip for n in sw.bgp.neighbors}
+        for n in sw.bgp.neighbors:
+            entry = db["BGP_NEIGHBOR"][n.ip]
+            local = sw.interface(n.interface).ipv4.split("/")[0]
+            assert entry["asn"] == str(n.remote_asn)
+            assert entry["name"] == n.peer_device
+            assert entry["local_addr"] == local
+            assert entry["holdtime"] == str(sw.bgp.holdtime) and entry["keepalive"] == str(sw.bgp.keepalive)
+
+
+def test_qos_maps_and_port_binding(example: Plan) -> None:
+    q = example.qos
+    assert q is not None
+    db = rendered_db(sonic_switches(example)[0], example)
+    dscp = db["DSCP_TO_TC_MAP"]["AI"]
+    assert len(dscp) == 64 and dscp["26"] == "3" and dscp["48"] == "6" and dscp["0"] == "0"
+    assert dscp == {str(k): str(v) for k, v in q.dscp_to_tc.items()}
+    assert db["TC_TO_QUEUE_MAP"] == {"AI": {str(k): str(v) for k, v in q.tc_to_queue.items()}}
+    assert db["TC_TO_PRIORITY_GROUP_MAP"] == {"AI": {str(k): str(v) for k, v in q.tc_to_pg.items()}}
+    assert db["MAP_PFC_PRIORITY_TO_QUEUE"] == {"AI": {str(k): str(v) for k, v in q.pfc_priority_to_queue.items()}}
+    pqm = db["PORT_QOS_MAP"]
+    assert pqm.pop("global") == {"dscp_to_tc_map": "AI"}
+    assert set(pqm) == set(db["PORT"])
+    for entry in pqm.values():
+        assert entry == {"dscp_to_tc_map": "AI", "tc_to_queue_map": "AI", "tc_to_pg_map": "AI",
+                         "pfc_to_queue_map": "AI", "pfc_enable": "3", "pfcwd_sw_enable": "3"}
+
+
+def test_scheduling_and_ecn(example: Plan) -> None:
+    sw = sonic_switches(example)[0]
+    db = rendered_db(sw, example)
+    assert db["SCHEDULER"] == {
+        sonic.SCHED_CNP: {"type": "STRICT"},
+        sonic.SCHED_ROCE: {"type": "DWRR", "weight": "50"},
+        sonic.SCHED_DEFAULT: {"type": "DWRR", "weight": "50"},
+    }
+    used = {i.qos_profile for i in sw.interfaces}
+    assert set(db["WRED_PROFILE"]) == {sonic.wred_name(example.qos_profiles[p]) for p in used}
+    for itf in sw.interfaces:
+        prof = example.qos_profiles[itf.qos_profile]
+        roce = db["QUEUE"][f"{itf.name}|3"]
+        assert roce["scheduler"] == sonic.SCHED_ROCE
+        wred = db["WRED_PROFILE"][roce["wred_profile"]]
+        assert len(roce["wred_profile"]) <= 32
+        assert wred["ecn"] == "ecn_all"
+        for color in ("green", "yellow", "red"):
+            assert wred[f"{color}_min_threshold"] == str(prof.ecn_min)
+            assert wred[f"{color}_max_threshold"] == str(prof.ecn_max)
+            assert wred[f"{color}_drop_probability"] == str(prof.ecn_probability)
+            assert wred[f"wred_{color}_enable"] == "true"
+        assert int(wred["green_max_threshold"]) < prof.xoff  # ECN marks before PFC pauses
+        assert db["QUEUE"][f"{itf.name}|6"] == {"scheduler": sonic.SCHED_CNP}
+        assert db["QUEUE"][f"{itf.name}|0"] == {"scheduler": sonic.SCHED_DEFAULT}
+    assert len(db["QUEUE"]) == 3 * len(sw.interfaces)
+
+
+def test_bandwidth_weights_follow_the_intent() -> None:
+    plan = plan_of(small_intent(qos={"bandwidth": {"roce": 70, "default": 30}}))
+    db = sonic.config_db(plan.by_role("leaf")[0], plan)
+    assert db["SCHEDULER"][sonic.SCHED_ROCE]["weight"] == "70"
+    assert db["SCHEDULER"][sonic.SCHED_DEFAULT]["weight"] == "30"
+
+
+def test_buffers(example: Plan) -> None:
+    for sw in sonic_switches(example):
+        db = rendered_db(sw, example)
+        used = {i.qos_profile for i in sw.interfaces}
+        assert used == {"pg_lossless_400000_3m_profile", "pg_lossless_400000_30m_profile"}
+        for name in used:
+            p = example.qos_profiles[name]
+            assert db["BUFFER_PROFILE"][name] == {"pool": "ingress_lossless_pool", "xon": str(p.xon),
+                                                  "xoff": str(p.xoff), "size": str(p.size), "dynamic_th": "0"}
+        assert set(db["BUFFER_PROFILE"]) == used | {"ingress_lossy_profile", "egress_lossless_profile",
+                                                    "egress_lossy_profile"}
+        reserved = 0
+        for itf in sw.interfaces:
+            assert db["BUFFER_PG"][f"{itf.name}|3"] == {"profile": itf.qos_profile}
+            assert db["BUFFER_PG"][f"{itf.name}|0"] == {"profile": "ingress_lossy_profile"}
+            assert db["BUFFER_QUEUE"][f"{itf.name}|3"] == {"profile": "egress_lossless_profile"}
+            assert db["BUFFER_QUEUE"][f"{itf.name}|0-2"] == {"profile": "egress_lossy_profile"}
+            assert db["BUFFER_QUEUE"][f"{itf.name}|4-7"] == {"profile": "egress_lossy_profile"}
+            length = int(example.qos_profiles[itf.qos_profile].cable_m)
+            assert db["CABLE_LENGTH"]["AZURE"][itf.name] == f"{length}m"
+            assert f"_{length}m_" in itf.qos_profile
+            reserved += example.qos_profiles[itf.qos_profile].size
+        assert len(db["BUFFER_PG"]) == len(db["CABLE_LENGTH"]["AZURE"]) * 2 == 2 * len(sw.interfaces)
+        pools = db["BUFFER_POOL"]
+        assert pools["egress_lossless_pool"] == {"type": "egress", "mode": "static",
+                                                 "size": str(sonic.ASIC_BUFFER_BYTES)}
+        shared = sonic.ASIC_BUFFER_BYTES - reserved
+        assert pools["ingress_lossless_pool"] == {"type": "ingress", "mode": "dynamic", "size": str(shared),
+                                                  "xoff": "0"}
+        assert pools["egress_lossy_pool"] == {"type": "egress", "mode": "dynamic", "size": str(shared)}
+
+
+def test_pfc_watchdog(example: Plan) -> None:
+    sw = sonic_switches(example)[0]
+    db = rendered_db(sw, example)
+    wd = example.intent.qos.pfc_watchdog
+    assert db["PFC_WD"].pop("GLOBAL") == {"POLL_INTERVAL": str(wd.poll_ms)}
+    assert set(db["PFC_WD"]) == {i.name for i in sw.interfaces}
+    assert all(v == {"action": wd.action, "detection_time": str(wd.detection_ms),
+                     "restoration_time": str(wd.restoration_ms)} for v in db["PFC_WD"].values())
+
+
+def test_pfc_watchdog_off() -> None:
+    plan = plan_of(small_intent(qos={"pfc_watchdog": {"enabled": False}}))
+    db = sonic.config_db(plan.by_role("leaf")[0], plan)
+    assert "PFC_WD" not in db
+    assert db["DEVICE_METADATA"]["localhost"]["default_pfcwd_status"] == "disable"
+    assert all("pfcwd_sw_enable" not in v for v in db["PORT_QOS_MAP"].values())
+
+
+def test_hash_and_counters(example: Plan) -> None:
+    db = rendered_db(sonic_switches(example)[0], example)
+    assert db["SWITCH_HASH"] == {"GLOBAL": {"ecmp_hash": ["SRC_IP", "DST_IP", "L4_SRC_PORT", "L4_DST_PORT",
+                                                          "IP_PROTOCOL"]}}
+    for group in ("PFCWD", "QUEUE", "WRED_ECN_QUEUE", "WRED_ECN_PORT"):
+        assert db["FLEX_COUNTER_TABLE"][group]["FLEX_COUNTER_STATUS"] == "enable"
+
+
+def test_hash_fields_follow_the_intent() -> None:
+    plan = plan_of(small_intent(ecmp={"hash_fields": ["dst-ip", "l4-src-port"]}))
+    db = sonic.config_db(plan.by_role("leaf")[0], plan)
+    assert db["SWITCH_HASH"]["GLOBAL"]["ecmp_hash"] == ["DST_IP", "L4_SRC_PORT"]
+
+
+def test_spine_and_super_spine_types() -> None:
+    data = yaml.safe_load((ROOT / "inventory" / "examples" / "three-tier.yaml").read_text(encoding="utf-8"))
+    data["platforms"] = {role: "sonic" for role in ("leaf", "spine", "super_spine")}
+    plan = plan_of(data)
+    types = {sw.role: sonic.config_db(sw, plan)["DEVICE_METADATA"]["localhost"]["type"]
+             for sw in plan.switches.values()}
+    assert types == {"leaf": "BackEndLeafRouter", "spine": "BackEndSpineRouter",
+                     "super_spine": "UpperSpineRouter"}
+
+
+def test_wred_name_stays_within_yang_length() -> None:
+    p = QosProfile("x", 800, 3.0, 9216, 1, 1, 1, 123_456_789_012, 987_654_321_098, 100)
+    name = sonic.wred_name(p)
+    assert len(name) <= 32 and name.startswith("AI_ECN_")
+    assert sonic.wred_name(p) == name
+
+
+# --------------------------------------------------------------------------- speed
+
+
+def test_render_time_per_switch(example: Plan) -> None:
+    """A 32K-GPU fabric has ~2,500 switches; each must render in a few ms (see module docstring)."""
+    env = environment()
+    sw = sonic_switches(example)[0]
+    sonic.render(sw, example, env)
+    n = 30
+    best = float("inf")
+    for _ in range(3):
+        start = time.process_time()
+        for _ in range(n):
+            sonic.render(sw, example, env)
+        best = min(best, (time.process_time() - start) / n)
+    assert best < 0.02, f"{best * 1e3:.2f} ms per switch"
