@@ -73,6 +73,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
+    from fabricgen.check.run import CheckFailed
     from fabricgen.plan import load_plan
     from fabricgen.render import render_all
 
@@ -82,7 +83,15 @@ def cmd_render(args: argparse.Namespace) -> int:
         from fabricgen.check.fast import fast_checks
 
         checks = fast_checks(plan)
-    result = render_all(plan, args.output, workers=args.workers, checks=checks)
+    try:
+        result = render_all(plan, args.output, workers=args.workers, checks=checks)
+    except CheckFailed as exc:
+        from fabricgen.check.findings import format_findings
+
+        sys.stderr.write(format_findings(exc.findings, "table"))
+        _console(stderr=True).print("render refused: the configs break the checks above; nothing was written "
+                                    "(--no-check to write them anyway)", markup=False)
+        return EXIT_FAIL
     _console(stderr=True).print(
         f"rendered {result.switches} switches, {result.files} files, {result.lines} config lines -> {result.outdir}")
     return EXIT_OK
@@ -111,32 +120,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-check", action="store_true", help="skip the RoCE invariant and NIC checks")
     p.set_defaults(func=cmd_render)
 
-    for register in _EXTRA_COMMANDS:
+    for register in _stage_commands():
         register(sub)
     return parser
 
 
-# Later pipeline stages (check, lab, deploy, validate) register their sub-commands here.
-_EXTRA_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = []  # type: ignore[type-arg]
-
-
-def _register_optional() -> None:
+def _stage_commands() -> list[Callable[[argparse._SubParsersAction], None]]:  # type: ignore[type-arg]
+    """The later pipeline stages (check, lab, deploy, validate) each register their own sub-command."""
     import importlib
 
-    for module in ("fabricgen.check.cli", "fabricgen.lab.cli", "fabricgen.deploy", "fabricgen.validate"):
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name and module.startswith(exc.name):
-                continue
-            raise
-        register = getattr(mod, "register_cli", None)
-        if register is not None:
-            _EXTRA_COMMANDS.append(register)
+    modules = ("fabricgen.check.cli", "fabricgen.lab.cli", "fabricgen.deploy", "fabricgen.validate")
+    return [importlib.import_module(m).register_cli for m in modules]
 
 
 def main(argv: list[str] | None = None) -> int:
-    _register_optional()
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))

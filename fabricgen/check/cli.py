@@ -1,0 +1,45 @@
+"""`fabricgen check`: prove rendered configs against vendor schemas/parsers and RoCE invariants."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from fabricgen.check.findings import format_findings
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from fabricgen.check.run import checked_pairs, run_checks
+    from fabricgen.check.sonic_yang import SonicYangSetupError
+    from fabricgen.plan import load_plan
+
+    plan = load_plan(args.intent)
+    configs = Path(args.configs)
+    if not configs.is_dir():
+        print(f"error: {configs}: no such directory (run `fabricgen render` first or pass --configs)", file=sys.stderr)
+        return 2
+    hosts = Path(args.hosts) if args.hosts else configs.parent / "hosts"
+    try:
+        findings = run_checks(plan, configs, hosts, Path(args.sonic_yang) if args.sonic_yang else None,
+                              full=not args.fast, workers=args.workers)
+    except SonicYangSetupError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(format_findings(findings, args.format, checked_pairs(plan, not args.fast)))
+    return 1 if any(f.severity == "error" for f in findings) else 0
+
+
+def register_cli(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("check", help="validate rendered configs: SONiC YANG, FRR parser, NX-OS structure, "
+                                     "RoCE invariants, NIC consistency")
+    p.add_argument("-i", "--intent", default="inventory/fabric.yaml")
+    p.add_argument("--configs", default="build/configs",
+                   help="directory of <host>/<file> configs (default build/configs)")
+    p.add_argument("--hosts", default=None, help="NIC scripts directory (default: <configs>/../hosts)")
+    p.add_argument("--sonic-yang", default=None,
+                   help="SONiC YANG models (default $FABRICGEN_SONIC_YANG or ../shared/sonic-yang-models)")
+    p.add_argument("--format", choices=["table", "json", "junit"], default="table")
+    p.add_argument("--fast", action="store_true", help="only the RoCE invariant and NIC checks")
+    p.add_argument("--workers", type=int, default=None)
+    p.set_defaults(func=cmd_check)
