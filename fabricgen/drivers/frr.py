@@ -19,8 +19,12 @@ optional_args (all optional):
 ``vtysh``           ``vtysh``
 ``lldpcli``         ``lldpcli``
 ``candidate_dir``   ``/tmp``                     where candidates are uploaded on the device
-``verify_reload``   True                         after reload, re-run ``frr-reload --test``; any
-                                                 line still to add/delete = failed commit
+``verify_reload``   False                        after reload, re-run ``frr-reload --test``; any
+                                                 line still to add/delete = failed commit (off by
+                                                 default: a candidate line that restates a default,
+                                                 e.g. ``no bgp ebgp-requires-policy`` under ``frr
+                                                 defaults datacenter``, never shows in the running
+                                                 config, so it stays "to add" forever)
 ``command_timeout`` 120                          seconds per command
 ``reload_timeout``  600                          seconds for ``frr-reload --reload``
 ==================  ===========================  =============================================
@@ -197,7 +201,7 @@ class FrrDriver(NetworkDriver):
         self.vtysh_bin: str = str(args.get("vtysh", "vtysh"))
         self.lldpcli_bin: str = str(args.get("lldpcli", "lldpcli"))
         self.candidate_dir: str = str(args.get("candidate_dir", "/tmp")).rstrip("/") or "/tmp"
-        self.verify_reload: bool = bool(args.get("verify_reload", True))
+        self.verify_reload: bool = bool(args.get("verify_reload", False))
         self.command_timeout: float = float(args.get("command_timeout", 120))
         self.reload_timeout: float = float(args.get("reload_timeout", 600))
         self.transport: Transport | None = None
@@ -577,8 +581,9 @@ class FrrDriver(NetworkDriver):
 
         Steps: ``vtysh --dryrun -f`` and ``frr-reload.py --test`` on the candidate; save
         ``show running-config`` to ``<frr_config_path>.rollback``; install the candidate
-        as ``frr_config_path``; ``frr-reload.py --reload``; with ``verify_reload``,
-        ``frr-reload.py --test`` must then find nothing left to do.  On any failure the
+        as ``frr_config_path``; ``frr-reload.py --reload`` (its exit status reports every line vtysh or
+        a daemon rejected); with ``verify_reload``, ``frr-reload.py --test`` must then
+        find nothing left to do.  On any failure the
         rollback point is installed and reloaded and ReplaceConfigException raised.
         ``message`` is not stored (FRR has no commit log); ``revert_in`` (commit
         confirm) is not supported.
