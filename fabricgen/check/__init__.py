@@ -1,0 +1,15 @@
+"""`fabricgen check`: prove generated configs against each platform's own schema or parser.
+
+Every checker returns `Finding`s (findings.py) so results merge and print the same way:
+
+    findings.py    Finding + table / JSON / JUnit output
+    sonic_yang.py  SONiC config_db.json against SONiC's YANG models (libyang)        rule "sonic-yang"
+    frr_parser.py  FRR configs through FRR's own parser (vtysh --dryrun)              rule "frr-parse"
+
+The checkers are imported lazily by their callers: libyang and vtysh are only needed
+when those checks actually run.
+"""
+
+from fabricgen.check.findings import Finding, format_findings
+
+__all__ = ["Finding", "format_findings"]
