@@ -1,0 +1,320 @@
+"""FrrDriver against recorded device outputs: getters, compare/commit/rollback command sequences,
+napalm driver-name resolution and nornir-napalm integration."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from napalm import get_network_driver
+from napalm.base.exceptions import CommandErrorException, MergeConfigException, ReplaceConfigException
+
+from fabricgen.drivers import FrrDriver, SonicDriver
+from tests.drivers.fake_transport import FakeTransport, UnexpectedCommand
+
+DATA = Path(__file__).resolve().parent / "mocked_data" / "frr"
+TOKEN = "0123456789ab"
+CAND = f"/tmp/fabricgen-{TOKEN}-frr.conf"
+
+
+class MockFrrDriver(FrrDriver):
+    """FrrDriver whose transport replays a recorded case directory."""
+
+    case = "getters"
+    extra: dict[str, list[dict[str, Any]]] | None = None
+
+    def _new_token(self) -> str:
+        return TOKEN
+
+    def _open_transport(self) -> FakeTransport:
+        return FakeTransport(DATA / self.case, self.extra)
+
+
+def driver(case: str, extra: dict[str, list[dict[str, Any]]] | None = None, **optional: Any) -> MockFrrDriver:
+    d = MockFrrDriver("198.18.253.11", "root", "", optional_args=optional)
+    d.case = case
+    d.extra = extra
+    d.open()
+    return d
+
+
+def sent(d: FrrDriver) -> list[str]:
+    assert isinstance(d.transport, FakeTransport)
+    return d.transport.commands
+
+
+def sequence(case: str) -> list[str]:
+    return list(json.loads((DATA / case / "sequence.json").read_text()))
+
+
+def candidate(case: str) -> str:
+    return (DATA / case / "candidate.conf").read_text()
+
+
+# --------------------------------------------------------------------------- resolution
+
+
+def test_napalm_resolves_platform_names_to_our_drivers() -> None:
+    assert get_network_driver("frr") is FrrDriver
+    assert get_network_driver("sonic") is SonicDriver  # not FrrDriver, which sorts first
+    assert get_network_driver("FRR") is FrrDriver
+
+
+def test_optional_args_defaults_and_sudo() -> None:
+    d = FrrDriver("198.18.253.11", "root", "", optional_args={"key_file": "/k", "port": 2222})
+    assert d.netmiko_optional_args == {"key_file": "/k", "port": 2222, "use_keys": True}
+    assert not d.sudo and d.frr_config_path == "/etc/frr/frr.conf" and not d.verify_reload
+    assert d._vtysh("show version") == "vtysh -c 'show version'"
+    admin = FrrDriver("198.18.253.11", "admin", "pw")
+    assert admin.sudo and admin.netmiko_optional_args == {"use_keys": False}
+    assert admin._vtysh("show version") == "sudo -n sh -c 'vtysh -c '\"'\"'show version'\"'\"''"
+
+
+# --------------------------------------------------------------------------- getters
+
+
+def test_getters_replay_live_outputs() -> None:
+    d = driver("getters")
+    facts = d.get_facts()
+    assert facts["hostname"] == "sw1" and facts["fqdn"] == "sw1"
+    assert facts["vendor"] == "FRRouting" and facts["os_version"] == "8.4.4"
+    assert facts["uptime"] > 0
+    assert facts["interface_list"][:2] == ["Ethernet0", "Ethernet8"]
+    assert d.get_interfaces()["Ethernet0"]["mtu"] == 9216
+    assert d.get_interfaces_counters()["Ethernet0"]["rx_octets"] > 0
+    assert d.get_interfaces_ip()["lo"]["ipv4"]["198.19.250.1"] == {"prefix_length": 32}
+    assert d.get_lldp_neighbors()["Ethernet8"] == [{"hostname": "sw2", "port": "Ethernet8"}]
+    assert d.get_lldp_neighbors_detail()["Ethernet0"][0]["remote_system_name"] == "sw2"
+    assert len(d.get_bgp_neighbors()["global"]["peers"]) == 2
+    assert len(d.get_bgp_neighbors_detail()["global"][65002]) == 2
+    assert len(d.get_route_to("198.19.250.2/32")["198.19.250.2/32"]) == 2
+    config = d.get_config()
+    assert "router bgp 65001" in config["running"] and "router bgp 65001" in config["startup"]
+    assert config["candidate"] == ""
+    assert sent(d) == sequence("getters")
+
+
+def test_get_ecmp_paths_and_config_retrieve() -> None:
+    d = driver("getters")
+    assert d.get_ecmp_paths("198.19.250.2/32") == 2
+    assert d.get_config(retrieve="startup")["running"] == ""
+    assert sent(d)[-1] == "cat /etc/frr/frr.conf"
+
+
+def test_compliance_report_uses_the_getters() -> None:
+    d = driver("getters")
+    report = d.compliance_report(validation_source=[
+        {"get_facts": {"hostname": "sw1", "vendor": "FRRouting"}},
+        {"get_lldp_neighbors": {"Ethernet0": [{"hostname": "sw2", "port": "Ethernet0"}]}},
+        {"get_bgp_neighbors": {"global": {"peers": {"198.19.10.1": {"is_up": True, "remote_as": 65002},
+                                                    "198.19.10.3": {"is_up": True}}}}},
+        {"get_route_to": {"_name": "ecmp_to_sw2", "_kwargs": {"destination": "198.19.250.2/32"},
+                          "198.19.250.2/32": {"_mode": "strict", "list": [
+                              {"next_hop": "198.19.10.1", "selected_next_hop": True},
+                              {"next_hop": "198.19.10.3", "selected_next_hop": True}]}}},
+    ])
+    assert report["complies"], json.dumps(report, indent=1)
+    bad = d.compliance_report(validation_source=[{"get_facts": {"hostname": "sw9"}}])
+    assert not bad["complies"]
+
+
+def test_unknown_command_is_a_test_failure() -> None:
+    d = driver("getters")
+    with pytest.raises(UnexpectedCommand):
+        d.cli(["rm -rf /"])
+
+
+def test_is_alive_and_close() -> None:
+    d = driver("getters")
+    assert d.is_alive() == {"is_alive": True}
+    d.close()
+    assert d.is_alive() == {"is_alive": False}
+
+
+# --------------------------------------------------------------------------- config replace
+
+
+def test_first_commit_sequence_and_diff() -> None:
+    d = driver("commit_initial", verify_reload=True)
+    d.load_replace_candidate(config=candidate("commit_initial"))
+    diff = d.compare_config()
+    assert diff.startswith("--- running\n+++ candidate\n")
+    assert "+router bgp 65001\n" in diff and "+ neighbor 198.19.10.1 remote-as 65002\n" in diff
+    assert "+interface Ethernet0\n" in diff
+    assert not any(line.startswith("+frr version") for line in diff.splitlines())
+    d.commit_config()
+    assert sent(d) == sequence("commit_initial")
+    commands = sent(d)
+    # order of the device-changing steps: rollback point, install, reload, verify, cleanup
+    steps = [commands.index(c) for c in commands if "frr.conf.rollback.new" in c or "fabricgen-new" in c
+             or "--reload" in c]
+    assert steps == sorted(steps) and len(steps) == 3
+    assert commands[-2] == "/usr/lib/frr/frr-reload.py --test /etc/frr/frr.conf"
+    assert commands[-1] == f"rm -f {CAND}"
+    assert d.get_config(retrieve="candidate")["candidate"] == ""
+
+
+def test_upload_sends_the_exact_candidate_on_stdin() -> None:
+    d = driver("commit_initial")
+    text = candidate("commit_initial")
+    d.load_replace_candidate(config=text)
+    assert isinstance(d.transport, FakeTransport)
+    assert d.transport.stdins[0] == text
+    assert d.get_config(retrieve="candidate")["candidate"] == text
+
+
+def test_upload_corruption_is_detected() -> None:
+    d = driver("commit_initial")
+    with pytest.raises(ReplaceConfigException, match="corrupted"):
+        d.load_replace_candidate(config=candidate("commit_initial") + "! other text\n")
+
+
+def test_compare_is_empty_when_frr_has_nothing_to_do() -> None:
+    d = driver("compare_noop")
+    d.load_replace_candidate(config=candidate("commit_initial"))
+    assert d.compare_config() == ""
+    d.discard_config()
+    assert sent(d) == sequence("compare_noop")
+    assert "vtysh -c 'show running-config'" not in sent(d)
+
+
+def test_commit_then_rollback_sequence() -> None:
+    d = driver("commit_rollback", verify_reload=True)
+    d.load_replace_candidate(config=candidate("commit_rollback"))
+    diff = d.compare_config()
+    assert "+ip router-id 198.19.250.1\n" in diff
+    assert len([line for line in diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]) == 1
+    d.commit_config()
+    d.rollback()
+    assert sent(d) == sequence("commit_rollback")
+    tail = sent(d)[-4:]
+    assert tail[0] == "test -s /etc/frr/frr.conf.rollback"
+    assert "cp /etc/frr/frr.conf.rollback /etc/frr/frr.conf.fabricgen-new" in tail[1]
+    assert tail[2] == "/usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf"
+    assert "cp -p /etc/frr/frr.conf.fabricgen-prev /etc/frr/frr.conf" in tail[3]
+
+
+def test_rejected_commit_restores_previous_config() -> None:
+    d = driver("commit_rejected")
+    d.load_replace_candidate(config=candidate("commit_rejected"))
+    assert "+ neighbor 198.19.10.9 peer-group NOPE\n" in d.compare_config()
+    with pytest.raises(ReplaceConfigException, match="previous config restored") as err:
+        d.commit_config()
+    assert "peer-group" in str(err.value)
+    d.discard_config()
+    assert sent(d) == sequence("commit_rejected")
+    commands = sent(d)
+    reloads = [i for i, c in enumerate(commands) if c == "/usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf"]
+    assert len(reloads) == 2  # the candidate (failed), then the rollback point
+    assert "cp /etc/frr/frr.conf.rollback" in commands[reloads[1] - 1]
+    assert "frr.conf.fabricgen-prev /etc/frr/frr.conf" in commands[reloads[1] + 1]
+
+
+def test_restore_failure_is_reported_as_undetermined() -> None:
+    reload = "/usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf"
+    extra = {reload: [{"exit_status": 1, "stdout_text": "% Configure the peer-group first\n"},
+                      {"exit_status": 1, "stdout_text": "% vtysh: bgpd is not running\n"}]}
+    d = driver("commit_rejected", extra)
+    d.load_replace_candidate(config=candidate("commit_rejected"))
+    with pytest.raises(ReplaceConfigException, match="undetermined"):
+        d.commit_config()
+
+
+def test_syntax_error_is_rejected_at_load() -> None:
+    d = driver("load_rejected")
+    with pytest.raises(ReplaceConfigException, match="no-such-keyword"):
+        d.load_replace_candidate(config=candidate("load_rejected"))
+    assert sent(d) == sequence("load_rejected")
+    assert d.compare_config() == ""
+    with pytest.raises(ReplaceConfigException, match="no candidate"):
+        d.commit_config()
+
+
+def test_failed_precheck_changes_nothing() -> None:
+    test_cmd = f"/usr/lib/frr/frr-reload.py --test {CAND}"
+    extra = {test_cmd: [{"exit_status": 1, "stderr_text": "2025 ERROR: vtysh failed to process new configuration"}]}
+    d = driver("commit_initial", extra)
+    d.load_replace_candidate(config=candidate("commit_initial"))
+    with pytest.raises(ReplaceConfigException, match="frr-reload --test failed"):
+        d.compare_config()
+    with pytest.raises(ReplaceConfigException):
+        d.commit_config()
+    assert not any("rollback" in c or "--reload" in c for c in sent(d))
+
+
+def test_secrets_never_reach_exception_text() -> None:
+    dry = f"vtysh --dryrun -f {CAND}"
+    error = "line 9: % Unknown command: neighbor 198.18.0.1 password s3cr3t x\n"
+    extra: dict[str, list[dict[str, Any]]] = {dry: [{"exit_status": 2, "stderr_text": error}],
+             f"rm -f {CAND}": [{"exit_status": 0}]}
+    d = driver("commit_initial", extra)
+    with pytest.raises(ReplaceConfigException) as err:
+        d.load_replace_candidate(config=candidate("commit_initial"))
+    assert "s3cr3t" not in str(err.value) and "password <removed>" in str(err.value)
+
+
+def test_unsupported_operations() -> None:
+    d = driver("getters")
+    with pytest.raises(MergeConfigException, match="full replace"):
+        d.load_merge_candidate(config="hostname x\n")
+    with pytest.raises(NotImplementedError):
+        d.commit_config(revert_in=60)
+    with pytest.raises(ReplaceConfigException, match="filename or a config"):
+        d.load_replace_candidate()
+    with pytest.raises(ReplaceConfigException, match="empty"):
+        d.load_replace_candidate(config="\n")
+    assert d.has_pending_commit() is False
+
+
+def test_rollback_without_rollback_point() -> None:
+    d = driver("getters", {"test -s /etc/frr/frr.conf.rollback": [{"exit_status": 1}]})
+    with pytest.raises(CommandErrorException, match="no rollback point"):
+        d.rollback()
+
+
+def test_load_from_file(tmp_path: Path) -> None:
+    path = tmp_path / "frr.conf"
+    path.write_text(candidate("commit_initial"))
+    d = driver("commit_initial")
+    d.load_replace_candidate(filename=str(path))
+    assert "router bgp 65001" in d.get_config(retrieve="candidate")["candidate"]
+
+
+# --------------------------------------------------------------------------- nornir
+
+
+def test_nornir_napalm_finds_the_driver_by_platform(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nornir import InitNornir
+    from nornir_napalm.plugins.tasks import napalm_configure, napalm_get
+
+    monkeypatch.setattr(FrrDriver, "_open_transport", MockFrrDriver._open_transport)
+    monkeypatch.setattr(FrrDriver, "_new_token", MockFrrDriver._new_token)
+    monkeypatch.setattr(FrrDriver, "case", "getters", raising=False)
+    monkeypatch.setattr(FrrDriver, "extra", None, raising=False)
+    (tmp_path / "hosts.yaml").write_text(
+        "sw1:\n  hostname: 198.18.253.11\n  platform: frr\n  username: root\n"
+        "  connection_options:\n    napalm:\n      extras:\n        optional_args:\n          key_file: /nonexistent\n")
+    (tmp_path / "groups.yaml").write_text("{}\n")
+    (tmp_path / "defaults.yaml").write_text("{}\n")
+    nr = InitNornir(runner={"plugin": "serial"}, logging={"enabled": False}, inventory={
+        "plugin": "SimpleInventory", "options": {
+            "host_file": str(tmp_path / "hosts.yaml"), "group_file": str(tmp_path / "groups.yaml"),
+            "defaults_file": str(tmp_path / "defaults.yaml")}})
+    result = nr.run(task=napalm_get, getters=["facts", "lldp_neighbors"])
+    assert not result.failed, result["sw1"].exception
+    assert result["sw1"].result["facts"]["hostname"] == "sw1"
+    conn = nr.inventory.hosts["sw1"].get_connection("napalm", nr.config)
+    assert isinstance(conn, FrrDriver) and conn.netmiko_optional_args["key_file"] == "/nonexistent"
+    nr.close_connections()
+
+    monkeypatch.setattr(FrrDriver, "case", "commit_initial", raising=False)
+    nr = InitNornir(runner={"plugin": "serial"}, logging={"enabled": False}, inventory={
+        "plugin": "SimpleInventory", "options": {
+            "host_file": str(tmp_path / "hosts.yaml"), "group_file": str(tmp_path / "groups.yaml"),
+            "defaults_file": str(tmp_path / "defaults.yaml")}})
+    result = nr.run(task=napalm_configure, configuration=candidate("commit_initial"), replace=True, dry_run=True)
+    assert not result.failed, result["sw1"].exception
+    assert "+router bgp 65001" in result["sw1"].diff
+    nr.close_connections()
