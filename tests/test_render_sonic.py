@@ -126,7 +126,7 @@ def test_device_metadata(example: Plan) -> None:
         assert md == {
             "hostname": sw.hostname, "bgp_asn": str(sw.asn), "bgp_router_id": sw.loopback,
             "type": "BackEndLeafRouter", "docker_routing_config_mode": "split-unified",
-            "buffer_model": "traditional", "default_pfcwd_status": "enable",
+            "buffer_model": "traditional", "default_pfcwd_status": "disable",
         }
 
 

@@ -270,7 +270,9 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
         "type": DEVICE_TYPE[sw.role],
         "docker_routing_config_mode": ROUTING_CONFIG_MODE,
         "buffer_model": "traditional",
-        "default_pfcwd_status": "enable" if wd else "disable",
+        # The explicit PFC_WD entries carry the intent's timers; "enable" would let `pfcwd start_default`
+        # rewrite them with port-count-scaled defaults after a reload.
+        "default_pfcwd_status": "disable",
     }
     db: dict[str, Any] = {
         "DEVICE_METADATA": {"localhost": metadata},
