@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import shutil
 import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
@@ -102,13 +103,14 @@ def _table(items: list[Finding], checked: list[tuple[str, str]] | None, color: b
         force_terminal=color,
         no_color=not color,
         color_system="standard" if color else None,
-        width=None if color else 100_000,
+        width=shutil.get_terminal_size().columns if color else 100_000,
         highlight=False,
     )
     if items:
         table = Table(box=box.SIMPLE_HEAD if color else None, show_edge=color, pad_edge=False)
-        for name in ("device", "file", "location", "severity", "rule", "message"):
-            table.add_column(name, overflow="fold" if color else "ignore", no_wrap=not color)
+        for name in ("device", "file", "location", "severity", "rule"):
+            table.add_column(name, no_wrap=True, overflow="ignore")
+        table.add_column("message", overflow="fold" if color else "ignore", no_wrap=not color)
         for f in items:
             style = ("red" if f.severity == "error" else "yellow") if color else ""
             # Text cells, not markup: messages quote config text that may contain "[...]".

@@ -225,6 +225,8 @@ def _describe(ltype: Any, leaf_path: str, refs: list[str]) -> str:
             texts.append(_describe(typed, leaf_path, refs))
         name = ltype.name()
         return name if name not in ("union", "") and not members else " or ".join(t for t in texts if t)
+    if base == Type.BOOL:
+        return "'true' or 'false'"
     if base in Type.NUM_TYPES:
         rng = ltype.range()
         return f"{ltype.basename()} {rng}" if rng else ""
