@@ -6,7 +6,9 @@ A case directory holds ``commands.json``::
 
 Each command maps to the list of its responses in the order the device gave them
 (a command run twice - ``frr-reload.py --test`` before and after a reload - has two);
-the last response repeats.  ``stdout``/``stderr`` name files beside commands.json.
+the last response repeats.  ``stdout``/``stderr`` name files relative to the case
+directory (``stdout_text``/``stderr_text`` give the text inline); an upload response
+can say ``"stdout_sha256_of_stdin": "<path>"`` to answer with the digest of what was sent.
 A command that is not in the map fails the test, and every command sent is kept in
 ``commands`` (with its stdin in ``stdins``) so tests assert the exact sequence.
 
@@ -16,6 +18,7 @@ A command that is not in the map fails the test, and every command sent is kept 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -56,8 +59,10 @@ class FakeTransport:
         i = self.used.get(command, 0)
         self.used[command] = i + 1
         resp = queue[min(i, len(queue) - 1)]
-        return CommandResult(command, self._text(resp, "stdout"), self._text(resp, "stderr"),
-                             int(resp.get("exit_status", 0)))
+        stdout = self._text(resp, "stdout")
+        if resp.get("stdout_sha256_of_stdin"):  # an upload: `cat > f && sha256sum f` of what was sent
+            stdout = f"{hashlib.sha256((stdin or '').encode()).hexdigest()}  {resp['stdout_sha256_of_stdin']}\n"
+        return CommandResult(command, stdout, self._text(resp, "stderr"), int(resp.get("exit_status", 0)))
 
     def is_alive(self) -> bool:
         return not self.closed

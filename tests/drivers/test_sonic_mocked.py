@@ -1,0 +1,282 @@
+"""SonicDriver against recorded SONiC command outputs: exact command sequences of
+checkpoint -> config replace -> FRR reload -> config save, and the rollbacks on failure."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from napalm.base.exceptions import CommandErrorException, ReplaceConfigException
+
+from fabricgen.drivers import SonicDriver
+from fabricgen.drivers.sonic import make_bundle, parse_bundle
+from tests.drivers.fake_transport import FakeTransport
+
+DATA = Path(__file__).resolve().parent / "mocked_data" / "sonic"
+CANDIDATE = DATA / "candidate"
+TOKEN = "0123456789ab"
+DB = f"/tmp/fabricgen-{TOKEN}-config_db.json"
+FC = f"/tmp/fabricgen-{TOKEN}-frr.conf"
+CHECKPOINT = "fabricgen-20250102T030405Z"
+
+
+def bgp(cmd: str) -> str:
+    return f"sudo -n docker exec -i bgp sh -c {shlex.quote(cmd)}"
+
+
+LOAD = [
+    f"umask 077; cat > {DB} && sha256sum {DB}",
+    bgp(f"umask 077; cat > {FC} && sha256sum {FC}"),
+    bgp(f"vtysh --dryrun -f {FC}"),
+]
+FRR_TEST = bgp(f"/usr/lib/frr/frr-reload.py --test {FC}")
+COMPARE = ["show runningconfiguration all", FRR_TEST, "sudo -n docker exec -i bgp vtysh -c 'show running-config'"]
+PRECHECK = [bgp(f"vtysh --dryrun -f {FC}"), FRR_TEST]
+SAVE_ROLLBACK_POINT = bgp(
+    "set -e; vtysh -c 'show running-config no-header' > /etc/frr/frr.conf.rollback.new; "
+    "test -s /etc/frr/frr.conf.rollback.new; mv -f /etc/frr/frr.conf.rollback.new /etc/frr/frr.conf.rollback; "
+    "if [ -e /etc/frr/frr.conf ]; then cp -p /etc/frr/frr.conf /etc/frr/frr.conf.fabricgen-prev; "
+    "else rm -f /etc/frr/frr.conf.fabricgen-prev; fi")
+
+
+def install(src: str) -> str:
+    return bgp(f"set -e; cp {src} /etc/frr/frr.conf.fabricgen-new; "
+               "chown --reference=/etc/frr/frr.conf /etc/frr/frr.conf.fabricgen-new 2>/dev/null || true; "
+               "chmod --reference=/etc/frr/frr.conf /etc/frr/frr.conf.fabricgen-new 2>/dev/null || true; "
+               "mv -f /etc/frr/frr.conf.fabricgen-new /etc/frr/frr.conf")
+
+
+RELOAD = bgp("/usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf")
+RESTORE_STARTUP = bgp("if [ -e /etc/frr/frr.conf.fabricgen-prev ]; then "
+                      "cp -p /etc/frr/frr.conf.fabricgen-prev /etc/frr/frr.conf; fi")
+FRR_RESTORE = [install("/etc/frr/frr.conf.rollback"), RELOAD, RESTORE_STARTUP]
+CLEANUP = [f"rm -f {DB}", bgp(f"rm -f {FC}")]
+
+
+class MockSonicDriver(SonicDriver):
+    case = "getters"
+
+    def _new_token(self) -> str:
+        return TOKEN
+
+    def _now(self) -> datetime:
+        return datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+    def _open_transport(self) -> FakeTransport:
+        return FakeTransport(DATA / self.case)
+
+
+def driver(case: str, **optional: Any) -> MockSonicDriver:
+    d = MockSonicDriver("198.18.253.21", "admin", "", optional_args={"key_file": "/k", **optional})
+    d.case = case
+    d.open()
+    return d
+
+
+def sent(d: SonicDriver) -> list[str]:
+    assert isinstance(d.transport, FakeTransport)
+    return d.transport.commands
+
+
+def loaded(case: str) -> MockSonicDriver:
+    d = driver(case)
+    d.load_replace_candidate(filename=str(CANDIDATE))
+    assert sent(d) == LOAD
+    return d
+
+
+# --------------------------------------------------------------------------- getters
+
+
+def test_getters_go_through_the_containers() -> None:
+    d = driver("getters")
+    facts = d.get_facts()
+    assert facts["os_version"] == "SONiC.202311.1-8c08d87"
+    assert facts["model"] == "Accton-AS7326-56X" and facts["serial_number"] == "732656X2147C001"
+    assert facts["hostname"] == "leaf1" and facts["vendor"] == "SONiC"
+    assert d.get_lldp_neighbors()["Ethernet0"] == [{"hostname": "sw2", "port": "Ethernet0"}]
+    assert len(d.get_bgp_neighbors()["global"]["peers"]) == 2
+    assert d.get_interfaces()["Ethernet0"]["is_up"]
+    assert sent(d)[:2] == ["show version", SonicDriver._FACTS_PROBE]
+    assert "sudo -n docker exec -i lldp lldpcli show neighbors -f json" in sent(d)
+    assert "sudo -n docker exec -i bgp vtysh -c 'show bgp vrf all summary json'" in sent(d)
+
+
+def test_get_config_returns_bundles() -> None:
+    d = driver("getters")
+    config = d.get_config()
+    running_db, running_frr = parse_bundle(config["running"])
+    assert "bgpraw" not in running_db and running_db["PORT"]["Ethernet8"]["mtu"] == "9100"
+    assert "router bgp 65001" in running_frr
+    startup_db, _ = parse_bundle(config["startup"])
+    assert startup_db["DEVICE_METADATA"]["localhost"]["docker_routing_config_mode"] == "split-unified"
+    assert config["candidate"] == ""
+
+
+# --------------------------------------------------------------------------- candidate formats
+
+
+def test_candidate_formats_are_equivalent() -> None:
+    db_text = (CANDIDATE / "config_db.json").read_text()
+    frr = (CANDIDATE / "frr.conf").read_text()
+    from_dir = SonicDriver._read_candidate(str(CANDIDATE), None)
+    assert from_dir == (json.loads(db_text), frr)
+    assert SonicDriver._read_candidate(None, {"config_db.json": db_text, "frr.conf": frr}) == from_dir
+    assert SonicDriver._read_candidate(None, {"config_db.json": json.loads(db_text), "frr.conf": frr}) == from_dir
+    assert SonicDriver._read_candidate(None, make_bundle(json.loads(db_text), frr)) == from_dir
+
+
+def test_bundle_file(tmp_path: Path) -> None:
+    bundle = tmp_path / "leaf1.json"
+    bundle.write_text(make_bundle(json.loads((CANDIDATE / "config_db.json").read_text()), "hostname x\n"))
+    db, frr = SonicDriver._read_candidate(str(bundle), None)
+    assert frr == "hostname x\n" and "PORT" in db
+
+
+@pytest.mark.parametrize("bad", [
+    "not json", '{"config_db.json": {}}', '{"config_db.json": {"A": {}}, "frr.conf": 3}',
+    '{"config_db.json": "[1]", "frr.conf": ""}', '{"config_db.json": {}, "frr.conf": "", "x": 1}', "[]",
+])
+def test_bad_bundles_are_refused(bad: str) -> None:
+    with pytest.raises(ReplaceConfigException):
+        parse_bundle(bad)
+
+
+def test_directory_must_hold_both_files(tmp_path: Path) -> None:
+    (tmp_path / "config_db.json").write_text("{}")
+    with pytest.raises(ReplaceConfigException, match=r"lacks frr\.conf"):
+        SonicDriver._read_candidate(str(tmp_path), None)
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def test_compare_diffs_config_db_and_frr() -> None:
+    d = loaded("compare")
+    diff = d.compare_config()
+    assert sent(d) == LOAD + COMPARE
+    db_part, _, frr_part = diff.partition("--- running/frr.conf")
+    assert db_part.startswith("--- running/config_db.json\n+++ candidate/config_db.json\n")
+    assert '-            "mtu": "9100",\n' in db_part and '+            "mtu": "9216",\n' in db_part
+    assert '+        "Ethernet8|198.19.10.2/31": {}\n' in db_part
+    assert "bgpraw" not in diff
+    assert "+router bgp 65001\n" in frr_part
+
+
+def test_compare_in_sync_is_empty() -> None:
+    d = loaded("compare_in_sync")
+    assert d.compare_config() == ""
+    # FRR had nothing to do, so its running config was not even fetched
+    assert sent(d) == LOAD + ["show runningconfiguration all", FRR_TEST]
+
+
+# --------------------------------------------------------------------------- commit
+
+
+def test_commit_sequence_checkpoint_replace_frr_save() -> None:
+    d = loaded("commit_ok")
+    d.commit_config()
+    assert sent(d) == LOAD + PRECHECK + [
+        f"sudo -n config checkpoint {CHECKPOINT}",
+        f"sudo -n config replace {DB}",
+        SAVE_ROLLBACK_POINT, install(FC), RELOAD,
+        "sudo -n config save -y",
+    ] + CLEANUP
+    assert d._last_checkpoint == CHECKPOINT
+
+
+def test_replace_failure_rolls_back_to_the_checkpoint_and_leaves_frr_alone() -> None:
+    d = loaded("commit_replace_fails")
+    with pytest.raises(ReplaceConfigException, match="rolled back to checkpoint") as err:
+        d.commit_config()
+    assert "does not satisfy the constraint" in str(err.value)
+    assert sent(d) == LOAD + PRECHECK + [
+        f"sudo -n config checkpoint {CHECKPOINT}",
+        f"sudo -n config replace {DB}",
+        f"sudo -n config rollback {CHECKPOINT}",
+    ]
+
+
+def test_frr_failure_restores_frr_then_rolls_back_config_db() -> None:
+    d = loaded("commit_frr_fails")
+    with pytest.raises(ReplaceConfigException, match="rolled back to checkpoint") as err:
+        d.commit_config()
+    assert "peer-group" in str(err.value)
+    assert sent(d) == LOAD + PRECHECK + [
+        f"sudo -n config checkpoint {CHECKPOINT}",
+        f"sudo -n config replace {DB}",
+        SAVE_ROLLBACK_POINT, install(FC), RELOAD,
+        *FRR_RESTORE,
+        f"sudo -n config rollback {CHECKPOINT}",
+    ]
+
+
+def test_save_failure_undoes_both_parts() -> None:
+    d = loaded("commit_save_fails")
+    with pytest.raises(ReplaceConfigException, match="config save exited 1"):
+        d.commit_config()
+    tail = sent(d)[sent(d).index("sudo -n config save -y"):]
+    assert tail == ["sudo -n config save -y", bgp("test -s /etc/frr/frr.conf.rollback"), *FRR_RESTORE,
+                    f"sudo -n config rollback {CHECKPOINT}"]
+
+
+def test_failed_precheck_takes_no_checkpoint() -> None:
+    d = loaded("commit_ok")
+    assert isinstance(d.transport, FakeTransport)
+    d.transport.responses[FRR_TEST] = [{"exit_status": 1, "stderr_text": "ERROR: vtysh failed"}]
+    with pytest.raises(ReplaceConfigException, match="frr-reload --test failed"):
+        d.commit_config()
+    assert not any(c.startswith("sudo -n config") for c in sent(d))
+
+
+def test_checkpoint_failure_changes_nothing() -> None:
+    d = loaded("commit_ok")
+    assert isinstance(d.transport, FakeTransport)
+    d.transport.responses[f"sudo -n config checkpoint {CHECKPOINT}"] = [
+        {"exit_status": 2, "stderr_text": "Failed to create a config checkpoint\n"}]
+    with pytest.raises(ReplaceConfigException, match="nothing changed"):
+        d.commit_config()
+    assert sent(d)[-1] == f"sudo -n config checkpoint {CHECKPOINT}"
+
+
+def test_save_can_be_turned_off() -> None:
+    d = driver("commit_ok", save_config=False)
+    d.load_replace_candidate(filename=str(CANDIDATE))
+    d.commit_config()
+    assert "sudo -n config save -y" not in sent(d)
+
+
+# --------------------------------------------------------------------------- rollback
+
+
+def test_rollback_uses_the_latest_fabricgen_checkpoint() -> None:
+    d = driver("rollback")
+    d.rollback()
+    assert sent(d) == [
+        "sudo -n config list-checkpoints",
+        f"sudo -n config rollback {CHECKPOINT}",
+        bgp("test -s /etc/frr/frr.conf.rollback"), *FRR_RESTORE,
+        "sudo -n config save -y",
+    ]
+
+
+def test_rollback_after_commit_in_the_same_session_needs_no_listing() -> None:
+    d = loaded("commit_ok")
+    d.commit_config()
+    d.transport.responses.update(FakeTransport(DATA / "rollback").responses)  # type: ignore[union-attr]
+    d.rollback()
+    tail = sent(d)[sent(d).index(f"rm -f {DB}") + 2:]
+    assert tail[0] == f"sudo -n config rollback {CHECKPOINT}"
+    assert "sudo -n config list-checkpoints" not in sent(d)
+
+
+def test_rollback_without_checkpoint() -> None:
+    d = driver("rollback")
+    assert isinstance(d.transport, FakeTransport)
+    d.transport.responses["sudo -n config list-checkpoints"] = [{"stdout_text": '[\n    "pre-upgrade"\n]\n'}]
+    with pytest.raises(CommandErrorException, match="no fabricgen-\\* checkpoint"):
+        d.rollback()
