@@ -17,8 +17,8 @@ from napalm.base.exceptions import ReplaceConfigException
 
 from fabricgen.drivers import FrrDriver
 from fabricgen.lab import LabState, lab_down, lab_up
+from fabricgen.lab.daemons import missing_tools
 from tests.drivers import lab_fabric as lf
-from tests.lab.conftest import lab_skip_reason
 
 pytestmark = pytest.mark.lab
 
@@ -27,9 +27,10 @@ SW2_LOOPBACK = f"{lf.LOOPBACK['sw2']}/32"
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
-    reason = lab_skip_reason()
-    if reason:
-        pytest.skip(reason)
+    if os.geteuid() != 0:
+        pytest.skip("live lab needs root (network namespaces, mounts)")
+    if missing_tools():
+        pytest.skip(f"live lab needs {', '.join(missing_tools())} (apt install frr lldpd openssh-server)")
     workdir = tmp_path_factory.mktemp("drvlab")
     state = lab_up(lf.topology(str(workdir), f"fgd{os.getpid() % 100000}"))
     try:
