@@ -521,7 +521,10 @@ class SonicYangValidator:
             msg = f"key {key!r} does not fit table {table.name}: expected {table.shapes()}"
             conv.findings.append((pointer(*where), msg, "error"))
             return
-        entry: dict[str, Any] = {k: self._encode(lst.leaves[k], v) for k, v in zip(lst.keys, parts, strict=True)}
+        entry: dict[str, Any] = {
+            k: v if lst.leaves[k].kind == "str" else self._encode(lst.leaves[k], v)
+            for k, v in zip(lst.keys, parts, strict=True)
+        }
         if lst.inner is not None:
             inner = lst.inner
             rows = []
@@ -567,6 +570,13 @@ class SonicYangValidator:
     ) -> None:
         for fname, fval in fields.items():
             leaf = leaves.get(fname)
+            if leaf is not None and type(fval) is str and not leaf.is_list and fname not in keys:
+                if leaf.kind == "str":  # fast path: most fields of every table
+                    out[fname] = fval
+                    continue
+                if leaf.kind == "num" and fval.isascii() and fval.isdigit():
+                    out[fname] = int(fval)
+                    continue
             here = (*where, fname)
             if leaf is None or fname in keys:
                 if fname in keys and _as_text(fval) == _as_text(out.get(fname)):
