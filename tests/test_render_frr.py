@@ -205,8 +205,13 @@ def test_bfd_profile_from_intent(all_frr: Plan) -> None:
     b = all_frr.intent.bgp.bfd
     sw = all_frr.by_role("leaf")[0]
     text = frr_conf(sw, all_frr)
-    assert (f"bfd\n profile {frr_common.BFD_PROFILE}\n  receive-interval {b.min_rx_ms}\n"
-            f"  transmit-interval {b.min_tx_ms}\n  detect-multiplier {b.multiplier}\n") in text
+    # Default timers (300/300/3) are left to FRR, so running-config and the file agree line for line.
+    assert (b.min_rx_ms, b.min_tx_ms, b.multiplier) == (300, 300, 3)
+    assert f"bfd\n profile {frr_common.BFD_PROFILE}\n exit\n" in text
+    fast = plan_of(small_intent(platforms={"leaf": "frr", "spine": "frr"},
+                                bgp={"bfd": {"min_rx_ms": 100, "min_tx_ms": 150, "multiplier": 3}}))
+    ftext = frr_conf(fast.by_role("leaf")[0], fast)
+    assert f"bfd\n profile {frr_common.BFD_PROFILE}\n  receive-interval 100\n  transmit-interval 150\n exit\n" in ftext
     assert sw.bgp is not None
     lines = bgp_lines(text)
     for n in sw.bgp.neighbors:

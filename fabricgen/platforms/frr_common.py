@@ -73,12 +73,25 @@ class RouteMap:
     entries: list[RouteMapEntry] = field(default_factory=list)
 
 
+# FRR omits settings equal to its defaults from `show running-config`; writing them makes
+# frr-reload.py report them as "to add" forever, so a re-deploy would never be a no-op.
+FRR_BFD_DEFAULTS = {"receive_interval": 300, "transmit_interval": 300, "detect_multiplier": 3}
+
+
 @dataclass(frozen=True, slots=True)
 class BfdProfile:
+    """Timers that differ from FRR's defaults; None means "FRR default, not written"."""
+
     name: str
-    receive_interval: int  # ms
-    transmit_interval: int  # ms
-    detect_multiplier: int
+    receive_interval: int | None  # ms
+    transmit_interval: int | None  # ms
+    detect_multiplier: int | None
+
+    @classmethod
+    def of(cls, name: str, rx: int, tx: int, mult: int) -> BfdProfile:
+        d = FRR_BFD_DEFAULTS
+        return cls(name, None if rx == d["receive_interval"] else rx, None if tx == d["transmit_interval"] else tx,
+                   None if mult == d["detect_multiplier"] else mult)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +212,7 @@ def bgp_config(sw: Switch, plan: Plan) -> BgpConfig:
         cfg.neighbors.append(Neighbor(n.ip, n.remote_asn, n.description, BFD_PROFILE if bfd else ""))
         fam.neighbors.append(AfNeighbor(n.ip, ROUTE_MAP_IMPORT, fam.rm_export, n.allowas_in))
     if any_bfd:
-        cfg.bfd_profile = BfdProfile(BFD_PROFILE, b.bfd_min_rx, b.bfd_min_tx, b.bfd_multiplier)
+        cfg.bfd_profile = BfdProfile.of(BFD_PROFILE, b.bfd_min_rx, b.bfd_min_tx, b.bfd_multiplier)
 
     a = plan.intent.addressing
     transit = sw.role != "leaf"
