@@ -164,8 +164,8 @@ def gpu_targets(plan: Plan, src: Server) -> list[tuple[str, str, str]]:
 
 
 def check_gpu_output(src: Server, pairs: list[tuple[str, str, str]], output: str) -> list[Outcome]:
-    ok = {line.split()[1] for line in output.splitlines() if line.startswith("OK ")}
-    return [Outcome(src.name, "gpu", label, f"{s}>{d}" in ok, "reachable", "reachable" if f"{s}>{d}" in ok
+    ok = {tuple(line.split()[1:3]) for line in output.splitlines() if line.startswith("OK ")}
+    return [Outcome(src.name, "gpu", label, (s, d) in ok, "reachable", "reachable" if (s, d) in ok
                     else "unreachable") for s, d, label in pairs]
 
 
@@ -203,16 +203,29 @@ def collect_switch(task: Task, plan: Plan, checks: tuple[str, ...]) -> Result:
 
 
 def ping_script(pairs: list[tuple[str, str, str]]) -> str:
-    lines = [f"ping -c1 -W1 -I {s} {d} >/dev/null 2>&1 && echo OK {s}>{d} || echo FAIL {s}>{d}"
+    lines = [f"if ping -c1 -W1 -I {s} {d} >/dev/null 2>&1; then echo OK {s} {d}; else echo FAIL {s} {d}; fi"
              for s, d, _ in pairs]
     return "; ".join(lines)
 
 
-def collect_gpu(plan: Plan, workers: int) -> list[Outcome]:
-    """Ping across rails from every server namespace over SSH (netmiko, linux)."""
-    from concurrent.futures import ThreadPoolExecutor
+def ssh_run(host: str, creds: dict[str, Any], command: str, timeout: float = 60.0) -> str:
+    """One command on its own SSH exec channel (no shell prompt games); returns stdout."""
+    import paramiko
 
-    from netmiko import ConnectHandler
+    client = paramiko.SSHClient()
+    client.set_missing_host_key_policy(paramiko.AutoAddPolicy())  # noqa: S507 - lab/servers keys are not pinned
+    try:
+        client.connect(host, username=creds["username"], password=creds["password"], key_filename=creds["key_file"],
+                       look_for_keys=not creds["key_file"], allow_agent=True, timeout=20)
+        _, stdout, _ = client.exec_command(command, timeout=timeout)
+        return str(stdout.read().decode(errors="replace"))
+    finally:
+        client.close()
+
+
+def collect_gpu(plan: Plan, workers: int) -> list[Outcome]:
+    """Ping across rails from every server over SSH: source-routed out of each NIC, to other rails."""
+    from concurrent.futures import ThreadPoolExecutor
 
     from fabricgen.nornir_inventory import connection_settings
 
@@ -221,10 +234,7 @@ def collect_gpu(plan: Plan, workers: int) -> list[Outcome]:
     def one(srv: Server) -> list[Outcome]:
         pairs = gpu_targets(plan, srv)
         try:
-            with ConnectHandler(device_type="linux", host=srv.mgmt_ip, username=creds["username"],
-                                password=creds["password"], key_file=creds["key_file"],
-                                use_keys=bool(creds["key_file"]), timeout=20) as conn:
-                output = conn.send_command(ping_script(pairs), read_timeout=60)
+            output = ssh_run(srv.mgmt_ip, creds, ping_script(pairs))
         except Exception as exc:  # noqa: BLE001 - an unreachable server is a finding, not a crash
             return [Outcome(srv.name, "gpu", "ssh", False, "reachable over SSH", f"{type(exc).__name__}: {exc}")]
         return check_gpu_output(srv, pairs, output)
