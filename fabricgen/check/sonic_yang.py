@@ -23,8 +23,9 @@ How:
   a comma-separated string.
 * libyang stops at the first data error, so validation loops: report the error at its
   config_db JSON pointer, drop the offending leaf/entry from the instance data, parse
-  again.  Errors that merely follow from an entry dropped earlier (dangling leafrefs to
-  it) are not reported twice.
+  again.  Errors that merely follow from one already reported (leafrefs to a dropped
+  entry, musts comparing with a dropped leaf) are not reported again.  A key that fails
+  its type is located by checking the candidate entries' keys with libyang.
 
 Table -> (module, lists) mapping found in the vendored models (sonic-buildimage
 086b03bd70f9) for the tables fabricgen renders:
@@ -139,6 +140,7 @@ class _Leaf:
     snode: Any  # compiled schema node (cdata), needed for union resolution
     hint: str = ""  # allowed values/range (the leaf's own restrictions; typedef ones are not visible)
     refs: tuple[str, ...] = ()  # leafref targets as prefix-free absolute schema paths
+    musts: tuple[str, ...] = ()  # must expressions, to spot errors that follow from a dropped leaf
     union_cache: dict[str, str] = field(default_factory=dict)
 
 
@@ -264,7 +266,8 @@ def _leaf_info(snode: Any, leaf_path: str) -> _Leaf:
         kind = "str"  # (u)int64, decimal64, string, enumeration, bits, identityref, ...
     refs: list[str] = []
     hint = _describe(ltype, leaf_path, refs)
-    return _Leaf(snode.name(), kind, isinstance(snode, SLeafList), snode.cdata, hint, tuple(refs))
+    musts = tuple(snode.must_conditions())
+    return _Leaf(snode.name(), kind, isinstance(snode, SLeafList), snode.cdata, hint, tuple(refs), musts)
 
 
 def _leaves(node: Any, path: str) -> dict[str, _Leaf]:
@@ -397,6 +400,7 @@ class _Step:
 @dataclass
 class _LoopState:
     dropped_leaves: set[tuple[int, str]] = field(default_factory=set)
+    dropped_names: set[str] = field(default_factory=set)
     dropped_keys: set[tuple[str, str]] = field(default_factory=set)  # (list key schema path, value)
 
 
@@ -663,8 +667,7 @@ class SonicYangValidator:
     def _resolve_data(
         self, conv: _Converted, state: _LoopState, msg: str, path: str, apptag: str
     ) -> tuple[list[tuple[str, str]], bool]:
-        quoted = re.search(r'"(.*?)"', msg)
-        steps = _walk(conv.data, _parse_path(path), quoted.group(1) if quoted else None)
+        steps = self._walk(conv, _parse_path(path))
         if not steps:
             return [("", f"{msg} (at {path})")], False
         last = steps[-1]
@@ -679,17 +682,28 @@ class SonicYangValidator:
         unknown = re.match(r'Node "(.+?)" not found as a child of', msg)
         if unknown and not is_leaf:
             loc = (*origin, unknown.group(1))
-        leaf = self._leaf_for(steps) if is_leaf else None
+        leaf = self._leaf_for([s.name for s in steps]) if is_leaf else None
         value = last.obj if is_leaf and not isinstance(last.obj, list) else None
         report: list[tuple[str, str]] = []
-        if not (leaf and value is not None and self._dangling(state, leaf, value)):
+        if not self._follows(state, leaf, value, apptag):
             report.append((pointer(*loc), self._explain(leaf, value, msg, apptag)))
         return report, self._drop(conv, state, steps)
 
     @staticmethod
-    def _dangling(state: _LoopState, leaf: _Leaf, value: Any) -> bool:
-        """A reference to an entry dropped for its own error: already reported there."""
-        return any((ref, _as_text(value)) in state.dropped_keys for ref in leaf.refs)
+    def _follows(state: _LoopState, leaf: _Leaf | None, value: Any, apptag: str) -> bool:
+        """An error that only follows from one already reported (and dropped), so not worth a finding.
+
+        A reference to an entry dropped for its own error, or a must that compares with a
+        leaf dropped for its own error (e.g. detection_time >= a bad GLOBAL POLL_INTERVAL).
+        """
+        if leaf is None:
+            return False
+        if value is not None and any((ref, _as_text(value)) in state.dropped_keys for ref in leaf.refs):
+            return True
+        if apptag == "must-violation" and state.dropped_names:
+            words = {w for m in leaf.musts for w in re.findall(r"[A-Za-z_][\w-]*", m)}
+            return bool(words & state.dropped_names)
+        return False
 
     @staticmethod
     def _explain(leaf: _Leaf | None, value: Any, msg: str, apptag: str) -> str:
@@ -704,8 +718,8 @@ class SonicYangValidator:
             return f"{msg.rstrip('.')} (expected {leaf.hint})"
         return msg
 
-    def _leaf_for(self, steps: list[_Step]) -> _Leaf | None:
-        names = [s.name for s in steps]
+    def _leaf_for(self, names: list[str]) -> _Leaf | None:
+        """The leaf at a data path given as node names (module:top, table, list/container, ..., leaf)."""
         if len(names) < 4:
             return None
         table = self.tables.get(names[1])
@@ -720,6 +734,65 @@ class SonicYangValidator:
                     return inner.key if names[-1] == inner.key.name else inner.value
                 return lst.leaves.get(names[-1])
         return None
+
+    def _walk(self, conv: _Converted, segs: list[tuple[str, list[tuple[str, str]]]]) -> list[_Step]:
+        """Follow a libyang data path through our instance data as far as it matches."""
+        steps: list[_Step] = []
+        node: Any = conv.data
+        for i, (name, preds) in enumerate(segs):
+            if not isinstance(node, dict) or name not in node:
+                break
+            val = node[name]
+            if isinstance(val, list) and val and all(isinstance(v, dict) for v in val):
+                nxt = segs[i + 1][0] if i + 1 < len(segs) else None
+                j = self._pick(conv, [*(s.name for s in steps), name], val, preds, nxt)
+                if j is None:
+                    break
+                steps.append(_Step(name, val, j, val[j]))
+                node = val[j]
+                continue
+            if isinstance(val, list):  # leaf-list: [.='x'] or [n] picks one item, else the whole field
+                pos = None
+                for k, v in preds:
+                    if k == "#" and 0 < int(v) <= len(val):
+                        pos = int(v) - 1
+                    elif k == ".":
+                        pos = next((j for j, x in enumerate(val) if _same_value(x, v)), None)
+                steps.append(_Step(name, node, name, val) if pos is None else _Step(name, val, pos, val[pos]))
+                break
+            steps.append(_Step(name, node, name, val))
+            node = val
+        return steps
+
+    def _pick(
+        self, conv: _Converted, names: list[str], entries: list[Any], preds: list[tuple[str, str]], nxt: str | None
+    ) -> int | None:
+        """Index of the list entry a path step means.
+
+        A key that fails its type stops libyang before the entry exists, so the path
+        names only the keys parsed so far ([port='Ethernet0']/pg_num): among the entries
+        matching those, take the one whose next key is the invalid value.
+        """
+        matches = [
+            j for j, e in enumerate(entries) if all(k == "#" or (k in e and _same_value(e[k], v)) for k, v in preds)
+        ]
+        if not matches:
+            return None
+        if nxt is not None and nxt in conv.keys.get(id(entries[matches[0]]), ()) and nxt not in dict(preds):
+            leaf = self._leaf_for([*names, nxt])
+            for j in matches:
+                if leaf is not None and not self._valid_value(leaf, entries[j].get(nxt)):
+                    return j
+        return matches[0]
+
+    def _valid_value(self, leaf: _Leaf, value: Any) -> bool:
+        """Does the value pass the leaf's type (leafref targets are not looked up)?"""
+        from _libyang import ffi, lib
+
+        raw = _as_text(value).encode()
+        ret = lib.lyd_value_validate(self.ctx.cdata, leaf.snode, raw, len(raw), ffi.NULL, ffi.NULL, ffi.NULL)
+        lib.ly_err_clean(self.ctx.cdata, ffi.NULL)
+        return bool(ret in (lib.LY_SUCCESS, lib.LY_EINCOMPLETE))
 
     def _drop(self, conv: _Converted, state: _LoopState, steps: list[_Step]) -> bool:
         """Remove the failing leaf, or its whole entry when the leaf is a key or the error is on the entry."""
@@ -736,6 +809,7 @@ class SonicYangValidator:
                 else:
                     del last.holder[last.index]
                 state.dropped_leaves.add((id(entry), last.name))
+                state.dropped_names.add(last.name)
                 return True
         while steps:
             step = steps[-1]
@@ -785,49 +859,6 @@ class SonicYangValidator:
 
 
 # --------------------------------------------------------------------------- walking instance data
-
-
-def _pick(entries: list[Any], preds: list[tuple[str, str]], next_name: str | None, value: str | None) -> int | None:
-    """Index of the list entry a path step means; keyless steps (a key that failed to parse) match by value."""
-    for j, e in enumerate(entries):
-        if not isinstance(e, dict):
-            continue
-        if preds:
-            if all(k == "#" or (k in e and _same_value(e[k], v)) for k, v in preds):
-                return j
-        elif next_name is not None and value is not None and next_name in e and _as_text(e[next_name]) == value:
-            return j
-    return None
-
-
-def _walk(data: dict[str, Any], segs: list[tuple[str, list[tuple[str, str]]]], value: str | None) -> list[_Step]:
-    """Follow a libyang data path through our instance data as far as it matches."""
-    steps: list[_Step] = []
-    node: Any = data
-    for i, (name, preds) in enumerate(segs):
-        if not isinstance(node, dict) or name not in node:
-            break
-        val = node[name]
-        if isinstance(val, list) and val and all(isinstance(v, dict) for v in val):
-            nxt = segs[i + 1][0] if i + 1 < len(segs) else None
-            j = _pick(val, preds, nxt, value)
-            if j is None:
-                break
-            steps.append(_Step(name, val, j, val[j]))
-            node = val[j]
-            continue
-        if isinstance(val, list):  # leaf-list: [.='x'] or [n] picks one item, else the whole field
-            pos = None
-            for k, v in preds:
-                if k == "#" and 0 < int(v) <= len(val):
-                    pos = int(v) - 1
-                elif k == ".":
-                    pos = next((j for j, x in enumerate(val) if _same_value(x, v)), None)
-            steps.append(_Step(name, node, name, val) if pos is None else _Step(name, val, pos, val[pos]))
-            break
-        steps.append(_Step(name, node, name, val))
-        node = val
-    return steps
 
 
 def _instances(data: dict[str, Any], names: list[str]) -> Iterator[list[_Step]]:

@@ -286,3 +286,21 @@ def test_plain_sonic_checkout_gets_its_templates_rendered(yang: Path, tmp_path: 
     validator = SonicYangValidator(tmp_path / "sonic-buildimage")
     assert validator.yang_dir == checkout
     assert check(validator, leaf()) == []
+
+
+def test_bad_key_value_names_the_right_entry(validator: SonicYangValidator) -> None:
+    """libyang names only the keys parsed so far; the entry whose key is invalid must be the one reported."""
+    db = leaf()
+    db["BUFFER_PG"]["Ethernet0|8"] = {"profile": "ingress_lossy_profile"}  # PGs are 0-7; Ethernet0|0 and |3 are fine
+    db["MAP_PFC_PRIORITY_TO_QUEUE"]["AI"]["8"] = "0"  # a bad key inside a map entry
+    found = errors(check(validator, db))
+    assert sorted(f.location for f in found) == ["/BUFFER_PG/Ethernet0|8", "/MAP_PFC_PRIORITY_TO_QUEUE/AI/8"]
+
+
+def test_errors_that_follow_from_a_reported_one_are_not_repeated(validator: SonicYangValidator) -> None:
+    db = leaf()
+    db["PFC_WD"]["GLOBAL"]["POLL_INTERVAL"] = "1001"  # every port's detection_time >= POLL_INTERVAL must then fails
+    db["WRED_PROFILE"]["ROCE.ECN"] = {"ecn": "ecn_all"}
+    db["QUEUE"]["Ethernet0|4"] = {"wred_profile": "ROCE.ECN"}  # dangling only because the profile is dropped
+    found = errors(check(validator, db))
+    assert sorted(f.location for f in found) == ["/PFC_WD/GLOBAL/POLL_INTERVAL", "/WRED_PROFILE/ROCE.ECN"]
