@@ -39,8 +39,8 @@ Table -> (module, lists) mapping found in the vendored models (sonic-buildimage
                                                      | BGP_NEIGHBOR_LIST[vrf_name,neighbor] ("default|198.18.1.1",
                                                        vrf_name must exist in BGP_GLOBALS or VNET)
     DSCP_TO_TC_MAP            sonic-dscp-tc-map      DSCP_TO_TC_MAP_LIST[name] / DSCP_TO_TC_MAP[dscp] tc
-    TC_TO_QUEUE_MAP           sonic-tc-queue-map     TC_TO_QUEUE_MAP_LIST[name] / TC_TO_QUEUE_MAP[tc_num] qindex
-    TC_TO_PRIORITY_GROUP_MAP  sonic-tc-priority-group-map  ..._LIST[name] / TC_TO_PRIORITY_GROUP_MAP[tc_num] pg_num
+    TC_TO_QUEUE_MAP           sonic-tc-queue-map     TC_TO_QUEUE_MAP_LIST[name] / TC_TO_QUEUE_MAP[tc] qindex
+    TC_TO_PRIORITY_GROUP_MAP  sonic-tc-priority-group-map  ..._LIST[name] / TC_TO_PRIORITY_GROUP_MAP[tc] pg
     MAP_PFC_PRIORITY_TO_QUEUE sonic-pfc-priority-queue-map ..._LIST[name] / ..._QUEUE[pfc_priority] qindex
     PORT_QOS_MAP              sonic-port-qos-map     PORT_QOS_MAP_LIST[ifname]   (ifname: a port or "global")
     QUEUE                     sonic-queue            QUEUE_LIST[ifname,qindex] | VOQ_QUEUE_LIST[4 keys]
@@ -56,6 +56,8 @@ Table -> (module, lists) mapping found in the vendored models (sonic-buildimage
     FLEX_COUNTER_TABLE        sonic-flex_counter     one container per counter group (PFCWD, QUEUE, WRED_ECN_QUEUE, ...)
     DEVICE_NEIGHBOR           sonic-device_neighbor  DEVICE_NEIGHBOR_LIST[peer_name]  (native key = local port)
     LOOPBACK                  (none: no model defines it -> reported as "table not covered")
+
+(A / B = nested list: each config_db field of an A entry is one B entry, key = field name.)
 """
 
 from __future__ import annotations
