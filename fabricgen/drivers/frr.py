@@ -149,7 +149,9 @@ class NetmikoTransport:
                 while chan.recv_stderr_ready():
                     err.append(chan.recv_stderr(65536))
                     progressed = True
-                if chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
+                # sshd may report the exit status before it has forwarded all output: stop only at EOF.
+                if (chan.exit_status_ready() and chan.eof_received and not chan.recv_ready()
+                        and not chan.recv_stderr_ready()):
                     break
                 if time.monotonic() > deadline:
                     raise CommandTimeoutException(f"{self.hostname}: command timed out after {limit:.0f}s")

@@ -1,0 +1,250 @@
+"""The operator's workflow against the live lab, in order, over real SSH to real FRR.
+
+lab up -> deploy --dry-run changes nothing -> deploy -> validate passes -> a second deploy
+is a no-op -> faults, each reported precisely: a fabric link down, two cables swapped,
+one switch unreachable during deploy, a commit FRR rejects, bgpd stopped on a spine
+-> lab down leaves nothing behind.  The tests share one lab and run in file order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fabricgen import deploy as deploy_mod
+from fabricgen.cli import main
+from fabricgen.deploy import run_deploy
+from fabricgen.lab import LabState, lab_down, lab_up, node_exec
+from fabricgen.lab.from_plan import lab_topology
+from fabricgen.model import Plan
+from fabricgen.plan import load_plan
+from fabricgen.validate import Outcome, run_validate
+
+pytestmark = [pytest.mark.lab, pytest.mark.usefixtures("lab_host")]
+
+ROOT = Path(__file__).resolve().parents[2]
+LAB_INTENT = ROOT / "inventory" / "lab" / "fabric.yaml"
+CONVERGE_S = 60.0
+
+
+@pytest.fixture(scope="module")
+def plan() -> Plan:
+    return load_plan(LAB_INTENT)
+
+
+@pytest.fixture(scope="module")
+def lab(plan: Plan, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
+    workdir = tmp_path_factory.mktemp("lab")
+    state = lab_up(lab_topology(plan, workdir))
+    saved = os.environ.get("FABRICGEN_SSH_KEY")
+    os.environ["FABRICGEN_SSH_KEY"] = state.key_file
+    try:
+        yield state
+    finally:
+        if saved is None:
+            os.environ.pop("FABRICGEN_SSH_KEY", None)
+        else:
+            os.environ["FABRICGEN_SSH_KEY"] = saved
+        lab_down(workdir)
+
+
+def running(lab: LabState, node: str) -> str:
+    out = node_exec(lab.workdir, node, ["vtysh", "-c", "show running-config"])
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def sh(lab: LabState, node: str, *argv: str) -> None:
+    out = node_exec(lab.workdir, node, list(argv))
+    assert out.returncode == 0, f"{node}: {' '.join(argv)}: {out.stderr}"
+
+
+def failures(plan: Plan, lab: LabState, checks: tuple[str, ...]) -> list[Outcome]:
+    return run_validate(plan, checks, lab_workdir=lab.workdir).failures
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = CONVERGE_S, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(1.0)
+    pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+def wait_healthy(plan: Plan, lab: LabState, checks: tuple[str, ...] = ("bgp", "ecmp")) -> None:
+    wait_for(lambda: not failures(plan, lab, checks), what=f"{'/'.join(checks)} to pass")
+
+
+def cli_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict]:  # type: ignore[type-arg]
+    rc = main(argv)
+    return rc, json.loads(capsys.readouterr().out)
+
+
+# --------------------------------------------------------------------------- the happy path
+
+
+def test_dry_run_shows_diffs_and_changes_nothing(plan: Plan, lab: LabState,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    before = {h: running(lab, h) for h in plan.switches}
+    assert main(["deploy", "-i", str(LAB_INTENT), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    for host, sw in plan.switches.items():
+        assert host in out
+        assert f"+router bgp {sw.asn}" in out
+    assert "would change" in out and "dry run: nothing was changed" in out
+    assert {h: running(lab, h) for h in plan.switches} == before
+
+
+def test_deploy_then_validate_passes(plan: Plan, lab: LabState, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["deploy", "-i", str(LAB_INTENT)]) == 0
+    capsys.readouterr()
+    wait_healthy(plan, lab)
+    rc, report = cli_json(["validate", "-i", str(LAB_INTENT), "--format", "json"], capsys)
+    assert report["failures"] == [] and report["ok"] and rc == 0
+    # 32 sessions, 12 leaf pairs, 48 ports x (LLDP + interface), 6 configs, 8 servers x 2 NICs x 7 peers
+    assert report["checked"] == 32 + 12 + 48 + 48 + 6 + 112
+
+
+def test_second_deploy_reports_no_changes(plan: Plan, lab: LabState) -> None:
+    report = run_deploy(plan, dry_run=False, lab_workdir=lab.workdir)
+    assert report.ok and report.changed == {} and sorted(report.unchanged) == sorted(plan.switches)
+
+
+# --------------------------------------------------------------------------- faults
+
+
+def test_fabric_link_down_is_reported(plan: Plan, lab: LabState) -> None:
+    leaf = plan.switches["lab-leaf01"]
+    up = next(i for i in leaf.interfaces if i.tier == "leaf_spine")
+    sh(lab, leaf.hostname, "ip", "link", "set", up.name, "down")
+    try:
+        wait_for(lambda: any(f.check == "bgp" for f in failures(plan, lab, ("bgp",))), what="BGP to notice")
+        found = failures(plan, lab, ("bgp", "interfaces", "lldp", "ecmp"))
+        keys = {(f.device, f.check, f.item.split()[0]) for f in found}
+        assert (leaf.hostname, "interfaces", up.name) in keys
+        assert (leaf.hostname, "bgp", up.peer_ipv4) in keys
+        assert (up.peer_device, "bgp", up.ipv4.split("/")[0]) in keys
+        assert (leaf.hostname, "lldp", up.name) in keys
+        iface = next(f for f in found if f.device == leaf.hostname and f.check == "interfaces")
+        assert "down" in iface.actual
+        ecmp = [f for f in found if f.check == "ecmp" and f.device == leaf.hostname]
+        assert ecmp and all(f.actual == "3 next hops" and f.expected == "4 next hops" for f in ecmp)
+    finally:
+        sh(lab, leaf.hostname, "ip", "link", "set", up.name, "up")
+    wait_healthy(plan, lab)
+
+
+def test_swapped_cables_are_reported_on_both_ends(plan: Plan, lab: LabState) -> None:
+    """gpu0001's two rail cables swapped: each rail leaf sees the other NIC."""
+    srv = "gpu0001"
+    nic0, nic1 = plan.servers[0].nics[0], plan.servers[0].nics[1]
+    rename = [["ip", "link", "set", "eth0", "down"], ["ip", "link", "set", "eth1", "down"],
+              ["ip", "link", "set", "eth0", "name", "swap0"], ["ip", "link", "set", "eth1", "name", "eth0"],
+              ["ip", "link", "set", "swap0", "name", "eth1"], ["ip", "link", "set", "eth0", "up"],
+              ["ip", "link", "set", "eth1", "up"]]
+    for argv in rename:
+        sh(lab, srv, *argv)
+    try:
+        def miscabled() -> list[Outcome]:
+            return [f for f in failures(plan, lab, ("lldp",)) if "miscabled" in f.actual]
+
+        wait_for(lambda: len(miscabled()) == 2, timeout=30, what="LLDP to show the swap")
+        got = {(f.device, f.item.split()[0]): f for f in miscabled()}
+        a = got[nic0.leaf, nic0.leaf_port]
+        b = got[nic1.leaf, nic1.leaf_port]
+        assert a.expected == f"{srv} eth0" and a.actual.startswith(f"{srv} eth1")
+        assert b.expected == f"{srv} eth1" and b.actual.startswith(f"{srv} eth0")
+    finally:
+        for argv in rename:  # the same renames undo the swap
+            sh(lab, srv, *argv)
+    wait_for(lambda: not failures(plan, lab, ("lldp",)), timeout=30, what="LLDP to recover")
+
+
+def test_unreachable_switch_fails_alone(plan: Plan, lab: LabState, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    data = yaml.safe_load(LAB_INTENT.read_text())
+    data["bgp"]["bfd"]["min_tx_ms"] = 150  # a change for every switch
+    changed_intent = tmp_path / "fabric.yaml"
+    changed_intent.write_text(yaml.safe_dump(data))
+    dead = "lab-spine02"
+    sh(lab, dead, "ip", "link", "set", "mgmt0", "down")
+    try:
+        rc = main(["deploy", "-i", str(changed_intent), "--check-timeout", "30"])
+        out = capsys.readouterr().out
+        assert rc == 1
+        assert f"FAILED {dead}:" in out
+        for host in plan.switches:
+            if host != dead:
+                assert "  transmit-interval 150\n" in running(lab, host), host
+    finally:
+        sh(lab, dead, "ip", "link", "set", "mgmt0", "up")
+    report = run_deploy(plan, dry_run=False, lab_workdir=lab.workdir)  # back to the lab intent
+    assert report.ok and set(report.changed) == set(plan.switches) - {dead}
+    wait_healthy(plan, lab)
+
+
+def test_rejected_commit_leaves_previous_config(plan: Plan, lab: LabState, monkeypatch: pytest.MonkeyPatch) -> None:
+    victim = "lab-leaf02"
+    before = {h: running(lab, h) for h in plan.switches}
+    real = deploy_mod.candidate_config
+
+    def broken(sw, p, env=None):  # type: ignore[no-untyped-def]
+        text = real(sw, p, env)
+        if sw.hostname != victim:
+            return text
+        # Valid syntax (vtysh --dryrun accepts it) that bgpd refuses: a peer-group that does not exist,
+        # plus a harmless-looking change that must not survive either.
+        return text.replace(" timers bgp", " neighbor 198.18.16.250 peer-group NOPE\n timers bgp", 1) \
+                   .replace("description lab-spine01", "description CHANGED", 1)
+
+    monkeypatch.setattr(deploy_mod, "candidate_config", broken)
+    report = run_deploy(plan, dry_run=False, lab_workdir=lab.workdir, check_timeout=20)
+    assert list(report.failed) == [victim]
+    assert "ReplaceConfigException" in report.failed[victim]
+    after = {h: running(lab, h) for h in plan.switches}
+    assert after == before
+    assert not failures(plan, lab, ("bgp",))
+
+
+def test_bgpd_stopped_on_a_spine(plan: Plan, lab: LabState) -> None:
+    spine = "lab-spine01"
+    bgpd = lab.nodes[spine].daemons["bgpd"]
+    os.kill(bgpd.pid, signal.SIGTERM)
+    wait_for(lambda: any(f.device != spine and f.check == "bgp" for f in failures(plan, lab, ("bgp",))),
+             what="leaves to lose their spine01 sessions")
+    found = failures(plan, lab, ("bgp", "ecmp"))
+    on_spine = [f for f in found if f.device == spine]
+    assert on_spine and all(f.check in ("bgp", "reachability") for f in on_spine)
+    lost = {(f.device, f.item.split()[0]) for f in found if f.check == "bgp" and f.device != spine}
+    # every leaf session towards spine01 is reported down, by the planned peer address
+    expected = {(leaf.hostname, itf.peer_ipv4) for leaf in plan.by_role("leaf")
+                for itf in leaf.interfaces if itf.peer_device == spine}
+    assert lost == expected
+    assert all(f.actual == "down" for f in found if f.check == "bgp" and f.device != spine)
+
+
+def test_lab_down_leaves_nothing(plan: Plan, lab: LabState) -> None:
+    pids = [p.pid for p in lab.all_procs()]
+    lab_down(lab.workdir)
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    assert not [n for n in netns.split() if n.startswith(f"{plan.intent.fabric.name}-")]
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True, check=True).stdout
+    assert lab.bridge not in links
+    alive = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.append(pid)
+    assert alive == []
