@@ -417,12 +417,12 @@ class SonicYangValidator:
         with tempfile.TemporaryDirectory(prefix="fabricgen-yang-") as scratch:
             files = _module_files(self.yang_dir, Path(scratch))
             search = ":".join(sorted({str(f.parent) for f in files}))
-            try:
-                self.ctx = libyang.Context(search)
-                for f in files:
+            self.ctx = libyang.Context(search)
+            for f in files:
+                try:
                     self.ctx.load_module(f.name.split("@")[0].removesuffix(".yang"))
-            except libyang.LibyangError as exc:
-                raise SonicYangSetupError(f"{self.yang_dir}: cannot load the YANG models: {exc}") from exc
+                except libyang.LibyangError as exc:
+                    raise SonicYangSetupError(f"{f}: libyang cannot load this YANG module: {exc}") from exc
         self.tables = _build_tables(self.ctx)
 
     @staticmethod

@@ -304,3 +304,14 @@ def test_errors_that_follow_from_a_reported_one_are_not_repeated(validator: Soni
     db["QUEUE"]["Ethernet0|4"] = {"wred_profile": "ROCE.ECN"}  # dangling only because the profile is dropped
     found = errors(check(validator, db))
     assert sorted(f.location for f in found) == ["/PFC_WD/GLOBAL/POLL_INTERVAL", "/WRED_PROFILE/ROCE.ECN"]
+
+
+def test_a_broken_model_is_a_setup_error_naming_the_module(yang: Path, tmp_path: Path) -> None:
+    models = tmp_path / "yang-models"
+    models.mkdir()
+    for f in (yang / "yang-models").glob("*.yang"):
+        (models / f.name).symlink_to(f)
+    (tmp_path / "yang-rendered").symlink_to(yang / "yang-rendered")
+    (models / "sonic-broken.yang").write_text("module sonic-broken { namespace x; prefix b; leaf }\n")
+    with pytest.raises(SonicYangSetupError, match="sonic-broken.yang"):
+        SonicYangValidator(tmp_path)
