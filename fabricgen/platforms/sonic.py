@@ -59,7 +59,6 @@ QUEUES = 8
 ASIC_BUFFER_BYTES = 160 * 1024 * 1024
 LOSSLESS_PG_DYNAMIC_TH = "0"  # alpha 1: a lossless PG may take up to half of the free shared buffer
 LOSSY_DYNAMIC_TH = "3"  # alpha 8, SONiC's default for lossy ingress/egress
-EGRESS_LOSSLESS_DYNAMIC_TH = "7"  # alpha 128: effectively unlimited, PFC bounds the queue
 EGRESS_LOSSY_SIZE = 9216  # one jumbo frame reserved per lossy queue
 
 FLEX_COUNTERS: dict[str, dict[str, str]] = {
@@ -253,8 +252,10 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
     shared = max(0, ASIC_BUFFER_BYTES - reserved - shared_headroom)
     buffer_profile: dict[str, Any] = {
         "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0", "dynamic_th": LOSSY_DYNAMIC_TH},
+        # A static pool takes a static threshold (SONiC's own templates: static_th = pool size);
+        # PFC, not the egress buffer, bounds the lossless queue.
         "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0",
-                                    "dynamic_th": EGRESS_LOSSLESS_DYNAMIC_TH},
+                                    "static_th": str(ASIC_BUFFER_BYTES)},
         "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": str(EGRESS_LOSSY_SIZE),
                                  "dynamic_th": LOSSY_DYNAMIC_TH},
     }

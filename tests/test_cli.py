@@ -1,0 +1,84 @@
+"""CLI behaviour: plan formats, render outputs, determinism, atomicity, bad input exits 2 writing nothing."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from fabricgen.cli import main
+from fabricgen.plan import load_plan
+from fabricgen.render import render_all
+from tests.conftest import EXAMPLE, small_intent, write_intent
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_plan_json_has_summary_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "-i", str(EXAMPLE), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    s = data["summary"]
+    assert (s["gpus"], s["servers"], s["leaves"], s["spines"], s["super_spines"]) == (256, 32, 8, 8, 0)
+    assert s["links"] == {"gpu_leaf": 256, "leaf_spine": 256, "spine_super_spine": 0}
+    assert len(data["switches"]) == 16 and len(data["links"]) == 512
+
+
+def test_plan_csv_is_the_cabling_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "-i", str(EXAMPLE), "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 512
+    assert {r["media"] for r in rows} == {"400G-DAC", "400G-AOC"}
+    assert all(r["a_ip"] and r["z_ip"] for r in rows)
+
+
+def test_plan_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "-i", str(EXAMPLE)]) == 0
+    out = capsys.readouterr().out
+    assert "256 GPUs on 32 servers" in out and "400G-DAC" in out
+
+
+def test_bad_input_exits_2_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = write_intent(tmp_path, small_intent(servers__count=100))
+    out = tmp_path / "build"
+    assert main(["render", "-i", str(bad), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:" in err and "servers.count" in err and "fix:" in err
+    assert "Traceback" not in err
+    assert not out.exists()
+
+
+def test_render_outputs_and_determinism(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main(["render", "-i", str(EXAMPLE), "-o", str(a)]) == 0
+    assert main(["render", "-i", str(EXAMPLE), "-o", str(b), "--workers", "2"]) == 0
+    da, db = tree_digest(a), tree_digest(b)
+    assert da == db, "same intent, byte-identical output (serial and parallel alike)"
+    plan = load_plan(EXAMPLE)
+    for sw in plan.switches.values():
+        files = {"nxos": ["nxos.cfg"], "sonic": ["config_db.json", "frr.conf"], "frr": ["frr.conf"]}[sw.platform]
+        for f in files:
+            assert f"configs/{sw.hostname}/{f}" in da
+    assert {f"hosts/{s.name}.sh" for s in plan.servers} <= set(da)
+    assert {"plan.json", "cabling.csv", "inventory/hosts.yaml"} <= set(da)
+
+
+def test_failed_render_keeps_previous_output(tmp_path: Path) -> None:
+    out = tmp_path / "build"
+    plan = load_plan(EXAMPLE)
+    render_all(plan, out)
+    before = tree_digest(out)
+
+    def boom(_: Path) -> None:
+        raise RuntimeError("check failed")
+
+    with pytest.raises(RuntimeError):
+        render_all(plan, out, checks=boom)
+    assert tree_digest(out) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["build"], "no scratch directory left behind"
