@@ -1,0 +1,528 @@
+"""Fabric-wide RoCE invariants: clean renders pass; one edit on disk fires exactly its rule on its device.
+
+The example fabric (SONiC leaves, NX-OS spines) and the lab fabric (platform frr) are rendered
+once per module; each mutation copies the rendered tree, edits one file and re-checks.  To keep
+the module fast, a mutation re-extracts only the devices it touched and reuses the clean facts
+of the others (`check_facts` is the same cross-device pass `check_fabric` runs).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabricgen.check.findings import Finding
+from fabricgen.check.nic import check_nic_scripts
+from fabricgen.check.nxos import parse as parse_nxos
+from fabricgen.check.roce import (
+    RULES,
+    DeviceFacts,
+    check_fabric,
+    check_facts,
+    extract_facts,
+    ipv4_int,
+    nxos_facts,
+    parse_asn,
+    pointer,
+)
+from fabricgen.model import Plan
+from fabricgen.plan import load_plan
+from fabricgen.render import render_all
+from tests.conftest import EXAMPLE, EXAMPLES, ROOT
+
+LAB = ROOT / "inventory" / "lab" / "fabric.yaml"
+
+
+@dataclass
+class Rendered:
+    plan: Plan
+    root: Path
+    facts: dict[str, DeviceFacts]
+
+
+def _render(plan: Plan, root: Path) -> Rendered:
+    render_all(plan, root, workers=1)
+    return Rendered(plan, root, extract_facts(plan, root / "configs", list(plan.switches)))
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> Rendered:
+    return _render(load_plan(EXAMPLE), tmp_path_factory.mktemp("example") / "out")
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Rendered:
+    return _render(load_plan(LAB), tmp_path_factory.mktemp("lab") / "out")
+
+
+# --------------------------------------------------------------------------- editing helpers
+
+
+class Tree:
+    """A private copy of a rendered tree with one-line edit helpers."""
+
+    def __init__(self, src: Rendered, dst: Path) -> None:
+        shutil.copytree(src.root / "configs", dst / "configs")
+        shutil.copytree(src.root / "hosts", dst / "hosts")
+        self.src, self.root, self.configs = src, dst, dst / "configs"
+        self.touched: set[str] = set()
+
+    def path(self, host: str, name: str) -> Path:
+        self.touched.add(host)
+        return self.configs / host / name
+
+    def edit_json(self, host: str, fn: Callable[[dict[str, Any]], None]) -> None:
+        path = self.path(host, "config_db.json")
+        db = json.loads(path.read_text(encoding="utf-8"))
+        fn(db)
+        path.write_text(json.dumps(db, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+    def replace(self, host: str, name: str, old: str, new: str) -> int:
+        """Replace the first line equal to `old` (stripped) by `new` (same indentation); returns its number."""
+        path = self.path(host, name)
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        for i, line in enumerate(lines):
+            if line.strip() == old:
+                indent = line[: len(line) - len(line.lstrip())]
+                lines[i] = "".join(indent + part + "\n" for part in new.split("\n")) if new else ""
+                path.write_text("".join(lines), encoding="utf-8")
+                return i + 1
+        raise AssertionError(f"{host}/{name}: no line {old!r}")
+
+    def delete(self, host: str, name: str) -> None:
+        self.path(host, name).unlink()
+
+    def check(self) -> list[Finding]:
+        facts = dict(self.src.facts)
+        facts.update(extract_facts(self.src.plan, self.configs, sorted(self.touched)))
+        return check_facts(self.src.plan, facts, self.configs)
+
+
+def line_of(path: Path, needle: str) -> int:
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip() == needle:
+            return i
+    raise AssertionError(f"{path}: no line {needle!r}")
+
+
+def only(findings: list[Finding], device: str, rule: str) -> list[Finding]:
+    """Every finding is `rule` on `device` (nothing unrelated fired), and there is at least one."""
+    pairs = {(f.device, f.rule) for f in findings}
+    assert pairs == {(device, rule)}, "\n".join(f"{f.device} {f.rule} {f.location} {f.message}" for f in findings)
+    return findings
+
+
+# --------------------------------------------------------------------------- clean renders
+
+
+@pytest.mark.parametrize("intent", [EXAMPLE, *EXAMPLES, LAB], ids=lambda p: p.stem if p != LAB else "lab")
+def test_rendered_fabrics_are_clean(intent: Path, tmp_path: Path) -> None:
+    plan = load_plan(intent)
+    render_all(plan, tmp_path / "out", workers=1)
+    facts = extract_facts(plan, tmp_path / "out" / "configs", list(plan.switches), workers=None)
+    assert set(facts) == set(plan.switches)
+    assert check_facts(plan, facts, tmp_path / "out" / "configs") == []
+    assert check_nic_scripts(plan, tmp_path / "out" / "hosts", facts) == []
+
+
+def test_check_fabric_pool_matches_serial(example: Rendered) -> None:
+    configs = example.root / "configs"
+    serial = extract_facts(example.plan, configs, list(example.plan.switches), workers=1)
+    pooled = extract_facts(example.plan, configs, list(example.plan.switches), workers=2)
+    assert list(pooled) == list(serial)
+    assert pooled == serial
+    assert check_fabric(example.plan, configs, workers=2) == []
+
+
+def test_facts_of_each_platform(example: Rendered, lab: Rendered) -> None:
+    plan = example.plan
+    leaf, spine = example.facts["ai256-leaf01"], example.facts["ai256-spine01"]
+    q = plan.qos
+    assert q is not None
+    sw = plan.switches["ai256-leaf01"]
+    itf = sw.interface("Ethernet256")
+    p = leaf.ports["Ethernet256"]
+    assert (p.mtu, p.ipv4, p.pfc, p.watchdog) == (9216, itf.ipv4, frozenset(q.lossless_tcs), True)
+    assert p.maps is not None and p.maps.dscp_to_tc[26] == 3 and p.maps.dscp_to_tc[48] == 6
+    prof = plan.qos_profiles[itf.qos_profile]
+    assert p.lossless[3].value == prof.xoff
+    assert p.lossless[3].loc == pointer("BUFFER_PROFILE", prof.name, "xoff")
+    assert p.queues[3].ecn[0].max_bytes == prof.ecn_max and p.queues[6].strict
+    assert leaf.bgp_asn == sw.asn and len(leaf.neighbors) == len(sw.bgp.neighbors)  # type: ignore[union-attr]
+    assert leaf.maximum_paths[0][0] == sw.bgp.maximum_paths  # type: ignore[union-attr]
+
+    s = spine.ports["Ethernet1/1"]
+    assert s.pfc_device_wide and s.pfc == frozenset({3}) and s.mtu == 9216
+    assert spine.pause == {3: [(3, spine.pause[3][0][1])]}
+    assert s.queues[6].strict and s.queues[3].marks and not s.queues[3].strict
+    assert s.lossless[3].loc == ""  # NX-OS: xoff from the plan profile
+    assert spine.bgp_asn == plan.switches["ai256-spine01"].asn
+    assert all(n.remote_as is not None for n in spine.neighbors.values())
+
+    frr = lab.facts["lab-leaf01"]
+    assert not frr.qos and frr.ports["Ethernet32"].mtu is None
+    assert frr.ports["Ethernet32"].ipv4 == lab.plan.switches["lab-leaf01"].interface("Ethernet32").ipv4
+    assert "lo" not in frr.ports
+
+
+def test_nxos_trimmed_parse_matches_full_parse(example: Rendered) -> None:
+    """extract_nxos hands ciscoconfparse2 only the lines nxos.parse needs; the facts (and lines) are the same."""
+    for host in ("ai256-spine01", "ai256-spine08"):
+        path = example.root / "configs" / host / "nxos.cfg"
+        lines = path.read_text(encoding="utf-8").splitlines()
+        assert nxos_facts(example.plan, host, lines, parse_nxos(lines), str(path)) == example.facts[host]
+
+
+def test_small_parsers() -> None:
+    assert parse_asn("4200000000") == 4200000000
+    assert parse_asn("64086.59904") == 64086 * 65536 + 59904
+    assert parse_asn("external") is None
+    assert ipv4_int("198.18.16.1/31") == ((198 << 24) + (18 << 16) + (16 << 8) + 1, 31)
+    assert ipv4_int("2001:db8::1/127") is None
+    assert pointer("INTERFACE", "Ethernet0|198.18.32.0/31") == "/INTERFACE/Ethernet0|198.18.32.0~131"
+
+
+def test_rules_are_stable() -> None:
+    assert RULES == (
+        "roce-lossless-chain", "roce-cnp", "roce-ecn-order", "roce-bandwidth", "roce-pfc-both-ends",
+        "roce-mtu-both-ends", "roce-maximum-paths", "roce-p2p-pair", "roce-missing-config",
+    )
+
+
+# --------------------------------------------------------------------------- mutations: SONiC leaves
+
+
+def _port_qos(port: str, key: str, value: str) -> Callable[[dict[str, Any]], None]:
+    return lambda db: db["PORT_QOS_MAP"][port].__setitem__(key, value)
+
+
+def test_sonic_pfc_priority_on_one_port(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    t.edit_json("ai256-leaf01", _port_qos("Ethernet0", "pfc_enable", "4"))
+    (f,) = only(t.check(), "ai256-leaf01", "roce-pfc-both-ends")
+    assert f.location == "/PORT_QOS_MAP/Ethernet0/pfc_enable" and f.file.endswith("config_db.json")
+    assert "{4}" in f.message and "{3}" in f.message and "gpu0001" in f.message
+
+
+def test_sonic_pfc_off_on_fabric_port(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    t.edit_json("ai256-leaf02", lambda db: db["PORT_QOS_MAP"]["Ethernet256"].pop("pfc_enable"))
+    (f,) = only(t.check(), "ai256-leaf02", "roce-pfc-both-ends")
+    assert "PFC is off" in f.message and "ai256-spine" in f.message
+
+
+def test_sonic_watchdog_missing(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    t.edit_json("ai256-leaf02", lambda db: db["PFC_WD"].pop("Ethernet8"))
+    (f,) = only(t.check(), "ai256-leaf02", "roce-pfc-both-ends")
+    assert f.location == "/PFC_WD/Ethernet8" and "watchdog" in f.message
+
+
+def test_sonic_mtu_one_end(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    t.edit_json("ai256-leaf02", lambda db: db["PORT"]["Ethernet256"].__setitem__("mtu", "9000"))
+    (f,) = only(t.check(), "ai256-leaf02", "roce-mtu-both-ends")
+    assert f.location == "/PORT/Ethernet256/mtu" and "9000" in f.message and "9216" in f.message
+
+
+def test_sonic_xoff_below_ecn_max(example: Rendered, tmp_path: Path) -> None:
+    prof = example.plan.switches["ai256-leaf03"].interface("Ethernet256").qos_profile
+    t = Tree(example, tmp_path)
+    t.edit_json("ai256-leaf03", lambda db: db["BUFFER_PROFILE"][prof].__setitem__("xoff", "100000"))
+    (f,) = only(t.check(), "ai256-leaf03", "roce-ecn-order")
+    assert f.location == f"/BUFFER_PROFILE/{prof}/xoff"
+    assert "100000" in f.message and "131072" in f.message
+
+
+def test_sonic_wred_max_above_xoff(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    wred: list[str] = []
+
+    def bump(db: dict[str, Any]) -> None:
+        name = next(iter(db["WRED_PROFILE"]))
+        wred.append(name)
+        db["WRED_PROFILE"][name]["green_max_threshold"] = "4000000"
+
+    t.edit_json("ai256-leaf03", bump)
+    findings = only(t.check(), "ai256-leaf03", "roce-ecn-order")
+    assert {f.location for f in findings} == {f"/WRED_PROFILE/{wred[0]}/green_max_threshold"}
+    assert all("4000000" in f.message for f in findings)
+
+
+def test_sonic_ecn_min_not_below_max(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+
+    def flip(db: dict[str, Any]) -> None:
+        w = next(iter(db["WRED_PROFILE"].values()))
+        for color in ("green", "yellow", "red"):
+            w[f"{color}_min_threshold"] = w[f"{color}_max_threshold"]
+
+    t.edit_json("ai256-leaf03", flip)
+    (f,) = only(t.check(), "ai256-leaf03", "roce-ecn-order")
+    assert "is not below max" in f.message
+
+
+def test_sonic_bandwidth_60_plus_50(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    t.edit_json("ai256-leaf04", lambda db: db["SCHEDULER"]["AI_ROCE_DWRR"].__setitem__("weight", "60"))
+    (f,) = only(t.check(), "ai256-leaf04", "roce-bandwidth")
+    assert "110" in f.message and "AI_ROCE_DWRR 60" in f.message
+
+
+def test_sonic_cnp_class_lossless(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    t.edit_json("ai256-leaf04", _port_qos("Ethernet8", "pfc_enable", "3,6"))
+    (f,) = only(t.check(), "ai256-leaf04", "roce-cnp")
+    assert f.location == "/PORT_QOS_MAP/Ethernet8/pfc_enable" and "CNP" in f.message
+
+
+def test_sonic_cnp_not_strict(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    dwrr = {"type": "DWRR", "weight": "0"}
+    t.edit_json("ai256-leaf04", lambda db: db["SCHEDULER"].__setitem__("AI_CNP_STRICT", dwrr))
+    findings = only(t.check(), "ai256-leaf04", "roce-cnp")
+    assert {f.location for f in findings} == {"/SCHEDULER/AI_CNP_STRICT/weight"}
+    assert "not strict priority" in findings[0].message
+
+
+def test_sonic_roce_dscp_reclassified(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    t.edit_json("ai256-leaf05", lambda db: db["DSCP_TO_TC_MAP"]["AI"].__setitem__("26", "0"))
+    (f,) = only(t.check(), "ai256-leaf05", "roce-lossless-chain")
+    assert f.location == "/DSCP_TO_TC_MAP/AI/26" and "TC 0" in f.message
+
+
+def test_sonic_lossless_pg_without_xoff(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    lossy = {"profile": "ingress_lossy_profile"}
+    t.edit_json("ai256-leaf05", lambda db: db["BUFFER_PG"].__setitem__("Ethernet8|3", lossy))
+    (f,) = only(t.check(), "ai256-leaf05", "roce-lossless-chain")
+    assert f.location == "/BUFFER_PG/Ethernet8|3/profile"
+
+
+def test_sonic_queue_without_ecn(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    t.edit_json("ai256-leaf05", lambda db: next(iter(db["WRED_PROFILE"].values())).__setitem__("ecn", "ecn_none"))
+    findings = only(t.check(), "ai256-leaf05", "roce-lossless-chain")
+    assert all("drops instead of marking" in f.message for f in findings)
+
+
+def test_sonic_remote_as_changed(example: Rendered, tmp_path: Path) -> None:
+    sw = example.plan.switches["ai256-leaf06"]
+    n = sw.bgp.neighbors[0]  # type: ignore[union-attr]
+    t = Tree(example, tmp_path)
+    line = t.replace("ai256-leaf06", "frr.conf", f"neighbor {n.ip} remote-as {n.remote_asn}",
+                     f"neighbor {n.ip} remote-as {n.remote_asn + 7}")
+    (f,) = only(t.check(), "ai256-leaf06", "roce-p2p-pair")
+    assert f.location == f"L{line}" and f.file.endswith("frr.conf")
+    assert str(n.remote_asn + 7) in f.message and str(n.remote_asn) in f.message
+
+
+def test_sonic_p2p_address_changed(example: Rendered, tmp_path: Path) -> None:
+    itf = example.plan.switches["ai256-leaf06"].interface("Ethernet256")
+    t = Tree(example, tmp_path)
+
+    def move(db: dict[str, Any]) -> None:
+        del db["INTERFACE"][f"Ethernet256|{itf.ipv4}"]
+        db["INTERFACE"]["Ethernet256|198.18.23.201/31"] = {}
+
+    t.edit_json("ai256-leaf06", move)
+    (f,) = only(t.check(), "ai256-leaf06", "roce-p2p-pair")
+    assert f.location == pointer("INTERFACE", "Ethernet256|198.18.23.201/31")
+    assert itf.ipv4 in f.message and itf.peer_device in f.message
+
+
+def test_sonic_maximum_paths_lowered(example: Rendered, tmp_path: Path) -> None:
+    sw = example.plan.switches["ai256-leaf07"]
+    t = Tree(example, tmp_path)
+    line = t.replace("ai256-leaf07", "frr.conf", f"maximum-paths {sw.bgp.maximum_paths}",  # type: ignore[union-attr]
+                     "maximum-paths 8")
+    (f,) = only(t.check(), "ai256-leaf07", "roce-maximum-paths")
+    assert f.location == f"L{line}" and "8" in f.message
+
+
+def test_sonic_local_as_changed(example: Rendered, tmp_path: Path) -> None:
+    sw = example.plan.switches["ai256-leaf07"]
+    t = Tree(example, tmp_path)
+    t.replace("ai256-leaf07", "frr.conf", f"router bgp {sw.asn}", "router bgp 4200000999")
+    (f,) = only(t.check(), "ai256-leaf07", "roce-p2p-pair")
+    assert "local AS 4200000999" in f.message
+
+
+@pytest.mark.parametrize("name", ["config_db.json", "frr.conf"])
+def test_sonic_file_deleted(example: Rendered, tmp_path: Path, name: str) -> None:
+    t = Tree(example, tmp_path)
+    t.delete("ai256-leaf08", name)
+    (f,) = only(t.check(), "ai256-leaf08", "roce-missing-config")
+    assert f.file.endswith(f"ai256-leaf08/{name}") and name in f.message
+
+
+def test_sonic_unreadable_json(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    t.path("ai256-leaf08", "config_db.json").write_text("{not json", encoding="utf-8")
+    (f,) = only(t.check(), "ai256-leaf08", "roce-missing-config")
+    assert "not JSON" in f.message
+
+
+# --------------------------------------------------------------------------- mutations: NX-OS spines
+
+
+def test_nxos_pause_wrong_cos(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    line = t.replace("ai256-spine02", "nxos.cfg", "pause pfc-cos 3", "pause pfc-cos 4")
+    (f,) = only(t.check(), "ai256-spine02", "roce-lossless-chain")
+    assert f.location == f"L{line}" and f.file.endswith("nxos.cfg") and "CoS 4" in f.message
+
+
+def test_nxos_wred_max_above_xoff(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    path = t.path("ai256-spine03", "nxos.cfg")
+    old = next(x.strip() for x in path.read_text(encoding="utf-8").splitlines() if "random-detect" in x)
+    line = t.replace("ai256-spine03", "nxos.cfg", old,
+                     old.replace("maximum-threshold 128 kbytes", "maximum-threshold 4000 kbytes"))
+    findings = only(t.check(), "ai256-spine03", "roce-ecn-order")
+    assert {f.location for f in findings} == {f"L{line}"}
+    assert "4096000" in findings[0].message and "pg_lossless_400000_30m_profile" in findings[0].message
+
+
+def test_nxos_bandwidth_60_plus_50(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    path = t.path("ai256-spine03", "nxos.cfg")
+    policy = line_of(path, "policy-map type queuing QOS_EGRESS_PORT")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    q3 = lines.index("  class type queuing c-out-8q-q3\n")
+    assert lines[q3 + 1].strip() == "bandwidth remaining percent 50"
+    lines[q3 + 1] = "    bandwidth remaining percent 60\n"
+    path.write_text("".join(lines), encoding="utf-8")
+    (f,) = only(t.check(), "ai256-spine03", "roce-bandwidth")
+    assert f.location == f"L{policy}" and "110" in f.message
+
+
+def test_nxos_cnp_class_lossless(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    t.replace("ai256-spine04", "nxos.cfg", "class type network-qos c-8q-nq-default",
+              "class type network-qos c-8q-nq6\n  mtu 9216\n  pause pfc-cos 6\nclass type network-qos c-8q-nq-default")
+    (f,) = only(t.check(), "ai256-spine04", "roce-cnp")
+    assert "c-8q-nq6" in f.message
+
+
+def test_nxos_cnp_not_strict(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    line = t.replace("ai256-spine04", "nxos.cfg", "priority level 1", "bandwidth remaining percent 0")
+    (f,) = only(t.check(), "ai256-spine04", "roce-cnp")
+    assert f.location == f"L{line}" and "not strict priority" in f.message
+
+
+def test_nxos_port_mtu(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    path = t.path("ai256-spine05", "nxos.cfg")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = lines.index("interface Ethernet1/1\n")
+    mtu = next(i for i in range(at, at + 6) if lines[i].strip() == "mtu 9216")
+    lines[mtu] = "  mtu 9000\n"
+    path.write_text("".join(lines), encoding="utf-8")
+    (f,) = only(t.check(), "ai256-spine05", "roce-mtu-both-ends")
+    assert f.location == f"L{mtu + 1}"
+
+
+def test_nxos_pfc_mode_off(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    t.replace("ai256-spine05", "nxos.cfg", "priority-flow-control mode on", "")
+    (f,) = only(t.check(), "ai256-spine05", "roce-pfc-both-ends")
+    assert "Ethernet1/1" in f.message and "PFC is off" in f.message
+
+
+def test_nxos_remote_as_changed(example: Rendered, tmp_path: Path) -> None:
+    sw = example.plan.switches["ai256-spine06"]
+    n = sw.bgp.neighbors[3]  # type: ignore[union-attr]
+    t = Tree(example, tmp_path)
+    path = t.path("ai256-spine06", "nxos.cfg")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = lines.index(f"  neighbor {n.ip}\n")
+    assert lines[at + 1].strip() == f"remote-as {n.remote_asn}"
+    lines[at + 1] = f"    remote-as {n.remote_asn + 1}\n"
+    path.write_text("".join(lines), encoding="utf-8")
+    (f,) = only(t.check(), "ai256-spine06", "roce-p2p-pair")
+    assert f.location == f"L{at + 2}" and n.peer_device in f.message
+
+
+def test_nxos_p2p_address_changed(example: Rendered, tmp_path: Path) -> None:
+    itf = example.plan.switches["ai256-spine06"].interface("Ethernet1/2")
+    t = Tree(example, tmp_path)
+    line = t.replace("ai256-spine06", "nxos.cfg", f"ip address {itf.ipv4}", "ip address 198.18.23.250/31")
+    (f,) = only(t.check(), "ai256-spine06", "roce-p2p-pair")
+    assert f.location == f"L{line}" and "198.18.23.250/31" in f.message
+
+
+def test_nxos_maximum_paths_lowered(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    line = t.replace("ai256-spine07", "nxos.cfg", "maximum-paths 4", "maximum-paths 2")
+    (f,) = only(t.check(), "ai256-spine07", "roce-maximum-paths")
+    assert f.location == f"L{line}" and "below the 4 equal-cost" in f.message
+
+
+def test_nxos_config_deleted(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    t.delete("ai256-spine08", "nxos.cfg")
+    (f,) = only(t.check(), "ai256-spine08", "roce-missing-config")
+    assert f.file.endswith("ai256-spine08/nxos.cfg")
+
+
+def test_device_directory_missing_via_check_fabric(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    shutil.rmtree(t.configs / "ai256-leaf08")
+    findings = only(check_fabric(example.plan, t.configs), "ai256-leaf08", "roce-missing-config")
+    assert {Path(f.file).name for f in findings} == {"config_db.json", "frr.conf"}
+
+
+def test_check_fabric_equals_incremental(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    t.edit_json("ai256-leaf01", _port_qos("Ethernet0", "pfc_enable", "4"))
+    t.replace("ai256-spine02", "nxos.cfg", "pause pfc-cos 3", "pause pfc-cos 4")
+    assert sorted(check_fabric(example.plan, t.configs, workers=2), key=repr) == sorted(t.check(), key=repr)
+
+
+# --------------------------------------------------------------------------- mutations: platform frr (no QoS)
+
+
+def test_frr_remote_as_changed(lab: Rendered, tmp_path: Path) -> None:
+    n = lab.plan.switches["lab-spine01"].bgp.neighbors[0]  # type: ignore[union-attr]
+    t = Tree(lab, tmp_path)
+    line = t.replace("lab-spine01", "frr.conf", f"neighbor {n.ip} remote-as {n.remote_asn}",
+                     f"neighbor {n.ip} remote-as 65001")
+    (f,) = only(t.check(), "lab-spine01", "roce-p2p-pair")
+    assert f.location == f"L{line}"
+
+
+def test_frr_p2p_address_changed(lab: Rendered, tmp_path: Path) -> None:
+    itf = lab.plan.switches["lab-leaf02"].interface("Ethernet32")
+    t = Tree(lab, tmp_path)
+    t.replace("lab-leaf02", "frr.conf", f"ip address {itf.ipv4}", "ip address 198.18.16.200/31")
+    (f,) = only(t.check(), "lab-leaf02", "roce-p2p-pair")
+    assert "198.18.16.200/31" in f.message
+
+
+def test_frr_neighbor_missing(lab: Rendered, tmp_path: Path) -> None:
+    n = lab.plan.switches["lab-leaf03"].bgp.neighbors[1]  # type: ignore[union-attr]
+    t = Tree(lab, tmp_path)
+    t.replace("lab-leaf03", "frr.conf", f"neighbor {n.ip} remote-as {n.remote_asn}", "")
+    findings = only(t.check(), "lab-leaf03", "roce-p2p-pair")
+    assert any(f"no BGP neighbor {n.ip}" in f.message for f in findings)
+
+
+def test_frr_maximum_paths_lowered(lab: Rendered, tmp_path: Path) -> None:
+    t = Tree(lab, tmp_path)
+    t.replace("lab-leaf04", "frr.conf", "maximum-paths 4", "maximum-paths 1")
+    only(t.check(), "lab-leaf04", "roce-maximum-paths")
+
+
+def test_frr_config_deleted(lab: Rendered, tmp_path: Path) -> None:
+    t = Tree(lab, tmp_path)
+    t.delete("lab-spine02", "frr.conf")
+    only(t.check(), "lab-spine02", "roce-missing-config")
