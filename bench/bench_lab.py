@@ -1,0 +1,111 @@
+"""Benchmark the live-lab workflow: lab up, deploy, BGP convergence, validate, lab down.
+
+Runs the 2x4 lab (inventory/lab/fabric.yaml) and a generated 4-spine x 16-leaf lab, and
+the per-device cost of a dry-run deploy with 1 worker and with N workers.  Needs root.
+Every address is in 198.18.0.0/15; nothing leaves the machine.
+
+Usage: python bench/bench_lab.py [--workers N] [--only 2x4|4x16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fabricgen.deploy import run_deploy
+from fabricgen.lab import lab_down, lab_up
+from fabricgen.lab.from_plan import lab_topology
+from fabricgen.plan import load_plan
+from fabricgen.validate import run_validate
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def intent_4x16() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((ROOT / "inventory" / "lab" / "fabric.yaml").read_text())
+    data["fabric"]["name"] = "lab4x16"
+    data["servers"]["count"] = 32  # 8 SUs of 4 servers x 2 rails -> 16 leaves
+    data["switch_models"]["spine"]["ports"] = 16
+    data["topology"]["spines"] = 4
+    data["addressing"]["management"] = "198.19.252.0/24"
+    return data
+
+
+def timed(fn: Any, *args: Any, **kwargs: Any) -> tuple[float, Any]:
+    t = time.perf_counter()
+    result = fn(*args, **kwargs)
+    return time.perf_counter() - t, result
+
+
+def wait_converged(plan: Any, workdir: str, timeout: float = 120.0) -> float:
+    t = time.perf_counter()
+    while time.perf_counter() - t < timeout:
+        if not run_validate(plan, ("bgp",), lab_workdir=workdir).failures:
+            return time.perf_counter() - t
+        time.sleep(0.5)
+    raise RuntimeError("BGP did not converge")
+
+
+def bench(name: str, intent: Path, workers: int) -> dict[str, Any]:
+    plan = load_plan(intent)
+    with tempfile.TemporaryDirectory(prefix=f"fabricgen-bench-{name}-") as workdir:
+        t_up, state = timed(lab_up, lab_topology(plan, workdir))
+        os.environ["FABRICGEN_SSH_KEY"] = state.key_file
+        try:
+            t_dry1, _ = timed(run_deploy, plan, True, workers=1, lab_workdir=workdir)
+            t_dryn, _ = timed(run_deploy, plan, True, workers=workers, lab_workdir=workdir)
+            t_deploy, rep = timed(run_deploy, plan, False, workers=workers, lab_workdir=workdir)
+            if not rep.ok:
+                raise RuntimeError(f"deploy failed: {rep.failed}")
+            t_conv = wait_converged(plan, workdir)
+            t_val, report = timed(run_validate, plan, lab_workdir=workdir, workers=workers)
+            if not report.ok:
+                raise RuntimeError(f"validate failed: {report.failures[:3]}")
+        finally:
+            t_down, _ = timed(lab_down, workdir)
+    n = len(plan.switches)
+    return {"lab": name, "switches": n, "servers": len(plan.servers), "up": t_up, "deploy": t_deploy,
+            "converge": t_conv, "validate": t_val, "down": t_down,
+            "total": t_up + t_deploy + t_conv + t_val, "dev1": t_dry1 / n, "devn": t_dryn / n}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workers", type=int, default=10)
+    ap.add_argument("--only", choices=["2x4", "4x16"])
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        print("bench-lab needs root (network namespaces)", file=sys.stderr)
+        return 2
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        big = Path(tmp, "lab4x16.yaml")
+        big.write_text(yaml.safe_dump(intent_4x16()))
+        labs = [("2x4", ROOT / "inventory" / "lab" / "fabric.yaml"), ("4x16", big)]
+        for name, intent in labs:
+            if args.only and args.only != name:
+                continue
+            rows.append(bench(name, intent, args.workers))
+            print(f"  {name} done", file=sys.stderr)
+    print(f"cores: {os.cpu_count()}, workers N = {args.workers}")
+    head = ("lab", "switches", "servers", "lab up s", "deploy s", "BGP converge s", "validate s",
+            "up+deploy+converge+validate s", "lab down s", "dry-run s/device (1 worker)",
+            f"dry-run s/device ({args.workers} workers)")
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for r in rows:
+        print(f"| {r['lab']} | {r['switches']} | {r['servers']} | {r['up']:.1f} | {r['deploy']:.1f} | "
+              f"{r['converge']:.1f} | {r['validate']:.1f} | {r['total']:.1f} | {r['down']:.1f} | "
+              f"{r['dev1']:.2f} | {r['devn']:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
