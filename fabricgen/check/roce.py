@@ -119,6 +119,7 @@ class QosMaps:
     pfc_to_queue: dict[int, int]
     dscp_locs: dict[int, str]  # where each DSCP's class is decided
     pfc_to_queue_loc: str = ""
+    tc_to_pg_loc: str = ""  # SONiC: "/TC_TO_PRIORITY_GROUP_MAP/<name>" (+ "/<tc>" per entry)
 
 
 @dataclass(slots=True)
@@ -407,6 +408,7 @@ class _SonicTables:
                 pfc_to_queue=_int_map(pfcq[pfc_name]) if pfc_name in pfcq else identity,
                 dscp_locs={d: pointer("DSCP_TO_TC_MAP", dscp_name, str(d)) for d in range(64)},
                 pfc_to_queue_loc=pointer("MAP_PFC_PRIORITY_TO_QUEUE", pfc_name) if pfc_name else "",
+                tc_to_pg_loc=pointer("TC_TO_PRIORITY_GROUP_MAP", pg_name) if pg_name in tpg else "",
             )
         self.maps[names] = result
         return result
@@ -758,7 +760,12 @@ def extract_facts(
 # --------------------------------------------------------------------------- checks
 
 
+def _natural(name: str) -> tuple[tuple[int, int | str], ...]:
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", name) if p)
+
+
 def _port_list(ports: list[str]) -> str:
+    ports = sorted(ports, key=_natural)
     if len(ports) <= MAX_PORTS_NAMED:
         return ", ".join(ports)
     return f"{', '.join(ports[:MAX_PORTS_NAMED])} and {len(ports) - MAX_PORTS_NAMED} more"
@@ -837,12 +844,19 @@ class _DeviceCheck:
                 self.add(CHAIN, loc, f"class c-8q-nq{tc} is no-drop but the plan's lossless TCs are "
                          f"{_fmt(self.lossless)}")
 
+    def pg_loc(self, port: PortFacts, maps: QosMaps, tc: int) -> str:
+        """Where TC `tc`'s PG goes wrong: the TC->PG map entry if it differs from the plan, else the port's PG."""
+        pg = maps.tc_to_pg.get(tc, 0)
+        if maps.tc_to_pg_loc and pg != self.q.tc_to_pg.get(tc, 0):
+            return f"{maps.tc_to_pg_loc}/{tc}"
+        return port.pg_locs.get(pg, port.loc)
+
     def port(self, port: PortFacts) -> None:
         q = self.q
         maps = port.maps
         name = port.name
         if maps is None:
-            self.add(CHAIN, port.maps_loc, f"{name} has no DSCP classification attached "
+            self.add(CHAIN, port.maps_loc, "no DSCP classification attached "
                      "(or it names an undefined map): RoCE would be classified as TC 0, lossy", name)
             return
         for d in q.roce_dscp:
@@ -859,7 +873,7 @@ class _DeviceCheck:
         if not port.pfc_device_wide:
             for tc in sorted(lossless_tcs - self.lossless - {q.cnp_tc}):
                 pg = maps.tc_to_pg.get(tc, 0)
-                self.add(CHAIN, port.pg_locs.get(pg, port.loc),
+                self.add(CHAIN, self.pg_loc(port, maps, tc),
                          f"TC {tc} (PG {pg}) has a lossless buffer profile but the plan's lossless TCs are "
                          f"{_fmt(self.lossless)}", name)
         self.cnp(port, maps, lossless_tcs)
@@ -870,8 +884,8 @@ class _DeviceCheck:
         pg = maps.tc_to_pg.get(tc, 0)
         xoff = port.lossless.get(pg)
         if not port.pfc_device_wide and tc not in lossless_tcs:
-            self.add(CHAIN, port.pg_locs.get(pg, port.loc),
-                     f"{name}: lossless TC {tc} goes to PG {pg}, which has no lossless buffer profile "
+            self.add(CHAIN, self.pg_loc(port, maps, tc),
+                     f"lossless TC {tc} goes to PG {pg}, which has no lossless buffer profile "
                      "(no xoff): the port would drop RoCE instead of sending PFC", name)
         queue_no = maps.tc_to_queue.get(tc, tc)
         pfc_queue = maps.pfc_to_queue.get(tc, tc)
@@ -880,7 +894,7 @@ class _DeviceCheck:
                      f"PFC priority {tc} pauses queue {pfc_queue}, but TC {tc} is sent from queue {queue_no}", name)
         queue = port.queues.get(queue_no)
         if queue is None:
-            self.add(CHAIN, port.loc, f"{name}: no egress queue {queue_no} for lossless TC {tc}", name)
+            self.add(CHAIN, port.loc, f"no egress queue {queue_no} for lossless TC {tc}", name)
             return
         if queue.strict:
             self.add(CHAIN, queue.sched_loc, f"lossless queue {queue_no} ({queue.scheduler}) is strict priority: "
@@ -920,16 +934,20 @@ class _DeviceCheck:
             self.add(CNP, maps.dscp_locs.get(q.cnp_dscp, port.maps_loc),
                      f"CNP DSCP {q.cnp_dscp} is classified as TC {tc} by {maps.name}, expected TC {q.cnp_tc} (plan)",
                      name)
-        if tc in self.lossless or (tc in lossless_tcs and not port.pfc_device_wide):
+        if tc in self.lossless:
             self.add(CNP, maps.dscp_locs.get(q.cnp_dscp, port.maps_loc),
                      f"CNP DSCP {q.cnp_dscp} lands in lossless TC {tc}: CNPs must never be paused", name)
+        elif tc in lossless_tcs and not port.pfc_device_wide:
+            pg = maps.tc_to_pg.get(tc, 0)
+            self.add(CNP, self.pg_loc(port, maps, tc), f"CNP TC {tc} goes to PG {pg}, which has a lossless "
+                     "buffer profile: CNPs must never be paused", name)
         if tc in port.pfc and not port.pfc_device_wide:
-            self.add(CNP, port.pfc_loc, f"{name} runs PFC on priority {tc}, the CNP class: CNPs must never be "
-                     "paused", name)
+            self.add(CNP, port.pfc_loc, f"PFC runs on priority {tc}, the CNP class: CNPs must never be paused",
+                     name)
         queue_no = maps.tc_to_queue.get(tc, tc)
         queue = port.queues.get(queue_no)
         if queue is None:
-            self.add(CNP, port.loc, f"{name}: no egress queue {queue_no} for the CNP class (TC {tc})", name)
+            self.add(CNP, port.loc, f"no egress queue {queue_no} for the CNP class (TC {tc})", name)
         elif not queue.strict:
             self.add(CNP, queue.sched_loc, f"CNP queue {queue_no} ({queue.scheduler}) is not strict priority: "
                      "CNPs would wait behind the congestion they report", name)

@@ -282,6 +282,15 @@ def test_sonic_cnp_class_lossless(example: Rendered, tmp_path: Path) -> None:
     assert f.location == "/PORT_QOS_MAP/Ethernet8/pfc_enable" and "CNP" in f.message
 
 
+def test_sonic_cnp_tc_on_lossless_pg_is_one_finding(example: Rendered, tmp_path: Path) -> None:
+    """A shared map entry that differs from the plan is blamed once, with the ports it affects."""
+    t = Tree(example, tmp_path)
+    t.edit_json("ai256-leaf04", lambda db: db["TC_TO_PRIORITY_GROUP_MAP"]["AI"].__setitem__("6", "3"))
+    (f,) = only(t.check(), "ai256-leaf04", "roce-cnp")
+    assert f.location == "/TC_TO_PRIORITY_GROUP_MAP/AI/6"
+    assert f.message.endswith("[Ethernet0, Ethernet8, Ethernet16 and 61 more]")
+
+
 def test_sonic_cnp_not_strict(example: Rendered, tmp_path: Path) -> None:
     t = Tree(example, tmp_path)
     dwrr = {"type": "DWRR", "weight": "0"}
