@@ -1,4 +1,4 @@
-"""Benchmark the live-lab workflow: lab up, deploy, BGP convergence, validate, lab down.
+"""Benchmark the live-lab workflow: lab up, deploy, BGP convergence (sessions + full ECMP), validate, lab down.
 
 Runs the 2x4 lab (inventory/lab/fabric.yaml) and a generated 4-spine x 16-leaf lab, and
 the per-device cost of a dry-run deploy with 1 worker and with N workers.  Needs root.
@@ -47,7 +47,7 @@ def timed(fn: Any, *args: Any, **kwargs: Any) -> tuple[float, Any]:
 def wait_converged(plan: Any, workdir: str, timeout: float = 120.0) -> float:
     t = time.perf_counter()
     while time.perf_counter() - t < timeout:
-        if not run_validate(plan, ("bgp",), lab_workdir=workdir).failures:
+        if not run_validate(plan, ("bgp", "ecmp"), lab_workdir=workdir).failures:
             return time.perf_counter() - t
         time.sleep(0.5)
     raise RuntimeError("BGP did not converge")
