@@ -125,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _stage_commands() -> list[Callable[[argparse._SubParsersAction], None]]:  # type: ignore[type-arg]
+def _stage_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
     """The later pipeline stages (check, lab, deploy, validate) each register their own sub-command."""
     import importlib
 

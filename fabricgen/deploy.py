@@ -195,7 +195,7 @@ def cmd_deploy(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def register_cli(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register_cli(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("deploy", help="push the rendered configs with nornir + napalm (full replace)")
     p.add_argument("-i", "--intent", default="inventory/fabric.yaml")
     p.add_argument("--dry-run", action="store_true", help="show per-device diffs; change nothing")

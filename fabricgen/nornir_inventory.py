@@ -15,7 +15,16 @@ from typing import Any
 
 from nornir import InitNornir
 from nornir.core import Nornir
-from nornir.core.inventory import ConnectionOptions, Defaults, Group, Groups, Host, Hosts, Inventory
+from nornir.core.inventory import (
+    ConnectionOptions,
+    Defaults,
+    Group,
+    Groups,
+    Host,
+    Hosts,
+    Inventory,
+    ParentGroups,
+)
 from nornir.core.plugins.inventory import InventoryPluginRegister
 
 from fabricgen.inventory import NAPALM_DRIVER
@@ -69,13 +78,13 @@ class PlanInventory:
         for sw in self.plan.switches.values():
             hosts[sw.hostname] = Host(
                 name=sw.hostname, hostname=sw.mgmt_ip, platform=NAPALM_DRIVER[sw.platform],
-                groups=[groups[sw.role]], defaults=defaults,
+                groups=ParentGroups([groups[sw.role]]), defaults=defaults,
                 data={"role": sw.role, "fabric_platform": sw.platform, "asn": sw.asn, "loopback": sw.loopback},
             )
         return Inventory(hosts=hosts, groups=groups, defaults=defaults)
 
 
-InventoryPluginRegister.register("FabricgenPlanInventory", PlanInventory)  # type: ignore[arg-type]
+InventoryPluginRegister.register("FabricgenPlanInventory", PlanInventory)
 
 
 def nornir_for(plan: Plan, workers: int = 10, lab_workdir: str = str(LAB_WORKDIR)) -> Nornir:

@@ -216,13 +216,15 @@ def build_bgp(intent: Intent, d: Design, plan: Plan) -> None:
             if itf.tier == "gpu_leaf":
                 continue
             peer = plan.switches[itf.peer_device]
-            common = {"peer_device": peer.hostname, "interface": itf.name, "bfd": bgp.bfd.enabled,
-                      "allowas_in": bgp.allowas_in if same_tier and sw.role == "leaf" else 0,
-                      "disable_peer_as_check": same_tier and sw.role == "spine" and peer.role == "leaf"}
+            allowas = bgp.allowas_in if same_tier and sw.role == "leaf" else 0
+            no_peer_check = same_tier and sw.role == "spine" and peer.role == "leaf"
             desc = f"{peer.hostname}:{itf.peer_interface}"
-            sw.bgp.neighbors.append(BgpNeighbor(itf.peer_ipv4, peer.asn, description=desc, **common))
-            if itf.peer_ipv6:
-                sw.bgp.neighbors.append(BgpNeighbor(itf.peer_ipv6, peer.asn, description=desc, afi="ipv6", **common))
+            for ip, afi in ((itf.peer_ipv4, "ipv4"), (itf.peer_ipv6, "ipv6")):
+                if ip:
+                    sw.bgp.neighbors.append(BgpNeighbor(
+                        ip, peer.asn, peer.hostname, itf.name, desc, allowas_in=allowas,
+                        disable_peer_as_check=no_peer_check, bfd=bgp.bfd.enabled,
+                        afi="ipv4" if afi == "ipv4" else "ipv6"))
 
 
 def check_unique(plan: Plan) -> None:

@@ -323,7 +323,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def register_cli(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register_cli(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("validate", help="compare live BGP, ECMP, LLDP, interfaces, config and GPU reachability "
                                         "with the plan")
     p.add_argument("-i", "--intent", default="inventory/fabric.yaml")

@@ -30,7 +30,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if any(f.severity == "error" for f in findings) else 0
 
 
-def register_cli(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register_cli(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("check", help="validate rendered configs: SONiC YANG, FRR parser, NX-OS structure, "
                                      "RoCE invariants, NIC consistency")
     p.add_argument("-i", "--intent", default="inventory/fabric.yaml")

@@ -68,10 +68,11 @@ def _parallel(func: Callable[[list[tuple[str, str]]], list[Finding]], items: lis
 
 def fast_findings(plan: Plan, configs: Path, hosts: Path, workers: int | None = None) -> list[Finding]:
     """Fabric-wide RoCE invariants (every platform) and NIC/switch consistency."""
-    from fabricgen.check import nic, roce
+    from fabricgen.check.nic import check_nic_scripts
+    from fabricgen.check.roce import check_facts, extract_facts
 
-    facts = roce.extract_facts(plan, configs, list(plan.switches), workers=workers)
-    return roce.check_facts(plan, facts, configs) + nic.check_nic_scripts(plan, hosts, facts)
+    facts = extract_facts(plan, configs, list(plan.switches), workers=workers)
+    return check_facts(plan, facts, configs) + check_nic_scripts(plan, hosts, facts)
 
 
 def run_checks(plan: Plan, configs: Path, hosts: Path | None = None, yang_dir: Path | None = None,
@@ -102,8 +103,9 @@ def run_checks(plan: Plan, configs: Path, hosts: Path | None = None, yang_dir: P
 
 def checked_pairs(plan: Plan, full: bool) -> list[tuple[str, str]]:
     """(device, rule) pairs that ran, so JUnit shows passing cases too."""
-    from fabricgen.check import nic, roce
+    from fabricgen.check.nic import RULES as NIC_RULES
     from fabricgen.check.nxos import RULES as NXOS_RULES
+    from fabricgen.check.roce import RULES as ROCE_RULES
 
     pairs: list[tuple[str, str]] = []
     for sw in plan.switches.values():
@@ -114,6 +116,6 @@ def checked_pairs(plan: Plan, full: bool) -> list[tuple[str, str]]:
                 pairs.append((sw.hostname, "frr-parse"))
             else:
                 pairs += [(sw.hostname, r) for r in NXOS_RULES]
-        pairs += [(sw.hostname, r) for r in roce.RULES]
-    pairs += [(srv.name, r) for srv in plan.servers for r in nic.RULES]
+        pairs += [(sw.hostname, r) for r in ROCE_RULES]
+    pairs += [(srv.name, r) for srv in plan.servers for r in NIC_RULES]
     return pairs

@@ -61,7 +61,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0 if status.healthy else 1
 
 
-def register_cli(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register_cli(sub: argparse._SubParsersAction) -> None:
     lab = sub.add_parser("lab", help="build, inspect or remove the live lab (namespaces + FRR + sshd + lldpd)")
     lab_sub = lab.add_subparsers(dest="lab_command", required=True)
     for name, func, text in (("up", cmd_up, "build the lab of the intent"),

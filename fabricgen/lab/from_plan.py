@@ -105,7 +105,7 @@ def lab_inventory(plan: Plan, key_file: Path) -> dict[str, dict[str, Any]]:
     hosts = {sw.hostname: {"hostname": sw.mgmt_ip, "platform": "frr", "groups": [sw.role],
                            "data": {"role": sw.role, "asn": sw.asn, "loopback": sw.loopback}}
              for sw in plan.switches.values()}
-    groups = {r: {"data": {"role": r}} for r in sorted({s.role for s in plan.switches.values()})}
+    groups: dict[str, Any] = {r: {"data": {"role": r}} for r in sorted({s.role for s in plan.switches.values()})}
     defaults = {"username": "root", "platform": "frr",
                 "connection_options": {"napalm": {"extras": {"optional_args": {"key_file": str(key_file)}}}}}
     return {"hosts.yaml": hosts, "groups.yaml": groups, "defaults.yaml": defaults}
