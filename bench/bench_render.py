@@ -68,7 +68,7 @@ full = None
 try:
     from fabricgen.check.run import run_checks
     t3 = time.perf_counter()
-    findings = run_checks(plan, Path(out), full=True)
+    findings = run_checks(plan, Path(out) / "configs", Path(out) / "hosts", full=True)
     full = (time.perf_counter() - t3, len(findings))
 except ModuleNotFoundError:
     pass

@@ -127,14 +127,17 @@ def cabling_csv(plan: Plan) -> str:
 
 
 def plan_dict(plan: Plan) -> dict[str, Any]:
-    """The whole plan as plain JSON-able data (build/plan.json)."""
-    from dataclasses import asdict
+    """The whole plan for build/plan.json.
 
+    The model's dataclasses are handed to orjson as they are (render.to_json): it
+    serialises slotted dataclasses natively, where dataclasses.asdict deep-copied
+    every leaf and took 30 s at 32K GPUs.
+    """
     return {
         "summary": summary(plan),
-        "switches": [asdict(s) for s in plan.switches.values()],
-        "links": [asdict(link) for link in plan.links],
-        "servers": [asdict(s) for s in plan.servers],
-        "qos": asdict(plan.qos) if plan.qos else None,
-        "qos_profiles": {k: asdict(v) for k, v in plan.qos_profiles.items()},
+        "switches": list(plan.switches.values()),
+        "links": plan.links,
+        "servers": plan.servers,
+        "qos": plan.qos,
+        "qos_profiles": plan.qos_profiles,
     }

@@ -8,6 +8,7 @@ lands on the same xon/xoff/size as the plan, and the NX-OS/host sides can be che
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable
@@ -361,7 +362,9 @@ def check_invariants(target: Intent | Plan) -> list[Problem]:
 _HEADER = re.compile(r"^# fabricgen: (.*)$", re.MULTILINE)
 
 
+@functools.lru_cache(maxsize=1)
 def _env() -> jinja2.Environment:
+    """One environment per process: compiling the template per server cost 17 ms each."""
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_TEMPLATES)),
         undefined=jinja2.StrictUndefined,
