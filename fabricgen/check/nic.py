@@ -42,12 +42,14 @@ MAX_NAMED = 3
 ECN_BITS = 0b11
 CE = 0b11
 
+# (header field, keyword a line must contain, pattern capturing the value)
 _BODY = (
-    ("trust", re.compile(r"\bmlnx_qos\b.*\s--trust[ =](\S+)")),
-    ("pfc_mask", re.compile(r"\bmlnx_qos\b.*\s--pfc[ =](\S+)")),
-    ("roce_tos", re.compile(r"\bcma_roce_tos\b.*\s-t\s*(\d+)")),
-    ("roce_tos", re.compile(r"^\s*(?:put|echo)\s+(\d+)\s+>?\s*/sys/class/infiniband/\S+/tc/\d+/traffic_class")),
-    ("cnp_dscp", re.compile(r"\bCNP_DSCP_P\d=(\d+)")),
+    ("trust", "--trust", re.compile(r"\bmlnx_qos\b.*\s--trust[ =](\S+)")),
+    ("pfc_mask", "--pfc", re.compile(r"\bmlnx_qos\b.*\s--pfc[ =](\S+)")),
+    ("roce_tos", "cma_roce_tos", re.compile(r"\bcma_roce_tos\b.*\s-t\s*(\d+)")),
+    ("roce_tos", "traffic_class",
+     re.compile(r"^\s*(?:put|echo)\s+(\d+)\s+>?\s*/sys/class/infiniband/\S+/tc/\d+/traffic_class")),
+    ("cnp_dscp", "CNP_DSCP_P", re.compile(r"\bCNP_DSCP_P\d=(\d+)")),
 )
 
 
@@ -129,9 +131,8 @@ class _Script:
                     if sep:
                         self.lines[key] = n
                 continue
-            for key, pattern in _BODY:
-                m = pattern.search(line)
-                if m:
+            for key, keyword, pattern in _BODY:
+                if keyword in line and (m := pattern.search(line)):
                     self.body.append((key, m.group(1), n))
 
     def loc(self, key: str) -> str:
