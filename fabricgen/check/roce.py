@@ -171,6 +171,7 @@ class DeviceFacts:
     ports: dict[str, PortFacts] = field(default_factory=dict)
     pause: dict[int, list[tuple[int, str]]] = field(default_factory=dict)  # NX-OS no-drop class -> [(cos, loc)]
     no_drop_loc: str = ""  # NX-OS network-qos policy
+    watchdog_global: bool = True  # NX-OS: the global `priority-flow-control watch-dog-interval on`
     bandwidth_loc: str = ""
     bgp_asn: int | None = None
     bgp_loc: str = ""
@@ -637,6 +638,7 @@ def nxos_facts(plan: Plan, host: str, lines: list[str], cfg: Any, path: str = NX
                                ecn, at(c.line), at(c.priority_line or c.bandwidth_line or c.line))
     nref = cfg.system_network_qos
     npolicy = cfg.policies["network-qos"].get(nref.name) if nref is not None else None
+    f.watchdog_global = bool(cfg.watchdog_line)
     f.no_drop_loc = at(npolicy.line) if npolicy is not None else (at(cfg.system_qos_line) if
                                                                     cfg.system_qos_line else "L1")
     if npolicy is not None:
@@ -661,7 +663,7 @@ def nxos_facts(plan: Plan, host: str, lines: list[str], cfg: Any, path: str = NX
         port.pfc_on = itf.pfc_on
         port.pfc = device_pfc if itf.pfc_on else frozenset()
         port.pfc_loc, port.pfc_device_wide = at(itf.line), True
-        port.watchdog = itf.watchdog and bool(cfg.watchdog_line)
+        port.watchdog = itf.watchdog
         port.watchdog_loc = at(itf.line)
         port.maps_loc = at(itf.line)
         if itf.qos_input is not None:
@@ -1146,6 +1148,9 @@ def check_facts(plan: Plan, facts: dict[str, DeviceFacts], configs: Path | None 
                     file=f.files.get(name, name))
         if f.qos and q is not None and f.ports:
             _DeviceCheck(plan, q, sw, f, out).run()
+            if q.watchdog_enabled and not f.watchdog_global:
+                out.add(f, host, PFC, "", "the global `priority-flow-control watch-dog-interval on` is missing: "
+                        "no port runs the PFC watchdog the plan enables")
         if _bgp_usable(f):
             _bgp_device(plan, sw, f, out)
     _links(plan, facts, out)

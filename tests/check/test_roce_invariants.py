@@ -447,6 +447,14 @@ def test_nxos_pfc_mode_off(example: Rendered, tmp_path: Path) -> None:
     assert "Ethernet1/1" in f.message and "PFC is off" in f.message
 
 
+def test_nxos_global_watchdog_missing_is_one_finding(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    line = t.replace("ai256-spine05", "nxos.cfg", "priority-flow-control watch-dog-interval on", "")
+    assert line < 10  # the global line, not an interface's
+    (f,) = only(t.check(), "ai256-spine05", "roce-pfc-both-ends")
+    assert "global" in f.message
+
+
 def test_nxos_remote_as_changed(example: Rendered, tmp_path: Path) -> None:
     sw = example.plan.switches["ai256-spine06"]
     n = sw.bgp.neighbors[3]  # type: ignore[union-attr]
