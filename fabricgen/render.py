@@ -92,21 +92,50 @@ class RenderResult:
 _PLAN: Plan | None = None
 
 
-def _render_chunk(args: tuple[list[str], str]) -> tuple[int, int]:
-    hostnames, root = args
-    assert _PLAN is not None
-    env = environment()
-    files = lines = 0
-    for host in hostnames:
-        sw = _PLAN.switches[host]
-        outputs = render_switch(sw, _PLAN, env)
-        d = Path(root, "configs", host)
-        d.mkdir(parents=True, exist_ok=True)
-        for name, text in outputs.items():
-            (d / name).write_text(text, encoding="utf-8")
-            files += 1
-            lines += text.count("\n")
-    return files, lines
+Job = tuple[str, list[str]]  # (kind, names): kind is "switches", "hosts" or "fabric"
+
+
+def _run_job(args: tuple[Job, str]) -> tuple[int, int]:
+    """Write one slice of the output; returns (files, config lines).  Runs in a forked worker."""
+    (kind, names), root = args
+    plan = _PLAN
+    assert plan is not None
+    if kind == "switches":
+        env = environment()
+        files = lines = 0
+        for host in names:
+            outputs = render_switch(plan.switches[host], plan, env)
+            d = Path(root, "configs", host)
+            d.mkdir(parents=True, exist_ok=True)
+            for name, text in outputs.items():
+                (d / name).write_text(text, encoding="utf-8")
+                files += 1
+                lines += text.count("\n")
+        return files, lines
+    if kind == "hosts":
+        assert plan.qos is not None
+        servers = {s.name: s for s in plan.servers}
+        hosts_dir = Path(root, "hosts")
+        hosts_dir.mkdir(exist_ok=True)
+        for name in names:
+            path = hosts_dir / f"{name}.sh"
+            path.write_text(qos.nic_script(servers[name], plan.qos), encoding="utf-8")
+            path.chmod(0o755)
+        return len(names), 0
+    if kind == "plan":
+        Path(root, "plan.json").write_text(to_json(plan_dict(plan)) + "\n", encoding="utf-8")
+        Path(root, "cabling.csv").write_text(cabling_csv(plan), encoding="utf-8")
+        return 2, 0
+    inventory.write(plan, Path(root, "inventory"))
+    return 3, 0
+
+
+def _jobs(plan: Plan, workers: int) -> list[Job]:
+    """Slices of similar cost, the big single files first so they do not finish last."""
+    jobs: list[Job] = [("plan", []), ("inventory", [])]
+    jobs += [("switches", c) for c in _chunks(list(plan.switches), workers * 4)]
+    jobs += [("hosts", c) for c in _chunks([s.name for s in plan.servers], workers * 2)]
+    return jobs
 
 
 def _chunks(items: list[str], n: int) -> list[list[str]]:
@@ -149,27 +178,16 @@ def render_all(plan: Plan, outdir: str | Path, workers: int | None = None,
     with atomic_dir(target) as tmp:
         _PLAN = plan
         try:
+            jobs = [(job, str(tmp)) for job in _jobs(plan, workers)]
             if workers > 1:
-                ctx = multiprocessing.get_context("fork")
-                with ctx.Pool(workers) as pool:
-                    counts = pool.map(_render_chunk, [(c, str(tmp)) for c in _chunks(hosts, workers * 4)])
+                with multiprocessing.get_context("fork").Pool(workers) as pool:
+                    counts = pool.map(_run_job, jobs, chunksize=1)
             else:
-                counts = [_render_chunk((hosts, str(tmp)))]
+                counts = [_run_job(job) for job in jobs]
         finally:
             _PLAN = None
         files = sum(c[0] for c in counts)
         lines = sum(c[1] for c in counts)
-        (tmp / "plan.json").write_text(to_json(plan_dict(plan)) + "\n", encoding="utf-8")
-        (tmp / "cabling.csv").write_text(cabling_csv(plan), encoding="utf-8")
-        hosts_dir = tmp / "hosts"
-        hosts_dir.mkdir()
-        assert plan.qos is not None
-        for srv in plan.servers:
-            path = hosts_dir / f"{srv.name}.sh"
-            path.write_text(qos.nic_script(srv, plan.qos), encoding="utf-8")
-            path.chmod(0o755)
-        inventory.write(plan, tmp / "inventory")
-        files += 2 + len(plan.servers) + 3
         if checks is not None:
             checks(tmp)
     return RenderResult(target, files, lines, len(hosts))
