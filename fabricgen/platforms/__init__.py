@@ -1,1 +1,22 @@
 """Per-platform structured config + template selection: nxos, sonic (config_db.json + FRR), frr."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+def runs(values: Iterable[int]) -> list[str]:
+    """Sorted, de-duplicated numbers with consecutive runs collapsed: [0, 1, 2, 4] -> ["0-2", "4"].
+
+    The range form both NX-OS (`match dscp 10,12-14`) and SONiC (`Ethernet0|0-2` keys) use.
+    """
+    nums = sorted(set(values))
+    out: list[str] = []
+    i = 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        out.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
+        i = j + 1
+    return out

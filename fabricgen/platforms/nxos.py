@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import jinja2
 
 from fabricgen.model import Interface, Plan, QosPolicy, QosProfile, Switch
+from fabricgen.platforms import runs
 
 FILENAME = "nxos.cfg"
 TEMPLATE = "nxos/nxos.cfg.j2"
@@ -186,16 +187,7 @@ class NxosConfig:
 
 def dscp_list(values: Iterable[int]) -> str:
     """NX-OS `match dscp` argument: sorted, runs collapsed to ranges ("10,12-14")."""
-    nums = sorted(set(values))
-    parts: list[str] = []
-    i = 0
-    while i < len(nums):
-        j = i
-        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
-            j += 1
-        parts.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
-        i = j + 1
-    return ",".join(parts)
+    return ",".join(runs(values))
 
 
 def nq_class(tc: int) -> str:

@@ -37,6 +37,7 @@ from typing import Any
 import jinja2
 
 from fabricgen.model import Interface, Plan, QosPolicy, QosProfile, Switch
+from fabricgen.platforms import runs
 from fabricgen.platforms.frr_common import bgp_config
 
 CONFIG_DB = "config_db.json"
@@ -90,19 +91,6 @@ def wred_name(p: QosProfile) -> str:
     return f"{MAP}_ECN_{digest}"
 
 
-def _ranges(values: list[int]) -> list[str]:
-    """[0, 1, 2, 4, 5, 6, 7] -> ["0-2", "4-7"] (SONiC's queue/PG range keys)."""
-    out: list[str] = []
-    i = 0
-    while i < len(values):
-        j = i
-        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
-            j += 1
-        out.append(str(values[i]) if i == j else f"{values[i]}-{values[j]}")
-        i = j + 1
-    return out
-
-
 def _s(mapping: dict[int, int]) -> dict[str, str]:
     return {str(k): str(v) for k, v in sorted(mapping.items())}
 
@@ -121,8 +109,8 @@ class _Classes:
         used = {q.tc_to_queue[tc] for tc in set(q.dscp_to_tc.values())}
         self.default_queues = sorted(used - set(self.lossless_queues) - {self.cnp_queue})
         lossy_queues = [i for i in range(QUEUES) if i not in self.lossless_queues]
-        self.lossless_queue_keys = _ranges(self.lossless_queues)
-        self.lossy_queue_keys = _ranges(lossy_queues)
+        self.lossless_queue_keys = runs(self.lossless_queues)
+        self.lossy_queue_keys = runs(lossy_queues)
 
 
 def _port_fields(sw: Switch, plan: Plan) -> tuple[int, int, int]:
