@@ -32,7 +32,10 @@ instead of hanging the session):
 
 Extra optional_args: ``frr_container`` ("bgp"), ``lldp_container`` ("lldp"),
 ``checkpoint_prefix`` ("fabricgen"), ``save_config`` (True: ``config save -y`` after a
-commit/rollback so the change survives a reboot), ``gcu_timeout`` (900 s).
+commit/rollback so the change survives a reboot), ``gcu_timeout`` (900 s),
+``replace_scope`` ("owned": the candidate's tables replace the running ones, the device's
+identity fields and every table fabricgen does not render are kept; "all": the candidate
+is the whole ConfigDB).
 """
 
 from __future__ import annotations
@@ -99,6 +102,9 @@ class SonicDriver(FrrDriver):
         self.checkpoint_prefix: str = str(args.get("checkpoint_prefix", "fabricgen"))
         self.save_config: bool = bool(args.get("save_config", True))
         self.gcu_timeout: float = float(args.get("gcu_timeout", 900))
+        self.replace_scope: str = str(args.get("replace_scope", "owned"))
+        if self.replace_scope not in ("owned", "all"):
+            raise ValueError(f"replace_scope must be 'owned' or 'all', not {self.replace_scope!r}")
         self._db_candidate: dict[str, Any] | None = None
         self._db_candidate_path: str | None = None
         self._last_checkpoint: str | None = None
@@ -189,10 +195,30 @@ class SonicDriver(FrrDriver):
             raise ReplaceConfigException("load_replace_candidate needs a filename or a config")
         return parse_bundle(config)
 
+    def _with_device_owned(self, db: dict[str, Any]) -> dict[str, Any]:
+        """The candidate as a whole ConfigDB: fabricgen's tables over the running ones.
+
+        `config replace` removes everything the target lacks.  fabricgen renders the fabric
+        (ports, addresses, BGP, QoS); the box's identity (DEVICE_METADATA mac, platform,
+        hwsku, ...) and the tables fabricgen does not render (MGMT_INTERFACE, AAA, NTP,
+        FEATURE, ...) stay as they are, so a push can never cut the management session.
+        ``replace_scope="all"`` replaces the whole ConfigDB instead.
+        """
+        if self.replace_scope == "all":
+            return db
+        running = self._running_config_db()
+        merged = {**running, **db}
+        meta = running.get("DEVICE_METADATA", {}).get("localhost")
+        if isinstance(meta, dict) and isinstance(db.get("DEVICE_METADATA", {}).get("localhost"), dict):
+            merged["DEVICE_METADATA"] = {**db["DEVICE_METADATA"],
+                                         "localhost": {**meta, **db["DEVICE_METADATA"]["localhost"]}}
+        return merged
+
     def load_replace_candidate(self, filename: str | None = None, config: Any = None) -> None:
         """Upload both parts (see module doc for the formats); FRR's part is checked with
         ``vtysh --dryrun``.  ConfigDB is validated by GCU (YANG) at commit."""
         db, frr = self._read_candidate(filename, config)
+        db = self._with_device_owned(db)
         self.discard_config()
         token = self._new_token()
         db_path = self._remote_candidate_path(token, CONFIG_DB)

@@ -29,6 +29,7 @@ def bgp(cmd: str) -> str:
 
 
 LOAD = [
+    "show runningconfiguration all",  # the device-owned part of ConfigDB joins the candidate
     f"umask 077; cat > {DB} && sha256sum {DB}",
     bgp(f"umask 077; cat > {FC} && sha256sum {FC}"),
     bgp(f"vtysh --dryrun -f {FC}"),
@@ -165,6 +166,28 @@ def test_compare_diffs_config_db_and_frr() -> None:
     assert '+        "Ethernet8|198.19.10.2/31": {}\n' in db_part
     assert "bgpraw" not in diff
     assert "+router bgp 65001\n" in frr_part
+
+
+def test_candidate_keeps_device_identity_and_unrendered_tables() -> None:
+    """`config replace` drops what the target lacks: the box's identity and foreign tables must survive."""
+    candidate = json.loads((CANDIDATE / "config_db.json").read_text())
+    for key in ("hwsku", "mac", "platform"):
+        candidate["DEVICE_METADATA"]["localhost"].pop(key, None)
+    del candidate["LOOPBACK_INTERFACE"]  # stands for a table fabricgen does not render
+    bundle = {"config_db.json": candidate, "frr.conf": (CANDIDATE / "frr.conf").read_text()}
+    d = driver("compare")
+    d.load_replace_candidate(config=bundle)
+    running = d._running_config_db()
+    uploaded = json.loads(d.transport.stdins[1] or "{}")  # type: ignore[union-attr]
+    meta = uploaded["DEVICE_METADATA"]["localhost"]
+    for key in ("hwsku", "mac", "platform"):
+        assert meta[key] == running["DEVICE_METADATA"]["localhost"][key]
+    assert meta["hostname"] == candidate["DEVICE_METADATA"]["localhost"]["hostname"]
+    assert uploaded["LOOPBACK_INTERFACE"] == running["LOOPBACK_INTERFACE"]
+    assert uploaded["PORT"] == candidate["PORT"]  # rendered tables replace the running ones whole
+    whole = driver("compare", replace_scope="all")
+    whole.load_replace_candidate(config=bundle)
+    assert json.loads(whole.transport.stdins[0] or "{}") == candidate  # type: ignore[union-attr]
 
 
 def test_compare_in_sync_is_empty() -> None:
