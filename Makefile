@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 INTENT ?= inventory/fabric.yaml
 OUT    ?= build
 
-.PHONY: venv render plan test test-fast lint typecheck bench bench-lab golden clean
+.PHONY: venv render plan inventory test test-fast lint typecheck bench bench-lab golden clean
 
 $(BIN)/fabricgen: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,7 +21,11 @@ render: venv
 plan: venv
 	$(BIN)/fabricgen plan -i $(INTENT)
 
-test: venv
+inventory: venv
+	$(BIN)/fabricgen inventory -i $(INTENT) -o inventory
+
+# The whole suite: lint, types, then every test (live-lab tests need root; they skip elsewhere).
+test: venv lint typecheck
 	$(BIN)/pytest -q -rs
 
 test-fast: venv

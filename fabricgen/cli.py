@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -97,6 +98,19 @@ def cmd_render(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --------------------------------------------------------------------------- inventory
+
+
+def cmd_inventory(args: argparse.Namespace) -> int:
+    from fabricgen import inventory
+    from fabricgen.plan import load_plan
+
+    plan = load_plan(args.intent)
+    inventory.write(plan, Path(args.output))
+    _console(stderr=True).print(f"nornir inventory of {len(plan.switches)} switches -> {args.output}", markup=False)
+    return EXIT_OK
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -119,6 +133,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=None, help="render processes (default: automatic)")
     p.add_argument("--no-check", action="store_true", help="skip the RoCE invariant and NIC checks")
     p.set_defaults(func=cmd_render)
+
+    p = sub.add_parser("inventory", help="write the nornir SimpleInventory (hosts, groups, defaults) of the plan")
+    _add_intent(p)
+    p.add_argument("-o", "--output", default="inventory", help="directory (default inventory/)")
+    p.set_defaults(func=cmd_inventory)
 
     for register in _stage_commands():
         register(sub)
