@@ -118,24 +118,40 @@ def check_lldp(plan: Plan, sw: Switch, lldp: dict[str, list[dict[str, Any]]]) ->
     return out
 
 
+def _diff_text(diff: dict[str, Any], prefix: str = "") -> list[str]:
+    """Flatten a napalm compliance diff into "field: expected X, got Y" phrases."""
+    out = [f"{prefix}{key} missing" for key in diff.get("missing", [])]
+    for key, item in diff.get("present", {}).items():
+        if item.get("complies"):
+            continue
+        if item.get("nested"):
+            out += _diff_text(item["diff"], f"{prefix}{key} ")
+        elif key == "is_up" and item.get("actual_value") is False:
+            out.append(f"{prefix}down")
+        else:
+            out.append(f"{prefix}{key}: expected {item.get('expected_value')}, got {item.get('actual_value')}")
+    return out
+
+
 def check_interfaces(sw: Switch, interfaces: dict[str, Any], ips: dict[str, Any]) -> list[Outcome]:
+    """Planned ports up with the planned MTU and /31, compared with napalm's own compliance logic."""
+    from napalm.base.validate import compare
+
+    want = {i.name: {"is_up": True, "mtu": i.mtu,
+                     "ipv4": {i.ipv4.split("/")[0]: {"prefix_length": int(i.ipv4.split("/")[1])}}}
+            for i in sw.interfaces}
+    live = {name: {**data, "ipv4": ips.get(name, {}).get("ipv4", {})} for name, data in interfaces.items()}
+    report = compare(want, live)
     out = []
     for itf in sw.interfaces:
-        live = interfaces.get(itf.name)
-        if live is None:
-            out.append(Outcome(sw.hostname, "interfaces", itf.name, False, "present", "missing"))
+        expected = f"up, mtu {itf.mtu}, {itf.ipv4}"
+        if itf.name in report.get("missing", []):
+            out.append(Outcome(sw.hostname, "interfaces", itf.name, False, expected, "missing"))
             continue
-        problems = []
-        if not live.get("is_up"):
-            problems.append("down")
-        if int(live.get("mtu", 0)) != itf.mtu:
-            problems.append(f"mtu {live.get('mtu')}")
-        addr, plen = itf.ipv4.split("/")
-        v4 = ips.get(itf.name, {}).get("ipv4", {})
-        if addr not in v4 or int(v4[addr].get("prefix_length", 0)) != int(plen):
-            problems.append(f"addresses {sorted(v4) or 'none'}")
-        out.append(Outcome(sw.hostname, "interfaces", itf.name, not problems,
-                           f"up, mtu {itf.mtu}, {itf.ipv4}", ", ".join(problems) or f"up, mtu {itf.mtu}, {itf.ipv4}"))
+        item = report["present"][itf.name]
+        problems = [] if item["complies"] else _diff_text(item["diff"])
+        out.append(Outcome(sw.hostname, "interfaces", itf.name, not problems, expected,
+                           "; ".join(problems) or expected))
     return out
 
 

@@ -1,0 +1,132 @@
+"""validate's comparisons against getter data shaped like napalm's (no devices needed)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from typing import Any
+
+import pytest
+
+from fabricgen.model import Plan
+from fabricgen.plan import load_plan
+from fabricgen.validate import (
+    Report,
+    check_bgp,
+    check_config,
+    check_ecmp,
+    check_gpu_output,
+    check_interfaces,
+    check_lldp,
+    gpu_targets,
+    ping_script,
+    render_report,
+)
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def lab() -> Plan:
+    return load_plan(ROOT / "inventory" / "lab" / "fabric.yaml")
+
+
+def healthy_bgp(plan: Plan, host: str) -> dict[str, Any]:
+    sw = plan.switches[host]
+    assert sw.bgp is not None
+    return {"global": {"router_id": sw.loopback, "peers": {
+        n.ip: {"remote_as": n.remote_asn, "is_up": True, "is_enabled": True} for n in sw.bgp.neighbors}}}
+
+
+def test_bgp(lab: Plan) -> None:
+    sw = lab.switches["lab-leaf01"]
+    assert sw.bgp is not None
+    data = healthy_bgp(lab, sw.hostname)
+    assert all(o.ok for o in check_bgp(sw, data))
+    a, b, c = (n.ip for n in sw.bgp.neighbors[:3])
+    peers = data["global"]["peers"]
+    peers[a]["is_up"] = False
+    peers[b]["remote_as"] = 65000
+    del peers[c]
+    peers["198.18.16.250"] = {"remote_as": 65001, "is_up": True}
+    bad = {o.item.split()[0]: o for o in check_bgp(sw, data) if not o.ok}
+    assert bad[a].actual == "down"
+    assert (bad[b].expected, bad[b].actual) == (f"AS{sw.bgp.neighbors[1].remote_asn}", "AS65000")
+    assert bad[c].actual == "no such session configured"
+    assert bad["198.18.16.250"].expected == "no session (not in plan)"
+    assert len(bad) == 4
+
+
+def test_ecmp(lab: Plan) -> None:
+    sw = lab.switches["lab-leaf01"]
+    routes: dict[str, Any] = {}
+    for other in lab.by_role("leaf")[1:]:
+        prefix = f"{other.loopback}/32"
+        routes[prefix] = {prefix: [{"next_hop": f"198.18.16.{i}", "outgoing_interface": f"Ethernet{32 + 8 * i}",
+                                    "current_active": True} for i in range(4)]}
+    assert [o.ok for o in check_ecmp(lab, sw, routes)] == [True, True, True]
+    first = next(iter(routes))
+    routes[first][first] = routes[first][first][:3]
+    out = check_ecmp(lab, sw, routes)
+    assert [(o.ok, o.actual) for o in out][0] == (False, "3 next hops")
+
+
+def test_lldp_miscabled_and_missing(lab: Plan) -> None:
+    sw = lab.switches["lab-leaf01"]
+    lldp = {i.name: [{"remote_system_name": i.peer_device, "remote_port": i.peer_interface}] for i in sw.interfaces}
+    assert all(o.ok for o in check_lldp(lab, sw, lldp))
+    a, b = sw.interfaces[0], sw.interfaces[1]
+    lldp[a.name], lldp[b.name] = lldp[b.name], []
+    bad = {o.item.split()[0]: o for o in check_lldp(lab, sw, lldp) if not o.ok}
+    assert bad[a.name].actual == f"{b.peer_device} {b.peer_interface} (miscabled)"
+    assert bad[a.name].expected == f"{a.peer_device} {a.peer_interface}"
+    assert bad[b.name].actual.startswith("no LLDP neighbor")
+
+
+def test_interfaces(lab: Plan) -> None:
+    sw = lab.switches["lab-spine01"]
+    live = {i.name: {"is_up": True, "mtu": i.mtu, "speed": 400000} for i in sw.interfaces}
+    ips = {i.name: {"ipv4": {i.ipv4.split("/")[0]: {"prefix_length": 31}}} for i in sw.interfaces}
+    assert all(o.ok for o in check_interfaces(sw, live, ips))
+    live[sw.interfaces[0].name]["is_up"] = False
+    live[sw.interfaces[1].name]["mtu"] = 1500
+    ips[sw.interfaces[2].name] = {"ipv4": {"198.18.16.200": {"prefix_length": 31}}}
+    del live[sw.interfaces[3].name]
+    actual = [o.actual for o in check_interfaces(sw, live, ips)[:4]]
+    assert actual[0] == "down" and actual[1] == "mtu: expected 9216, got 1500"
+    assert actual[2] == f"ipv4 {sw.interfaces[2].ipv4.split('/')[0]} missing" and actual[3] == "missing"
+
+
+def test_config_drift() -> None:
+    from fabricgen.model import Switch
+
+    sw = Switch("s1", "spine", "frr", "m", 0, 0, 0, 0)
+    assert check_config(sw, "")[0].ok
+    drift = check_config(sw, "--- running\n+++ candidate\n@@ -1 +1 @@\n-hostname x\n+hostname s1\n")[0]
+    assert not drift.ok and drift.actual.startswith("2 line(s) differ")
+
+
+def test_gpu_pings_cross_rails(lab: Plan) -> None:
+    src = lab.servers[0]
+    pairs = gpu_targets(lab, src)
+    assert len(pairs) == len(src.nics) * (len(lab.servers) - 1)
+    nic_rail = {n.ip.split("/")[0]: n.rail for s in lab.servers for n in s.nics}
+    assert all(nic_rail[s] != nic_rail[d] for s, d, _ in pairs)
+    script = ping_script(pairs)
+    assert script.count("ping -c1 -W1 -I") == len(pairs) and ">" not in script.replace(" >/dev/null 2>&1", "")
+    output = "\n".join(f"OK {s} {d}" for s, d, _ in pairs[1:]) + f"\nFAIL {pairs[0][0]} {pairs[0][1]}\n"
+    result = check_gpu_output(src, pairs, output)
+    assert [o.ok for o in result] == [False] + [True] * (len(pairs) - 1)
+
+
+def test_report_formats(lab: Plan) -> None:
+    sw = lab.switches["lab-leaf01"]
+    data = healthy_bgp(lab, sw.hostname)
+    data["global"]["peers"][next(iter(data["global"]["peers"]))]["is_up"] = False
+    report = Report()
+    report.add(check_bgp(sw, data))
+    assert not report.ok
+    js = json.loads(render_report(report, "json"))
+    assert js["ok"] is False and len(js["failures"]) == 1 and js["checked"] == len(sw.bgp.neighbors)  # type: ignore[union-attr]
+    suites = ET.fromstring(render_report(report, "junit"))
+    suite = suites.find("testsuite")
+    assert suite is not None and suite.get("failures") == "1" and suite.get("tests") == str(js["checked"])
