@@ -548,61 +548,35 @@ _NQ = re.compile(r"^c-8q-nq(\d)$")
 _QQ = re.compile(r"^c-out-8q-q(\d|-default)$")
 
 
-def _trailing_bgp(lines: list[str]) -> int:
-    """1-based line of a `router bgp` block that runs to the end of the file (fabricgen's layout), else 0."""
-    start = 0
-    for i, raw in enumerate(lines):
-        if raw.startswith("router bgp "):
-            start = i + 1
-        elif start and raw and raw[0] not in " \t!":
-            start = 0  # another top-level section follows the block
-    return start
-
-
-# Childless interface lines `nxos.parse` has no use for; ~30 % of an NX-OS config.
-_SKIP_CHILDREN = frozenset({"no shutdown", "shutdown", "no switchport", "no ip redirects", "no ipv6 redirects"})
-
-
-def _kept_lines(lines: list[str], end: int) -> list[int]:
-    """Indexes of lines[:end] worth a ciscoconfparse2 object: all but childless `description` / _SKIP_CHILDREN."""
-    kept = []
-    for i in range(end):
-        raw = lines[i]
-        if raw.startswith("  ") and not raw.startswith("   "):
-            s = raw[2:]
-            if s.startswith("description ") or s in _SKIP_CHILDREN:
-                nxt = lines[i + 1] if i + 1 < end else ""
-                if not nxt.startswith("   "):  # childless, so dropping it reparents nothing
-                    continue
-        kept.append(i)
-    return kept
-
-
 def extract_nxos(plan: Plan, configs: Path, host: str) -> DeviceFacts:
-    """NX-OS through check.nxos.parse; the BGP block by a short scan of the same lines.
+    """NX-OS facts (see `analyze_nxos`)."""
+    return analyze_nxos(plan, configs, host, structural=False)[1]
 
-    ciscoconfparse2 costs ~50 us a line and dominates a 32K-GPU check, so it gets only the lines
-    `nxos.parse` uses: not a `router bgp` block that ends the file (as fabricgen renders it;
-    `nxos.parse` reads only neighbor addresses from it) and not childless interface lines
-    (descriptions, shutdown, redirects, switchport).  About half the lines; every location
-    still names the file's own line (`nxos_facts(..., line_map=...)`).
+
+def analyze_nxos(plan: Plan, configs: Path, host: str, structural: bool = True) -> tuple[list[Finding], DeviceFacts]:
+    """One read and one ciscoconfparse2 parse of nxos.cfg for both NX-OS checks: the structural
+    findings of `check.nxos` (when `structural`) and this module's facts.
+
+    The parse is `check.nxos.parse_config`: ciscoconfparse2 gets only the lines `nxos.parse` uses
+    (not the `router bgp` block that ends the file, read by a line scan; not childless interface
+    descriptions / shutdown / redirects), about half the lines; every location still names the
+    file's own line.  The BGP facts come from a short scan of the same lines.
     """
-    from fabricgen.check.nxos import parse
+    from fabricgen.check import nxos
 
     f = DeviceFacts(host, "nxos", qos=True)
     text = _read(f, configs, NXOS_CFG)
+    path = f.files[NXOS_CFG]
     if text is None:
-        return f
+        return ([Finding(host, path, "", "nxos-parse", why) for _, why in f.errors] if structural else []), f
     lines = text.splitlines()
-    bgp_at = _trailing_bgp(lines)
-    kept = _kept_lines(lines, bgp_at - 1 if bgp_at else len(lines))
     try:
-        cfg = parse([lines[i] for i in kept])
+        parsed = nxos.parse_config(lines)
     except Exception as exc:  # ciscoconfparse2 raises assorted types on malformed input
         f.errors.append((NXOS_CFG, f"cannot parse: {exc}"))
-        return f
-    return nxos_facts(plan, host, lines, cfg, f.files[NXOS_CFG], bgp_line=bgp_at or None,
-                      line_map=[i + 1 for i in kept])
+        return ([Finding(host, path, "", "nxos-parse", f"cannot parse: {exc}")] if structural else []), f
+    findings = nxos.check_parsed(parsed.cfg, host, plan, path) if structural else []
+    return findings, nxos_facts(plan, host, lines, parsed.cfg, path, bgp_line=parsed.trailing_bgp or None)
 
 
 def nxos_facts(plan: Plan, host: str, lines: list[str], cfg: Any, path: str = NXOS_CFG,
