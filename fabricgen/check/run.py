@@ -3,19 +3,39 @@
 Full check: SONiC YANG (libyang), FRR's own parser (vtysh --dryrun), NX-OS
 structure (ciscoconfparse2), then the fabric-wide RoCE invariants and NIC
 consistency.  The last two are the *fast* checks `render` runs by default.
+
+Scheduling (a 32K-GPU fabric has ~2,000 SONiC, ~500 NX-OS and ~4,000 NIC files):
+
+* one fork-context process pool takes every CPU-bound per-file job: each NX-OS file is
+  read and parsed once for both its structural findings and its RoCE facts
+  (`roce.analyze_nxos`), then the SONiC files go through libyang (one context, built
+  before the fork and shared copy-on-write);
+* meanwhile threads in this process drive the vtysh batches (the work is in the
+  vtysh processes), and this process extracts the SONiC / FRR facts, then runs the
+  fabric-wide rules as soon as the NX-OS facts are back.
+
+Small fabrics (under ~1 s of estimated work) run serially in this process.
 """
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
-from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from fabricgen.check.findings import Finding
 from fabricgen.model import Plan
 
 YANG_ENV = "FABRICGEN_SONIC_YANG"
+# Estimated CPU seconds per file; decide whether a process pool pays off and how to chunk.
+_COST_NXOS = 0.012
+_COST_YANG = 0.025
+_POOL_THRESHOLD_S = 1.0
+_CHUNK_S = 0.25  # work per pool task: small enough that both workers finish together
 
 
 class CheckFailed(Exception):
@@ -47,58 +67,140 @@ def files_by_platform(plan: Plan, configs: Path) -> dict[str, list[tuple[str, Pa
     return out
 
 
-_PLAN: Plan | None = None
+# --------------------------------------------------------------------------- pool jobs
 
 
-def _nxos_chunk(items: list[tuple[str, str]]) -> list[Finding]:
-    from fabricgen.check.nxos import check_nxos_config
+@dataclass
+class _Work:
+    """What the pool workers need; set before forking, read copy-on-write."""
 
-    return [f for device, path in items for f in check_nxos_config(Path(path), device, _PLAN)]
+    plan: Plan
+    configs: Path
+    validator: Any = None  # sonic_yang.SonicYangValidator, when SONiC files are checked
+    structural: bool = True
 
 
-def _parallel(func: Callable[[list[tuple[str, str]]], list[Finding]], items: list[tuple[str, str]],
-              workers: int) -> list[Finding]:
-    if workers <= 1 or len(items) < 8:
-        return func(items)
-    size = max(1, -(-len(items) // (workers * 4)))
-    chunks = [items[i:i + size] for i in range(0, len(items), size)]
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        return [f for part in pool.map(func, chunks) for f in part]
+_WORK: _Work | None = None
+
+
+def _nxos_job(hosts: list[str]) -> tuple[list[Finding], dict[str, Any]]:
+    """Structural findings (full check only) and RoCE facts of some NX-OS hosts, one parse each."""
+    from fabricgen.check.roce import analyze_nxos
+
+    assert _WORK is not None
+    findings: list[Finding] = []
+    facts = {}
+    for host in hosts:
+        found, facts[host] = analyze_nxos(_WORK.plan, _WORK.configs, host, _WORK.structural)
+        findings += found
+    return findings, facts
+
+
+def _yang_job(paths: list[str]) -> list[Finding]:
+    from fabricgen.check.sonic_yang import check_sonic_file
+
+    assert _WORK is not None and _WORK.validator is not None
+    return [f for p in paths for f in check_sonic_file(_WORK.validator, Path(p))]
+
+
+def _chunks(items: list[Any], cost: float, workers: int) -> list[list[Any]]:
+    """Contiguous slices of about _CHUNK_S of work, at least 4 per worker."""
+    if not items:
+        return []
+    size = max(1, min(int(_CHUNK_S / cost), -(-len(items) // (workers * 4))))
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+# --------------------------------------------------------------------------- driver
+
+
+@dataclass
+class _Jobs:
+    nxos: list[Any] = field(default_factory=list)  # AsyncResult / plain results of _nxos_job
+    yang: list[Any] = field(default_factory=list)
+    frr: Future[list[Finding]] | None = None
+
+
+def _get(result: Any) -> Any:
+    return result.get() if hasattr(result, "get") else result
 
 
 def fast_findings(plan: Plan, configs: Path, hosts: Path, workers: int | None = None) -> list[Finding]:
     """Fabric-wide RoCE invariants (every platform) and NIC/switch consistency."""
-    from fabricgen.check.nic import check_nic_scripts
-    from fabricgen.check.roce import check_facts, extract_facts
-
-    facts = extract_facts(plan, configs, list(plan.switches), workers=workers)
-    return check_facts(plan, facts, configs) + check_nic_scripts(plan, hosts, facts)
+    return _run(plan, Path(configs), Path(hosts), None, full=False, workers=workers)
 
 
 def run_checks(plan: Plan, configs: Path, hosts: Path | None = None, yang_dir: Path | None = None,
                full: bool = True, workers: int | None = None) -> list[Finding]:
-    global _PLAN
-    workers = workers or os.cpu_count() or 1
-    hosts = hosts or configs.parent / "hosts"
-    findings: list[Finding] = []
+    configs = Path(configs)
+    return _run(plan, configs, Path(hosts) if hosts else configs.parent / "hosts", yang_dir, full, workers)
+
+
+def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bool,
+         workers: int | None) -> list[Finding]:
+    global _WORK
+    from fabricgen.check import roce
+    from fabricgen.check.nic import check_nic_scripts
+
+    n = workers or os.cpu_count() or 1
+    nxos_hosts = [h for h, sw in plan.switches.items() if sw.platform == "nxos"]
+    light = [h for h, sw in plan.switches.items() if sw.platform != "nxos"]
+    sonic: list[str] = []
+    frr: list[Path] = []
+    work = _Work(plan, configs, structural=full)
     if full:
-        from fabricgen.check.frr_parser import check_frr_configs
-        from fabricgen.check.sonic_yang import check_sonic_configs
+        from fabricgen.check.sonic_yang import SonicYangValidator, resolve_yang_dir
 
         files = files_by_platform(plan, configs)
-        sonic = [p for _, p in files["config_db.json"]]
-        if sonic:
-            findings += check_sonic_configs(sonic, yang_dir or default_yang_dir(), workers=None)
+        sonic = [str(p) for _, p in files["config_db.json"]]
         frr = [p for _, p in files["frr.conf"]]
-        if frr:
-            findings += check_frr_configs(frr, workers=workers)
-        _PLAN = plan
-        try:
-            findings += _parallel(_nxos_chunk, [(d, str(p)) for d, p in files["nxos.cfg"]], workers)
-        finally:
-            _PLAN = None
-    findings += fast_findings(plan, configs, hosts, workers)
-    return findings
+        if sonic:
+            work.validator = SonicYangValidator(resolve_yang_dir(yang_dir or default_yang_dir()))
+    if nxos_hosts:
+        from fabricgen.check import nxos  # noqa: F401 - imports and trims ciscoconfparse2 (~1 s): once, before forking
+
+    cost = len(nxos_hosts) * _COST_NXOS + len(sonic) * _COST_YANG
+    pooled = n > 1 and cost >= _POOL_THRESHOLD_S
+    jobs = _Jobs()
+    threads = ThreadPoolExecutor(max_workers=1) if frr else None
+    pool = None
+    _WORK = work
+    if pooled:
+        gc.freeze()  # a child's GC would otherwise touch (and so copy) every page of the parent's heap
+    try:
+        if pooled:
+            pool = multiprocessing.get_context("fork").Pool(n)
+            jobs.nxos = [pool.apply_async(_nxos_job, (c,)) for c in _chunks(nxos_hosts, _COST_NXOS, n)]
+            jobs.yang = [pool.apply_async(_yang_job, (c,)) for c in _chunks(sonic, _COST_YANG, n)]
+        if threads is not None:  # after the fork: no child inherits a half-started vtysh
+            from fabricgen.check.frr_parser import check_frr_configs
+
+            jobs.frr = threads.submit(check_frr_configs, frr, workers=n)
+        if not pooled:
+            jobs.nxos = [_nxos_job(nxos_hosts)]
+            jobs.yang = [_yang_job(sonic)] if sonic else []
+        facts = roce._extract_serial(plan, configs, light)
+        nxos_findings: list[Finding] = []
+        for job in jobs.nxos:
+            found, part = _get(job)
+            nxos_findings += found
+            facts.update(part)
+        facts = {h: facts[h] for h in plan.switches if h in facts}
+        fast = roce.check_facts(plan, facts, configs) + check_nic_scripts(plan, hosts, facts)
+        yang = [f for job in jobs.yang for f in _get(job)]
+        frr_findings = jobs.frr.result() if jobs.frr is not None else []
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+        if threads is not None:
+            threads.shutdown(wait=True)
+        if pooled:
+            gc.unfreeze()
+        _WORK = None
+    if not full:
+        return fast
+    return yang + frr_findings + nxos_findings + fast
 
 
 def checked_pairs(plan: Plan, full: bool) -> list[tuple[str, str]]:

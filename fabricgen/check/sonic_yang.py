@@ -894,7 +894,8 @@ def _worker_init(yang_dir: str) -> None:
     _WORKER = SonicYangValidator(Path(yang_dir))
 
 
-def _check_one(validator: SonicYangValidator, path: Path) -> list[Finding]:
+def check_sonic_file(validator: SonicYangValidator, path: Path) -> list[Finding]:
+    """Every finding of one config_db.json file (unreadable, not JSON, or YANG)."""
     try:
         text = path.read_text()
     except OSError as exc:
@@ -908,7 +909,7 @@ def _check_one(validator: SonicYangValidator, path: Path) -> list[Finding]:
 
 def _check_in_worker(path: str) -> list[Finding]:
     assert _WORKER is not None
-    return _check_one(_WORKER, Path(path))
+    return check_sonic_file(_WORKER, Path(path))
 
 
 def check_sonic_configs(paths: list[Path], yang_dir: Path | None = None, workers: int | None = None) -> list[Finding]:
@@ -926,7 +927,7 @@ def check_sonic_configs(paths: list[Path], yang_dir: Path | None = None, workers
     n = max(1, min(n, len(paths)))
     if n == 1:
         validator = SonicYangValidator(root)
-        return [f for p in paths for f in _check_one(validator, Path(p))]
+        return [f for p in paths for f in check_sonic_file(validator, Path(p))]
     chunk = max(1, min(64, len(paths) // (n * 4)))
     with ProcessPoolExecutor(max_workers=n, initializer=_worker_init, initargs=(str(root),)) as pool:
         results = pool.map(_check_in_worker, [str(p) for p in paths], chunksize=chunk)
