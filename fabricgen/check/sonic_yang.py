@@ -74,6 +74,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from fabricgen.check.findings import Finding, Severity
 
 RULE = "sonic-yang"
@@ -155,18 +157,34 @@ class _Inner:
     value: _Leaf | None
 
 
+def _plain(leaves: dict[str, _Leaf], keys: tuple[str, ...]) -> dict[str, bool]:
+    """Fields a config_db string converts without a look at the leaf: name -> True for a JSON number."""
+    return {name: leaf.kind == "num" for name, leaf in leaves.items()
+            if leaf.kind in ("str", "num") and not leaf.is_list and name not in keys}
+
+
 @dataclass
 class _List:
     name: str
     keys: tuple[str, ...]
     leaves: dict[str, _Leaf]
     inner: _Inner | None = None
+    str_keys: bool = False  # every key leaf is a plain string: the key parts go in as they are
+    plain: dict[str, bool] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.str_keys = all(self.leaves[k].kind == "str" for k in self.keys)
+        self.plain = _plain(self.leaves, self.keys)
 
 
 @dataclass
 class _Container:
     name: str
     leaves: dict[str, _Leaf]
+    plain: dict[str, bool] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.plain = _plain(self.leaves, ())
 
 
 @dataclass
@@ -517,7 +535,7 @@ class SonicYangValidator:
         if key in table.containers:
             cont = table.containers[key]
             out: dict[str, Any] = {}
-            self._convert_fields(conv, cont.leaves, (), fields, out, where, f"{table.name}|{key}")
+            self._convert_fields(conv, cont.leaves, (), fields, out, where, f"{table.name}|{key}", cont.plain)
             tdata[key] = out
             conv.origin[id(out)] = where
             return
@@ -527,10 +545,11 @@ class SonicYangValidator:
             msg = f"key {key!r} does not fit table {table.name}: expected {table.shapes()}"
             conv.findings.append((pointer(*where), msg, "error"))
             return
-        entry: dict[str, Any] = {
-            k: v if lst.leaves[k].kind == "str" else self._encode(lst.leaves[k], v)
-            for k, v in zip(lst.keys, parts, strict=True)
-        }
+        if lst.str_keys:
+            entry: dict[str, Any] = dict(zip(lst.keys, parts, strict=True))
+        else:
+            entry = {k: v if lst.leaves[k].kind == "str" else self._encode(lst.leaves[k], v)
+                     for k, v in zip(lst.keys, parts, strict=True)}
         if lst.inner is not None:
             inner = lst.inner
             rows = []
@@ -546,7 +565,7 @@ class SonicYangValidator:
             if rows:
                 entry[inner.name] = rows
         else:
-            self._convert_fields(conv, lst.leaves, lst.keys, fields, entry, where, lst.name)
+            self._convert_fields(conv, lst.leaves, lst.keys, fields, entry, where, lst.name, lst.plain)
         tdata.setdefault(lst.name, []).append(entry)
         conv.origin[id(entry)] = where
         conv.keys[id(entry)] = lst.keys
@@ -573,16 +592,18 @@ class SonicYangValidator:
         out: dict[str, Any],
         where: tuple[str, ...],
         what: str,
+        plain: dict[str, bool],
     ) -> None:
         for fname, fval in fields.items():
-            leaf = leaves.get(fname)
-            if leaf is not None and type(fval) is str and not leaf.is_list and fname not in keys:
-                if leaf.kind == "str":  # fast path: most fields of every table
+            number = plain.get(fname)
+            if number is not None and type(fval) is str:  # fast path: most fields of every table
+                if not number:
                     out[fname] = fval
                     continue
-                if leaf.kind == "num" and fval.isascii() and fval.isdigit():
+                if fval.isascii() and fval.isdigit():
                     out[fname] = int(fval)
                     continue
+            leaf = leaves.get(fname)
             here = (*where, fname)
             if leaf is None or fname in keys:
                 if fname in keys and _as_text(fval) == _as_text(out.get(fname)):
@@ -625,7 +646,10 @@ class SonicYangValidator:
         """Parse+validate once; None when valid, else libyang's first (message, location, app-tag)."""
         from _libyang import ffi, lib
 
-        raw = json.dumps(data, separators=(",", ":")).encode()
+        try:
+            raw = orjson.dumps(data)
+        except TypeError:  # an integer beyond 64 bits: let libyang report it out of range
+            raw = json.dumps(data, separators=(",", ":")).encode()
         inp = ffi.new("struct ly_in **")
         if lib.ly_in_new_memory(raw, inp) != lib.LY_SUCCESS:
             raise MemoryError("libyang: cannot create input")
