@@ -22,7 +22,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     hosts = Path(args.hosts) if args.hosts else configs.parent / "hosts"
     try:
         findings = run_checks(plan, configs, hosts, Path(args.sonic_yang) if args.sonic_yang else None,
-                              full=not args.fast, workers=args.workers)
+                              full=not args.fast, workers=args.workers, cache=not args.no_cache)
     except SonicYangSetupError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -42,4 +42,8 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=["table", "json", "junit"], default="table")
     p.add_argument("--fast", action="store_true", help="only the RoCE invariant and NIC checks")
     p.add_argument("--workers", type=int, default=None)
+    p.add_argument("--no-cache", action="store_true",
+                   help="re-check every file: ignore and do not write <configs>/../.check-cache (per-file "
+                        "SONiC YANG and FRR parser results, reused while a file's bytes, the checker, the "
+                        "models and vtysh are unchanged)")
     p.set_defaults(func=cmd_check)

@@ -96,11 +96,12 @@ def _nxos_job(hosts: list[str]) -> tuple[list[Finding], dict[str, Any]]:
     return findings, facts
 
 
-def _yang_job(paths: list[str]) -> list[Finding]:
+def _yang_job(paths: list[str]) -> list[list[Finding]]:
+    """The findings of each config_db.json."""
     from fabricgen.check.sonic_yang import check_sonic_file
 
     assert _WORK is not None and _WORK.validator is not None
-    return [f for p in paths for f in check_sonic_file(_WORK.validator, Path(p))]
+    return [check_sonic_file(_WORK.validator, Path(p)) for p in paths]
 
 
 def _chunks(items: list[Any], cost: float, workers: int) -> list[list[Any]]:
@@ -131,15 +132,66 @@ def fast_findings(plan: Plan, configs: Path, hosts: Path, workers: int | None = 
 
 
 def run_checks(plan: Plan, configs: Path, hosts: Path | None = None, yang_dir: Path | None = None,
-               full: bool = True, workers: int | None = None) -> list[Finding]:
+               full: bool = True, workers: int | None = None, cache: bool = True) -> list[Finding]:
+    """Every check (`full`) or the fast ones.  `cache` reuses the SONiC YANG and FRR parser findings of
+    files unchanged since the last check (check.cache, in <configs>/../.check-cache)."""
     configs = Path(configs)
-    return _run(plan, configs, Path(hosts) if hosts else configs.parent / "hosts", yang_dir, full, workers)
+    return _run(plan, configs, Path(hosts) if hosts else configs.parent / "hosts", yang_dir, full, workers, cache)
+
+
+def _yang_salt(root: Path) -> str:
+    """What a YANG result depends on besides the file: checker code, libyang, the models."""
+    from fabricgen.check import cache, findings, sonic_yang
+
+    models = [p for d in ("yang-models", "yang-rendered", "yang-templates") for p in (root / d).glob("*.yang*")]
+    return cache.digest([cache.files_digest([Path(sonic_yang.__file__), Path(findings.__file__),
+                                             Path(cache.__file__)]),
+                         cache.files_digest(models or root.glob("*.yang")), _library("libyang"), _loaded("libyang.so")])
+
+
+def _frr_salt() -> str:
+    """What an FRR parser result depends on besides the file: checker code, the vtysh binary."""
+    import shutil
+
+    from fabricgen.check import cache, findings, frr_parser
+
+    vtysh = shutil.which("vtysh") or ""
+    return cache.digest([cache.files_digest([Path(frr_parser.__file__), Path(findings.__file__), Path(cache.__file__)]),
+                         _stat(Path(vtysh).resolve()) if vtysh else "no vtysh"])
+
+
+def _library(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"{name} {version(name)}"
+    except PackageNotFoundError:
+        return f"{name} ?"
+
+
+def _stat(path: Path) -> str:
+    try:
+        st = path.stat()
+    except OSError:
+        return f"{path} ?"
+    return f"{path} {st.st_size} {st.st_mtime_ns}"
+
+
+def _loaded(soname: str) -> str:
+    """Path, size and mtime of a shared library this process loaded (the C libyang behind the binding)."""
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return soname
+    paths = sorted({line.split()[-1] for line in maps.splitlines() if soname in line and "/" in line})
+    return " ".join(_stat(Path(p)) for p in paths) or soname
 
 
 def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bool,
-         workers: int | None) -> list[Finding]:
+         workers: int | None, use_cache: bool = False) -> list[Finding]:
     global _WORK
     from fabricgen.check import roce
+    from fabricgen.check.cache import ResultCache, cache_dir
     from fabricgen.check.nic import check_nic_scripts
 
     n = workers or os.cpu_count() or 1
@@ -147,15 +199,29 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
     light = [h for h, sw in plan.switches.items() if sw.platform != "nxos"]
     sonic: list[str] = []
     frr: list[Path] = []
+    yang_cache: ResultCache | None = None
+    frr_cache: ResultCache | None = None
+    yang_done: dict[str, list[Finding]] = {}
+    frr_done: dict[str, list[Finding]] = {}
+    yang_keys: dict[str, str | None] = {}
+    frr_keys: dict[str, str | None] = {}
     work = _Work(plan, configs, structural=full)
     if full:
         from fabricgen.check.sonic_yang import SonicYangValidator, resolve_yang_dir
 
         files = files_by_platform(plan, configs)
-        sonic = [str(p) for _, p in files["config_db.json"]]
-        frr = [p for _, p in files["frr.conf"]]
-        if sonic:
-            work.validator = SonicYangValidator(resolve_yang_dir(yang_dir or default_yang_dir()))
+        sonic_all = [str(p) for _, p in files["config_db.json"]]
+        frr_all = [p for _, p in files["frr.conf"]]
+        root = resolve_yang_dir(yang_dir or default_yang_dir()) if sonic_all else None
+        if use_cache and root is not None:
+            yang_cache = ResultCache(cache_dir(configs), "sonic-yang", _yang_salt(root))
+        if use_cache and frr_all:
+            frr_cache = ResultCache(cache_dir(configs), "frr-parse", _frr_salt())
+        yang_done, sonic, yang_keys = _from_cache(yang_cache, sonic_all)
+        frr_done, frr_todo, frr_keys = _from_cache(frr_cache, [str(p) for p in frr_all])
+        frr = [Path(p) for p in frr_todo]
+        if sonic and root is not None:
+            work.validator = SonicYangValidator(root)  # built once, before the fork
     if nxos_hosts:
         from fabricgen.check import nxos  # noqa: F401 - imports and trims ciscoconfparse2 (~1 s): once, before forking
 
@@ -187,8 +253,12 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
             facts.update(part)
         facts = {h: facts[h] for h in plan.switches if h in facts}
         fast = roce.check_facts(plan, facts, configs) + check_nic_scripts(plan, hosts, facts)
-        yang = [f for job in jobs.yang for f in _get(job)]
-        frr_findings = jobs.frr.result() if jobs.frr is not None else []
+        yang_done.update(zip(sonic, (found for job in jobs.yang for found in _get(job)), strict=True))
+        if jobs.frr is not None:
+            fresh: dict[str, list[Finding]] = {str(p): [] for p in frr}
+            for f in jobs.frr.result():
+                fresh.setdefault(f.file, []).append(f)
+            frr_done.update(fresh)
     finally:
         if pool is not None:
             pool.terminate()
@@ -200,7 +270,42 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
         _WORK = None
     if not full:
         return fast
+    yang = _in_order(yang_cache, [str(p) for _, p in files["config_db.json"]], yang_done, yang_keys)
+    frr_findings = _in_order(frr_cache, [str(p) for _, p in files["frr.conf"]], frr_done, frr_keys)
     return yang + frr_findings + nxos_findings + fast
+
+
+def _from_cache(cache: Any, paths: list[str]) -> tuple[dict[str, list[Finding]], list[str], dict[str, str | None]]:
+    """Findings of the files the cache knows, the files still to check, and the key of each of those."""
+    if cache is None:
+        return {}, paths, {}
+    done: dict[str, list[Finding]] = {}
+    todo: list[str] = []
+    keys: dict[str, str | None] = {}
+    for p in paths:
+        key = cache.key(Path(p))
+        hit = cache.get(key)
+        if hit is None:
+            todo.append(p)
+            keys[p] = key
+        else:
+            done[p] = hit
+    return done, todo, keys
+
+
+def _in_order(cache: Any, paths: list[str], done: dict[str, list[Finding]],
+              keys: dict[str, str | None]) -> list[Finding]:
+    """Every file's findings in file order (plus any not tied to a planned file), remembered in the cache:
+    a file checked in this run only if it still has the bytes it had before its check."""
+    out = [f for p in paths for f in done.get(p, [])]
+    known = set(paths)
+    out += [f for p, found in done.items() if p not in known for f in found]
+    if cache is not None:
+        for p, key in keys.items():
+            if key is not None and p in done and cache.key(Path(p)) == key:
+                cache.put(key, done[p])
+        cache.save()
+    return out
 
 
 def checked_pairs(plan: Plan, full: bool) -> list[tuple[str, str]]:

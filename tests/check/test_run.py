@@ -43,10 +43,10 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[Plan, Path]:
 
 def test_pooled_equals_serial(broken: tuple[Plan, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     plan, out = broken
-    serial = run.run_checks(plan, out / "configs", out / "hosts", full=True, workers=1)
+    serial = run.run_checks(plan, out / "configs", out / "hosts", full=True, workers=1, cache=False)
     serial_fast = run.fast_findings(plan, out / "configs", out / "hosts", workers=1)
     monkeypatch.setattr(run, "_POOL_THRESHOLD_S", 0.0)
-    pooled = run.run_checks(plan, out / "configs", out / "hosts", full=True, workers=2)
+    pooled = run.run_checks(plan, out / "configs", out / "hosts", full=True, workers=2, cache=False)
     pooled_fast = run.fast_findings(plan, out / "configs", out / "hosts", workers=2)
     assert sorted_findings(pooled) == sorted_findings(serial)
     assert sorted_findings(pooled_fast) == sorted_findings(serial_fast)
@@ -54,3 +54,54 @@ def test_pooled_equals_serial(broken: tuple[Plan, Path], monkeypatch: pytest.Mon
     rules = {f.rule for f in serial}
     assert {"sonic-yang", "frr-parse", "nxos-watchdog", "roce-missing-config", "roce-p2p-pair"} <= rules
     assert all(isinstance(f, Finding) for f in pooled)
+
+
+def test_cache_reuses_whole_per_file_results(broken: tuple[Plan, Path], tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A re-check of unchanged files comes from .check-cache, findings included; a changed file is re-checked."""
+    from fabricgen.check import cache, frr_parser, sonic_yang
+
+    plan, src = broken
+    out = tmp_path / "out"
+    shutil.copytree(src, out, ignore=shutil.ignore_patterns(".check-cache"))
+    configs, hosts = out / "configs", out / "hosts"
+    first = run.run_checks(plan, configs, hosts, workers=1)
+    assert (out / cache.DIRNAME / "sonic-yang.json").is_file() and (out / cache.DIRNAME / "frr-parse.json").is_file()
+    assert {"sonic-yang", "frr-parse"} <= {f.rule for f in first}
+
+    def boom(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("checked again although unchanged")
+
+    with monkeypatch.context() as m:
+        m.setattr(sonic_yang, "check_sonic_file", boom)
+        m.setattr(frr_parser, "check_frr_configs", boom)
+        again = run.run_checks(plan, configs, hosts, workers=1)
+    assert sorted_findings(again) == sorted_findings(first)  # the cached findings, errors included
+
+    # Fix the broken config_db and break a clean one: both are checked again, nothing stale survives.
+    sonic = sorted(h for h, sw in plan.switches.items() if sw.platform == "sonic")
+    fixed, newly = configs / sonic[0] / "config_db.json", configs / sonic[2] / "config_db.json"
+    shutil.copy(newly, fixed)  # a clean config_db, renamed below
+    fixed.write_text(fixed.read_text().replace(sonic[2], sonic[0]))
+    db = json.loads(newly.read_text())
+    db["PORT"][next(iter(db["PORT"]))]["mtu"] = "huge"
+    newly.write_text(json.dumps(db))
+    third = run.run_checks(plan, configs, hosts, workers=1)
+    assert third == run.run_checks(plan, configs, hosts, workers=1, cache=False)
+    yang_devices = {f.device for f in third if f.rule == "sonic-yang"}
+    assert sonic[2] in yang_devices and sonic[0] not in yang_devices
+
+
+def test_cache_salt_and_opt_out(broken: tuple[Plan, Path], tmp_path: Path) -> None:
+    from fabricgen.check.cache import DIRNAME, ResultCache
+
+    plan, src = broken
+    out = tmp_path / "out"
+    shutil.copytree(src, out, ignore=shutil.ignore_patterns(".check-cache"))
+    run.run_checks(plan, out / "configs", out / "hosts", workers=1, cache=False)
+    assert not (out / DIRNAME).exists()
+    run.run_checks(plan, out / "configs", out / "hosts", workers=1)
+    some = next((out / "configs").glob("*/config_db.json"))
+    other_salt = ResultCache(out / DIRNAME, "sonic-yang", "another checker version")
+    assert other_salt.get(other_salt.key(some)) is None
+    assert ResultCache.key(out / "configs" / "no-such-file") is None
