@@ -141,6 +141,8 @@ def run_checks(plan: Plan, configs: Path, hosts: Path | None = None, yang_dir: P
 
 def _yang_salt(root: Path) -> str:
     """What a YANG result depends on besides the file: checker code, libyang, the models."""
+    import _libyang  # noqa: F401 - loads the C libyang, so that _loaded() sees it in every process
+
     from fabricgen.check import cache, findings, sonic_yang
 
     models = [p for d in ("yang-models", "yang-rendered", "yang-templates") for p in (root / d).glob("*.yang*")]

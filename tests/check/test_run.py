@@ -105,3 +105,19 @@ def test_cache_salt_and_opt_out(broken: tuple[Plan, Path], tmp_path: Path) -> No
     other_salt = ResultCache(out / DIRNAME, "sonic-yang", "another checker version")
     assert other_salt.get(other_salt.key(some)) is None
     assert ResultCache.key(out / "configs" / "no-such-file") is None
+
+
+def test_cache_salt_is_the_same_in_a_fresh_process() -> None:
+    """The salt must not depend on what the process happened to load before (else every run misses)."""
+    import subprocess
+    import sys
+
+    root = run.default_yang_dir()
+    assert root is not None
+    code = ("import sys; from pathlib import Path; from fabricgen.check import run; "
+            "print(run._yang_salt(Path(sys.argv[1])))")
+    fresh = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, check=True)
+    from fabricgen.check.sonic_yang import SonicYangValidator
+
+    SonicYangValidator(root)  # libyang loaded in this process now
+    assert fresh.stdout.strip() == run._yang_salt(root)
