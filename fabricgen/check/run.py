@@ -233,11 +233,16 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
     threads = ThreadPoolExecutor(max_workers=1) if frr else None
     pool = None
     _WORK = work
+    gc_was_enabled = gc.isenabled()
     if pooled:
         gc.freeze()  # a child's GC would otherwise touch (and so copy) every page of the parent's heap
     try:
         if pooled:
             pool = multiprocessing.get_context("fork").Pool(n)
+            # This process now only builds acyclic facts (freed by reference counting), and the
+            # collector's full passes over millions of them cost ~1.5 s: off here, after the fork,
+            # so the workers (ciscoconfparse2 trees are cyclic) keep collecting.
+            gc.disable()
             jobs.nxos = [pool.apply_async(_nxos_job, (c,)) for c in _chunks(nxos_hosts, _COST_NXOS, n)]
             jobs.yang = [pool.apply_async(_yang_job, (c,)) for c in _chunks(sonic, _COST_YANG, n)]
         if threads is not None:  # after the fork: no child inherits a half-started vtysh
@@ -269,6 +274,8 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
             threads.shutdown(wait=True)
         if pooled:
             gc.unfreeze()
+        if gc_was_enabled:
+            gc.enable()
         _WORK = None
     if not full:
         return fast
