@@ -17,6 +17,11 @@ itself: the state ``loguru=False`` leaves behind (no handler at all, so nothing 
 logged) without creating a writer thread per file.  Exceptions still propagate unchanged;
 without a handler there was nothing to log them to.  `disable()` restores the wrappers
 (tests compare both parses); FABRICGEN_CCP_PLAIN=1 keeps ciscoconfparse2 untouched.
+
+``CiscoConfParse.__init__`` also ends with ``self.commit()``, which builds the whole object
+graph a second time from the text of the graph it just built (``get_text()``).  `parse_nxos`
+skips that one commit when that text is exactly the lines it passed in (bootstrap is a pure
+function of the lines, so the second graph would be the same); otherwise it commits as usual.
 """
 
 from __future__ import annotations
@@ -95,7 +100,26 @@ def enable() -> None:
                         _swap(value, attr, member)
             else:
                 _swap(mod, name, value)  # module functions, also where another module imported them
+    from ciscoconfparse2 import CiscoConfParse
+
+    global _plain_commit
+    _plain_commit = vars(CiscoConfParse)["commit"]
+    _patched.append((CiscoConfParse, "commit", _plain_commit))
+    CiscoConfParse.commit = _commit
     _enabled = True
+
+
+_initial: list[list[str]] = []  # the lines of the CiscoConfParse that parse_nxos is constructing
+_plain_commit: Any = None
+
+
+def _commit(self: Any) -> None:
+    """CiscoConfParse.commit, except the redundant one at the end of parse_nxos's constructor."""
+    if _initial:
+        lines = _initial.pop()
+        if self.get_text() == lines:
+            return
+    _plain_commit(self)
 
 
 def disable() -> None:
@@ -120,7 +144,11 @@ def parse_nxos(lines: list[str]) -> Any:
     from loguru import logger
 
     logger.remove()  # what loguru=False ends with; cheap when there is no handler
-    return CiscoConfParse(lines, syntax="nxos", loguru=True, ignore_blank_lines=False)
+    _initial[:] = [lines]
+    try:
+        return CiscoConfParse(lines, syntax="nxos", loguru=True, ignore_blank_lines=False)
+    finally:
+        _initial.clear()
 
 
 def setup() -> None:
