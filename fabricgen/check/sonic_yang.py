@@ -264,6 +264,19 @@ def _describe(ltype: Any, leaf_path: str, refs: list[str]) -> str:
     return ""
 
 
+def _json_kind(base: int) -> str:
+    """RFC 7951 JSON encoding of a built-in type: numbers up to 32 bits, booleans, empty; else a string."""
+    from libyang.schema import Type
+
+    if base in (Type.INT8, Type.INT16, Type.INT32, Type.UINT8, Type.UINT16, Type.UINT32):
+        return "num"
+    if base == Type.BOOL:
+        return "bool"
+    if base == Type.EMPTY:
+        return "empty"
+    return "str"  # (u)int64, decimal64, string, enumeration, bits, identityref, ...
+
+
 def _leaf_info(snode: Any, leaf_path: str) -> _Leaf:
     """Pick the JSON encoding from the compiled leaf type (RFC 7951 section 6)."""
     from libyang.schema import SLeafList, Type
@@ -274,16 +287,7 @@ def _leaf_info(snode: Any, leaf_path: str) -> _Leaf:
         target = ltype.leafref_type()
         if target is not None:
             base = target.base()
-    if base in (Type.INT8, Type.INT16, Type.INT32, Type.UINT8, Type.UINT16, Type.UINT32):
-        kind = "num"
-    elif base == Type.BOOL:
-        kind = "bool"
-    elif base == Type.EMPTY:
-        kind = "empty"
-    elif base == Type.UNION:
-        kind = "union"
-    else:
-        kind = "str"  # (u)int64, decimal64, string, enumeration, bits, identityref, ...
+    kind = "union" if base == Type.UNION else _json_kind(base)
     refs: list[str] = []
     hint = _describe(ltype, leaf_path, refs)
     musts = tuple(snode.must_conditions())
@@ -490,12 +494,7 @@ class SonicYangValidator:
             base = realtype[0].basetype
             if base == Type.LEAFREF:
                 base = ffi.cast("struct lysc_type_leafref *", realtype[0]).realtype.basetype
-            if base in (Type.INT8, Type.INT16, Type.INT32, Type.UINT8, Type.UINT16, Type.UINT32):
-                kind = "num"
-            elif base == Type.BOOL:
-                kind = "bool"
-            elif base == Type.EMPTY:
-                kind = "empty"
+            kind = _json_kind(base)
         leaf.union_cache[text] = kind
         return kind
 
