@@ -187,3 +187,20 @@ def test_cross_field_errors(tmp_path: Path, override: dict[str, Any], path: str,
     hit = next(p for p in probs if p.path == path)
     assert hit.hint, "every cross-field error says how to fix it"
     assert hit.line is not None, "errors point at the YAML line"
+
+
+def test_dual_plane_fabric_keeps_planes_apart() -> None:
+    """planes: 2 gives every NIC one port per plane (Alibaba HPN style); the planes share nothing."""
+    plan = plan_of(small_intent(topology__planes=2, servers__count=4))
+    by_plane = Counter((s.role, s.plane) for s in plan.switches.values())
+    assert by_plane == {("leaf", 0): 4, ("leaf", 1): 4, ("spine", 0): 4, ("spine", 1): 4}
+    assert all("-pl1-" in h or "-pl2-" in h for h in plan.switches)
+    for srv in plan.servers:
+        assert len(srv.nics) == 8 and len({n.ifname for n in srv.nics}) == 8
+        for nic in srv.nics:
+            assert plan.switches[nic.leaf].plane == nic.plane
+    for link in plan.links:
+        if link.tier == "leaf_spine":
+            assert plan.switches[link.a_device].plane == plan.switches[link.z_device].plane
+    asns = {s.asn for s in plan.by_role("leaf")}
+    assert len(asns) == 8, "leaf ASNs stay unique across planes"
