@@ -1,13 +1,13 @@
 """Nornir SimpleInventory (hosts, groups, defaults) derived from the plan.
 
 Inventory is data: platform and management address per switch, role and
-platform groups.  Credentials never live in these files; `credentials()`
-reads them from the environment (or leaves them to the SSH agent).
+platform groups.  Credentials never live in these files;
+`nornir_inventory.connection_settings` reads them from the environment (or the
+lab's key) when deploy and validate connect.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -49,14 +49,14 @@ def defaults(plan: Plan) -> dict[str, Any]:
         "napalm": {"extras": {"optional_args": {}}}}}
 
 
-def write(plan: Plan, directory: Path) -> None:
+def write(plan: Plan, directory: Path, host_defaults: dict[str, Any] | None = None) -> list[Path]:
+    """hosts.yaml, groups.yaml and defaults.yaml (`host_defaults` replaces the plan's defaults)."""
     directory.mkdir(parents=True, exist_ok=True)
+    written = []
     for name, data in (("hosts.yaml", hosts(plan)), ("groups.yaml", groups(plan)),
-                       ("defaults.yaml", defaults(plan))):
+                       ("defaults.yaml", defaults(plan) if host_defaults is None else host_defaults)):
         text = "---\n" + yaml.dump(data, Dumper=_Dumper, sort_keys=True, default_flow_style=False)
-        (directory / name).write_text(text, encoding="utf-8")
-
-
-def credentials() -> tuple[str | None, str | None]:
-    """Username/password from FABRICGEN_USERNAME / FABRICGEN_PASSWORD; None means SSH agent/keys."""
-    return os.environ.get("FABRICGEN_USERNAME"), os.environ.get("FABRICGEN_PASSWORD")
+        path = directory / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written

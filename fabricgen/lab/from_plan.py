@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from fabricgen import inventory
 from fabricgen.errors import FabricError, Problem
 from fabricgen.lab.topology import LabInterface, LabLink, LabNode, LabRoute, LabRule, LabTopology
 from fabricgen.model import Plan
@@ -100,27 +101,15 @@ def containerlab(plan: Plan, configs: Path | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def lab_inventory(plan: Plan, key_file: Path) -> dict[str, dict[str, Any]]:
-    """nornir SimpleInventory files for the lab: FRR switches over SSH with the lab key."""
-    hosts = {sw.hostname: {"hostname": sw.mgmt_ip, "platform": "frr", "groups": [sw.role],
-                           "data": {"role": sw.role, "asn": sw.asn, "loopback": sw.loopback}}
-             for sw in plan.switches.values()}
-    groups: dict[str, Any] = {r: {"data": {"role": r}} for r in sorted({s.role for s in plan.switches.values()})}
-    defaults = {"username": "root", "platform": "frr",
-                "connection_options": {"napalm": {"extras": {"optional_args": {"key_file": str(key_file)}}}}}
-    return {"hosts.yaml": hosts, "groups.yaml": groups, "defaults.yaml": defaults}
+def lab_defaults(key_file: Path) -> dict[str, Any]:
+    """nornir defaults for the lab: root over SSH with the lab's key (the key file's path, never the key)."""
+    return {"username": "root", "platform": "frr",
+            "connection_options": {"napalm": {"extras": {"optional_args": {"key_file": str(key_file)}}}}}
 
 
 def write_lab_files(plan: Plan, workdir: Path, key_file: Path) -> list[Path]:
+    """The containerlab topology and the lab's nornir inventory (the plan's hosts and groups)."""
     workdir.mkdir(parents=True, exist_ok=True)
-    written = []
     clab = workdir / f"{plan.intent.fabric.name}.clab.yml"
     clab.write_text(containerlab(plan), encoding="utf-8")
-    written.append(clab)
-    inv = workdir / "inventory"
-    inv.mkdir(exist_ok=True)
-    for name, data in lab_inventory(plan, key_file).items():
-        path = inv / name
-        path.write_text("---\n" + yaml.safe_dump(data, sort_keys=True), encoding="utf-8")
-        written.append(path)
-    return written
+    return [clab, *inventory.write(plan, workdir / "inventory", lab_defaults(key_file))]
