@@ -12,10 +12,9 @@ from pathlib import Path
 from fabricgen.plan import load_plan
 from fabricgen.qos import nic_script
 from fabricgen.render import environment, render_switch
+from tests.conftest import EXAMPLE, ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
-EXAMPLE = ROOT / "inventory" / "fabric.yaml"
 SWITCHES = ("ai256-leaf01", "ai256-spine01")
 SERVERS = ("gpu0001",)
 
