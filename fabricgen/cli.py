@@ -31,7 +31,7 @@ def _console(stderr: bool = False) -> Console:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from fabricgen.plan import cabling_csv, load_plan, plan_dict, summary
+    from fabricgen.plan import cabling_csv, load_plan, plan_dict, summary, warning_lines
     from fabricgen.render import to_json
 
     plan = load_plan(args.intent)
@@ -67,7 +67,18 @@ def cmd_plan(args: argparse.Namespace) -> int:
     for name, u in s["pools"].items():
         p.add_row(name, str(u["used"]), str(u["size"]), f"{100 * u['used'] / u['size']:.1f}%")
     con.print(p)
+    ar = s["adaptive_routing"]
+    if ar.get("enabled"):
+        con.print(f"adaptive routing ({ar['mode']}): active on {ar['active_ports']} fabric ports of "
+                  f"{len(ar['switches'])} switches (plan.json lists them)", markup=False)
+    _print_warnings(warning_lines(plan))
     return EXIT_OK
+
+
+def _print_warnings(lines: list[str]) -> None:
+    con = _console(stderr=True)
+    for line in lines:
+        con.print(line, markup=False)
 
 
 # --------------------------------------------------------------------------- render
@@ -75,10 +86,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def cmd_render(args: argparse.Namespace) -> int:
     from fabricgen.check.run import CheckFailed
-    from fabricgen.plan import load_plan
+    from fabricgen.plan import load_plan, warning_lines
     from fabricgen.render import render_all
 
     plan = load_plan(args.intent)
+    _print_warnings(warning_lines(plan))
     checks = None
     if not args.no_check:
         from fabricgen.check.fast import fast_checks

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from fabricgen.errors import Problem
 from fabricgen.intent import Intent, Platform
 
 Role = Literal["leaf", "spine", "super_spine"]
@@ -36,7 +37,7 @@ class Interface:
     mtu: int = 9216
     cable_m: float = 0.0
     qos_profile: str = ""  # key into Plan.qos_profiles
-    dlb: bool = False  # member of NX-OS dynamic load balancing
+    adaptive_routing: bool = False  # both ends do adaptive routing (NX-OS: a DLB member port)
 
     @property
     def description(self) -> str:
@@ -193,6 +194,7 @@ class Plan:
     qos: QosPolicy | None = None
     qos_profiles: dict[str, QosProfile] = field(default_factory=dict)
     facts: dict[str, Any] = field(default_factory=dict)  # derived numbers: ports per leaf, envelopes, usage
+    warnings: list[Problem] = field(default_factory=list)  # asked for but not rendered: `plan` and `render` say so
 
     def by_role(self, role: Role) -> list[Switch]:
         return [s for s in self.switches.values() if s.role == role]

@@ -13,21 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from fabricgen import qos
+from fabricgen.ecmp import plan_adaptive_routing
 from fabricgen.errors import FabricError, Problem
 from fabricgen.intent import Intent, line_for, load_intent
 from fabricgen.model import TIERS, Plan
 from fabricgen.topology import Design, TopologyError, build_topology
 from fabricgen.underlay import build_underlay
-
-
-def apply_ecmp(intent: Intent, plan: Plan) -> None:
-    """Mark the fabric links that join NX-OS dynamic load balancing when adaptive routing is on."""
-    if not intent.ecmp.adaptive_routing.enabled:
-        return
-    for sw in plan.switches.values():
-        for itf in sw.interfaces:
-            if itf.tier != "gpu_leaf":
-                itf.dlb = True
 
 
 def check_oversubscription(intent: Intent, d: Design, plan: Plan) -> None:
@@ -58,7 +49,7 @@ def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, 
         d = build_topology(intent, plan)
         check_oversubscription(intent, d, plan)
         build_underlay(intent, d, plan)
-        apply_ecmp(intent, plan)
+        plan_adaptive_routing(plan)
         qos.assign_profiles(plan)
     except TopologyError as exc:
         raise _located(source, exc.problems, lines) from None
@@ -68,15 +59,28 @@ def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, 
         problems = qos.check_invariants(plan)
         if problems:
             raise _located(source, problems, lines)
+    plan.facts["source"] = source
+    _locate(plan.warnings, lines)
     return plan
 
 
-def _located(source: str, problems: list[Problem], lines: dict[tuple[Any, ...], int]) -> FabricError:
+def _locate(problems: list[Problem], lines: dict[tuple[Any, ...], int]) -> None:
+    """Give each problem the line of its YAML path."""
     for p in problems:
         if p.line is None and p.path:
             loc = tuple(int(x) if x.isdigit() else x for x in p.path.split("."))
             p.line = line_for(lines, loc)
+
+
+def _located(source: str, problems: list[Problem], lines: dict[tuple[Any, ...], int]) -> FabricError:
+    _locate(problems, lines)
     return FabricError(source, problems)
+
+
+def warning_lines(plan: Plan) -> list[str]:
+    """What the intent asked for and the plan does not give, one line each, for `plan` and `render`."""
+    source = plan.facts.get("source", "<intent>")
+    return [f"warning: {p.format(source)}" for p in plan.warnings]
 
 
 def load_plan(path: str | Path, check_qos: bool = True) -> Plan:
@@ -112,6 +116,8 @@ def summary(plan: Plan) -> dict[str, Any]:
         "pools": {k: {"used": u, "size": n} for k, (u, n) in plan.facts["pools"].items()},
         "envelope": {"max_leaves": d.max_leaves, "max_spines": d.max_spines,
                      "max_super_spines": d.max_super_spines, "max_pods": d.max_pods},
+        "adaptive_routing": plan.facts.get("adaptive_routing", {}),
+        "warnings": warning_lines(plan),
     }
 
 

@@ -174,12 +174,22 @@ def test_qos_numbers_agree(plan: Plan, spine_texts: dict[str, str]) -> None:
         assert text.count("random-detect") == 1
 
 
-def test_dlb_block(plan: Plan, spine_texts: dict[str, str]) -> None:
-    sw = plan.switches["ai256-spine03"]
-    b = blocks(spine_texts[sw.hostname])
+def test_no_dlb_towards_sonic_leaves(plan: Plan, spine_texts: dict[str, str]) -> None:
+    """Issue 9: DLB steers to a DLB MAC that SONiC leaves do not own, so the example's spines run none."""
+    for sw in plan.by_role("spine"):
+        assert not any(i.adaptive_routing for i in sw.interfaces)
+        assert "hardware profile dlb" not in spine_texts[sw.hostname]
+        assert "dlb-interface" not in spine_texts[sw.hostname]
+
+
+def test_dlb_block_between_nxos_switches(leaf_plan: Plan) -> None:
+    sw = leaf_plan.switches["ai256-spine03"]
+    b = blocks(render(sw, leaf_plan))
     dlb = b["hardware profile dlb"]
     assert dlb[0] == "mode flowlet"
-    assert dlb[1] == "dlb-interface " + " , ".join(i.name for i in sw.interfaces if i.dlb)
+    members = [i.name for i in sw.interfaces if i.adaptive_routing]
+    assert members == [i.name for i in sw.interfaces]  # every spine port faces an NX-OS leaf
+    assert dlb[1] == "dlb-interface " + " , ".join(members)
     assert "mac-address 00:cc:cc:cc:cc:cc" in dlb
     assert "flowlet-aging 500" in dlb
 

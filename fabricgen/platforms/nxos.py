@@ -329,7 +329,7 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
         for itf in roce_interfaces(sw)
     ]
     ar = intent.ecmp.adaptive_routing
-    dlb_ports = [itf.name for itf in sw.interfaces if itf.dlb]
+    dlb_ports = [itf.name for itf in sw.interfaces if itf.adaptive_routing]  # both ends do DLB (ecmp step)
     dlb = None
     if ar.enabled and dlb_ports:
         dlb = Dlb(ar.mode, " , ".join(dlb_ports), ar.mac_address.lower(),

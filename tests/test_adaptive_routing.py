@@ -1,0 +1,98 @@
+"""Adaptive routing only where both ends do it; the plan lists active ports and warns about the rest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fabricgen.cli import main
+from fabricgen.intent import Intent
+from fabricgen.plan import build_plan, summary
+from fabricgen.platforms.facts import PLATFORM_FACTS, platform_facts
+from tests.conftest import EXAMPLE, ROOT, small_intent
+
+NXOS_1024 = ROOT / "inventory" / "examples" / "nxos-1024.yaml"
+
+
+def plan_of(**overrides: object):  # type: ignore[no-untyped-def]
+    return build_plan(Intent.model_validate(small_intent(**overrides)))
+
+
+def test_every_platform_has_one_record() -> None:
+    from fabricgen.intent import PLATFORMS
+
+    assert set(PLATFORM_FACTS) == set(PLATFORMS)
+    assert platform_facts("nxos").adaptive_routing("flowlet")
+    assert platform_facts("nxos").adaptive_routing("per-packet")
+    assert not platform_facts("sonic").adaptive_routing("flowlet")
+    assert not platform_facts("frr").adaptive_routing("flowlet")
+    with pytest.raises(KeyError, match="known: frr, nxos, sonic"):
+        platform_facts("eos")
+
+
+def test_sonic_leaves_keep_nxos_spines_off_dlb() -> None:
+    p = plan_of(ecmp__adaptive_routing={"enabled": True})
+    assert not any(i.adaptive_routing for sw in p.switches.values() for i in sw.interfaces)
+    ar = summary(p)["adaptive_routing"]
+    assert ar == {"enabled": True, "mode": "flowlet", "active_ports": 0, "switches": {}}
+    (w,) = p.warnings
+    assert w.path == "ecmp.adaptive_routing.enabled"
+    fabric_ports = sum(1 for sw in p.switches.values() for i in sw.interfaces if i.tier != "gpu_leaf")
+    assert f"not rendered on {fabric_ports} fabric port(s) because platform sonic" in w.message
+    assert "plain ECMP" in w.message
+
+
+def test_all_nxos_fabric_runs_dlb_on_every_fabric_port_only() -> None:
+    p = plan_of(platforms={"leaf": "nxos", "spine": "nxos"}, ecmp__adaptive_routing={"enabled": True})
+    assert p.warnings == []
+    for sw in p.switches.values():
+        for itf in sw.interfaces:
+            assert itf.adaptive_routing == (itf.tier != "gpu_leaf"), (sw.hostname, itf.name)
+    ar = summary(p)["adaptive_routing"]
+    assert ar["active_ports"] == sum(1 for sw in p.switches.values() for i in sw.interfaces if i.tier != "gpu_leaf")
+    assert ar["switches"]["t-spine01"] == [i.name for i in p.switches["t-spine01"].interfaces]
+
+
+def test_mixed_tiers_dlb_only_between_nxos_pairs() -> None:
+    """3-tier, SONiC leaves, NX-OS spines and super-spines: only spine <-> super-spine links do DLB."""
+    data = small_intent(ecmp__adaptive_routing={"enabled": True})
+    data["switch_models"]["super_spine"] = {"ports": 16, "port_speed": "400G"}
+    data["platforms"] = {"leaf": "sonic", "spine": "nxos", "super_spine": "nxos"}
+    data["topology"].update(tiers=3, spines=4, super_spines_per_group=2)
+    p = build_plan(Intent.model_validate(data))
+    for sw in p.switches.values():
+        for itf in sw.interfaces:
+            assert itf.adaptive_routing == (itf.tier == "spine_super_spine"), (sw.hostname, itf.name)
+    (w,) = p.warnings
+    assert "platform sonic" in w.message
+
+
+def test_disabled_means_no_ports_and_no_warning() -> None:
+    p = plan_of(platforms={"leaf": "nxos", "spine": "nxos"})
+    assert p.warnings == [] and summary(p)["adaptive_routing"]["active_ports"] == 0
+    assert not any(i.adaptive_routing for sw in p.switches.values() for i in sw.interfaces)
+
+
+def test_plan_and_render_print_the_warning_with_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "-i", str(EXAMPLE)]) == 0
+    err = capsys.readouterr().err
+    text = EXAMPLE.read_text(encoding="utf-8").splitlines()
+    line = next(n for n, t in enumerate(text, 1) if "adaptive_routing:" in t)
+    assert f"warning: {EXAMPLE}:{line}: ecmp.adaptive_routing.enabled: adaptive routing (flowlet)" in err
+    assert main(["render", "-i", str(EXAMPLE), "-o", str(tmp_path / "out"), "--no-check"]) == 0
+    assert "ecmp.adaptive_routing.enabled" in capsys.readouterr().err
+
+
+def test_nxos_example_lists_active_ports(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "-i", str(NXOS_1024)]) == 0
+    out, err = capsys.readouterr()
+    assert "adaptive routing (flowlet): active on 2048 fabric ports of 64 switches" in out
+    assert "warning" not in err
+    assert main(["plan", "-i", str(NXOS_1024), "--format", "json"]) == 0
+    s = json.loads(capsys.readouterr().out)["summary"]
+    assert s["adaptive_routing"]["active_ports"] == 2048 and s["warnings"] == []
+    spine = s["adaptive_routing"]["switches"]["ai1k-spine01"]
+    assert spine[0] == "Ethernet1/1" and len(spine) == 32
+
