@@ -55,6 +55,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     for tier, ratio in s["oversubscription"].items():
         t.add_row(f"oversubscription {tier}", ratio)
     con.print(t)
+    if s["choices"]:
+        c = Table(title="derived choices")
+        for col in ("choice", "value", "why"):
+            c.add_column(col)
+        for ch in s["choices"]:
+            c.add_row(ch["name"], ch["value"], ch["why"])
+        con.print(c)
     o = Table(title="optics and cables")
     o.add_column("type")
     o.add_column("count", justify="right")

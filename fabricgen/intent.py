@@ -55,6 +55,14 @@ def _parse_ratio(value: Any) -> Any:
     return value
 
 
+class HintedError(ValueError):
+    """A validation error that also says how to fix it (the loader shows the hint as "fix:")."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
 Speed = Annotated[int, BeforeValidator(_parse_speed)]
 Ratio = Annotated[float, BeforeValidator(_parse_ratio)]
 
@@ -90,19 +98,73 @@ class Servers(_Model):
         return v
 
 
+# The largest fixed radix fabricgen accepts, in physical front-panel ports: a 16-slot modular
+# chassis of 36-port line cards (Arista 7816R3, Juniper PTX10016: 576 x 400G).
+LARGEST_CHASSIS = "16-slot modular chassis (Arista 7816R3 / Juniper PTX10016)"
+MAX_CHASSIS_PORTS = 576
+Cage = Literal["osfp", "qsfp-dd", "qsfp112", "qsfp56", "qsfp28"]
+Breakout = Literal[1, 2, 4, 8]
+
+
+def _port_speed(v: int) -> int:
+    if v not in PORT_SPEEDS:
+        raise HintedError(f"port speed must be one of {', '.join(f'{s}G' for s in PORT_SPEEDS)}",
+                          "use a standard Ethernet speed such as 400G")
+    return v
+
+
+class PortGroup(_Model):
+    """The logical ports one direction (down to servers, or up to the next tier) runs on its cages."""
+
+    speed: Speed
+    breakout: Breakout | None = Field(default=None, description="logical ports per cage; default: cage speed / speed")
+
+    @field_validator("speed")
+    @classmethod
+    def _speed(cls, v: int) -> int:
+        return _port_speed(v)
+
+
 class SwitchModel(_Model):
     model: str = "generic"
-    ports: int = Field(ge=4, le=512, description="physical front-panel ports (radix before breakout)")
+    ports: int = Field(ge=4, le=MAX_CHASSIS_PORTS,
+                       description=f"physical front-panel cages (at most {MAX_CHASSIS_PORTS}: {LARGEST_CHASSIS})")
     port_speed: Speed = 400
-    breakout: Literal[1, 2, 4, 8] = 1
+    breakout: Breakout = 1
     lanes_per_port: int = Field(default=8, ge=1, le=8, description="SerDes lanes per physical port")
+    cage: Cage | None = Field(default=None, description="default: from the cage speed and lanes (see physical.py)")
+    downlink: PortGroup | None = Field(default=None, description="server-facing ports; default: speed/breakout")
+    uplink: PortGroup | None = Field(default=None, description="ports to the next tier; default: speed/breakout")
 
     @field_validator("port_speed")
     @classmethod
     def _port_speed(cls, v: int) -> int:
-        if v not in PORT_SPEEDS:
-            raise ValueError(f"port speed must be one of {', '.join(f'{s}G' for s in PORT_SPEEDS)}")
-        return v
+        return _port_speed(v)
+
+    @model_validator(mode="after")
+    def _groups_fit_the_cage(self) -> SwitchModel:
+        if self.lanes_per_port % self.breakout:
+            raise ValueError(f"breakout {self.breakout} does not divide the {self.lanes_per_port} lanes of a port")
+        for side in ("downlink", "uplink"):
+            group: PortGroup | None = getattr(self, side)
+            if group is None:
+                continue
+            n = group.breakout or self.port_speed // group.speed
+            if group.breakout is None and (self.port_speed % group.speed or n not in (1, 2, 4, 8)):
+                raise ValueError(f"{side} speed {group.speed}G does not split a {self.port_speed}G cage into "
+                                 "1, 2, 4 or 8 ports; give its breakout")
+            if n * group.speed > self.port_speed:
+                raise ValueError(f"{side}: {n} x {group.speed}G exceeds the {self.port_speed}G cage")
+            if self.lanes_per_port % n:
+                raise ValueError(f"{side}: breakout {n} does not divide the {self.lanes_per_port} lanes of a port")
+        return self
+
+    def side(self, direction: Literal["down", "up"]) -> tuple[int, int]:
+        """(logical speed, breakout) of the ports facing `direction`."""
+        group = self.downlink if direction == "down" else self.uplink
+        if group is None:
+            return self.logical_speed, self.breakout
+        return group.speed, group.breakout or self.port_speed // group.speed
 
     @property
     def logical_ports(self) -> int:
@@ -115,7 +177,7 @@ class SwitchModel(_Model):
 
 class SwitchModels(_Model):
     leaf: SwitchModel
-    spine: SwitchModel
+    spine: SwitchModel | None = None
     super_spine: SwitchModel | None = None
 
 
@@ -125,31 +187,62 @@ class Platforms(_Model):
     super_spine: Platform = "nxos"
 
 
+class TierRatios(_Model):
+    """Down:up bandwidth target per tier (e.g. Meta's 7:1 above the spines)."""
+
+    leaf: Ratio = 1.0
+    spine: Ratio = 1.0
+
+    @field_validator("leaf", "spine")
+    @classmethod
+    def _ratio(cls, v: float) -> float:
+        return _at_least_one(v)
+
+
+def _at_least_one(v: float) -> float:
+    if v < 1.0:
+        raise HintedError("oversubscription below 1:1 means more uplink than downlink bandwidth",
+                          "use '1:1' (non-blocking) or a larger first number, e.g. '2:1'")
+    return v
+
+
+def _tier_ratios(value: Any) -> Any:
+    """A single ratio is the leaf target (spines stay non-blocking); a mapping gives each tier's."""
+    if not isinstance(value, str | int | float):
+        return value
+    return {"leaf": _at_least_one(float(_parse_ratio(value)))}
+
+
 class Topology(_Model):
-    tiers: Literal[2, 3] = 2
+    tiers: Literal[1, 2, 3] = 2
     rail_optimized: bool = True
     planes: int = Field(default=1, ge=1, le=8)
-    oversubscription: Ratio = Field(default=1.0, description="leaf down:up bandwidth target, '1:1' = non-blocking")
-    scalable_unit: int = Field(default=32, ge=1, description="servers per scalable unit (SU)")
+    oversubscription: Annotated[TierRatios, BeforeValidator(_tier_ratios)] = Field(
+        default=TierRatios(), description="down:up bandwidth target of the leaves, '1:1' = non-blocking; "
+                                          "or per tier {leaf:, spine:}")
+    scalable_unit: int | None = Field(
+        default=None, ge=1, description="servers per scalable unit (SU); default: what one rail leaf holds")
+    rails_per_leaf: Literal[1, 2, 4, 8] = Field(
+        default=1, description="rails one leaf carries (rail-optimized designs smaller than a scalable unit)")
     leaf_uplinks: int | None = Field(
         default=None, ge=1, description="uplinks per leaf; default: what the oversubscription target allows"
     )
     spines: int | None = Field(
-        default=None, ge=1, description="spines per plane (2-tier) or per pod (3-tier); default: one per leaf uplink"
-    )
+        default=None, ge=1,
+        description="spines per plane (2-tier) or per pod (3-tier); default: the fewest that hold the leaves")
     super_spines_per_group: int | None = Field(
-        default=None, ge=1, description="3-tier: super-spines each pod-spine index connects to; default: spine uplinks"
-    )
+        default=None, ge=1,
+        description="3-tier: super-spines each pod-spine index connects to; default: the fewest for the pods")
     max_pods: int | None = Field(
-        default=None, ge=1, description="3-tier growth envelope; default: what the super-spines hold"
+        default=None, ge=1, description="3-tier growth envelope in pods; default: the pods planned"
+    )
+    max_servers: int | None = Field(
+        default=None, ge=1, description="growth envelope in servers; default: the servers planned"
     )
 
-    @field_validator("oversubscription")
-    @classmethod
-    def _ratio(cls, v: float) -> float:
-        if v < 1.0:
-            raise ValueError("oversubscription below 1:1 means more uplink than downlink bandwidth; use '1:1'")
-        return v
+    def ratio(self, tier: Literal["leaf", "spine"]) -> float:
+        """The down:up bandwidth target of one tier."""
+        return self.oversubscription.leaf if tier == "leaf" else self.oversubscription.spine
 
 
 class Addressing(_Model):
@@ -421,6 +514,14 @@ def _message(err: Any) -> str:
 
 def _hint(err: Any) -> str:
     kind = err["type"]
+    ctx = err.get("ctx") or {}
+    if isinstance(ctx.get("error"), HintedError):
+        return str(ctx["error"].hint)
+    if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        bound = next(iter(v for k, v in ctx.items() if k in ("ge", "le", "gt", "lt")), "")
+        word = {"greater_than_equal": "at least", "less_than_equal": "at most",
+                "greater_than": "more than", "less_than": "less than"}[kind]
+        return f"use a value {word} {bound}"
     if kind == "extra_forbidden":
         return "remove it or check its spelling against inventory/fabric.yaml"
     if kind == "missing":

@@ -38,6 +38,9 @@ class Interface:
     cable_m: float = 0.0
     qos_profile: str = ""  # key into Plan.qos_profiles
     adaptive_routing: bool = False  # both ends do adaptive routing (NX-OS: a DLB member port)
+    cage: int = 0  # front-panel cage (physical port), 0-based
+    subport: int = 0  # logical port within the cage, 0-based
+    breakout: int = 1  # logical ports the cage is split into
 
     @property
     def description(self) -> str:

@@ -22,21 +22,23 @@ from fabricgen.underlay import build_underlay
 
 
 def check_oversubscription(intent: Intent, d: Design, plan: Plan) -> None:
-    """Measured down:up bandwidth per tier against the target."""
-    target = intent.topology.oversubscription
+    """Measured down:up bandwidth per tier (of the most loaded switch) against each tier's target."""
     ratios: dict[str, float] = {}
-    leaf_down = max((sum(1 for i in s.interfaces if i.tier == "gpu_leaf") for s in plan.by_role("leaf")), default=0)
-    ratios["leaf"] = leaf_down / d.leaf_up if d.leaf_up else 0.0
+    if d.tiers >= 2:
+        down = max((sum(i.speed for i in s.interfaces if i.direction == "down") for s in plan.by_role("leaf")),
+                   default=0)
+        ratios["leaf"] = down / d.leaf_sides[1].bandwidth
     if d.tiers == 3:
-        spine_down = max((sum(1 for i in s.interfaces if i.direction == "down") for s in plan.by_role("spine")),
-                         default=0)
-        ratios["spine"] = spine_down / d.spine_up if d.spine_up else 0.0
+        down = max((sum(i.speed for i in s.interfaces if i.direction == "down") for s in plan.by_role("spine")),
+                   default=0)
+        ratios["spine"] = down / d.spine_sides[1].bandwidth
     plan.facts["oversubscription"] = ratios
     for tier, ratio in ratios.items():
+        target = intent.topology.ratio("leaf" if tier == "leaf" else "spine")
         if ratio > target + 1e-9:
-            path = "topology.leaf_uplinks" if tier == "leaf" else "switch_models.spine.ports"
+            path = "topology.leaf_uplinks" if tier == "leaf" else "topology.oversubscription"
             raise TopologyError([Problem(
-                path, f"{tier} oversubscription is {ratio:.2f}:1, above the target {target:g}:1",
+                path, f"{tier} oversubscription is {ratio:.2f}:1 in bandwidth, above the target {target:g}:1",
                 "add uplinks, attach fewer servers per leaf, or raise topology.oversubscription")])
 
 
@@ -118,6 +120,7 @@ def summary(plan: Plan) -> dict[str, Any]:
                      "max_super_spines": d.max_super_spines, "max_pods": d.max_pods},
         "adaptive_routing": plan.facts.get("adaptive_routing", {}),
         "warnings": warning_lines(plan),
+        "choices": [{"name": c.name, "value": c.value, "why": c.why} for c in d.choices],
     }
 
 

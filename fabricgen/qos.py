@@ -232,13 +232,11 @@ ROCE_OPTIMIZED_CNP_DSCP = 4
 def _intent_port_classes(intent: Intent) -> set[tuple[int, int, int]]:
     """(speed, metres, mtu) of each link tier of an intent, before any topology exists."""
     sm, c, mtu = intent.switch_models, intent.cabling, intent.qos.mtu
-    classes = {
-        (min(intent.servers.nic_speed, sm.leaf.logical_speed), profile_length(c.gpu_leaf_m), mtu),
-        (min(sm.leaf.logical_speed, sm.spine.logical_speed), profile_length(c.leaf_spine_m), mtu),
-    }
-    if intent.topology.tiers == 3 and sm.super_spine is not None:
-        speed = min(sm.spine.logical_speed, sm.super_spine.logical_speed)
-        classes.add((speed, profile_length(c.spine_super_spine_m), mtu))
+    classes = {(min(intent.servers.nic_speed, sm.leaf.side("down")[0]), profile_length(c.gpu_leaf_m), mtu)}
+    if intent.topology.tiers >= 2 and sm.spine is not None:
+        classes.add((sm.leaf.side("up")[0], profile_length(c.leaf_spine_m), mtu))
+    if intent.topology.tiers == 3 and sm.spine is not None:
+        classes.add((sm.spine.side("up")[0], profile_length(c.spine_super_spine_m), mtu))
     return classes
 
 

@@ -10,8 +10,10 @@ alone, independent of how many servers are attached today.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 
 from fabricgen.errors import Problem
 from fabricgen.intent import Intent, SwitchModel
@@ -24,6 +26,32 @@ class TopologyError(Exception):
     def __init__(self, problems: list[Problem]) -> None:
         super().__init__("; ".join(p.message for p in problems))
         self.problems = problems
+
+
+@dataclass(frozen=True)
+class Side:
+    """One direction of a switch: how many cages it uses, their breakout and the logical port speed."""
+
+    cages: int
+    breakout: int
+    speed: int  # Gb/s of one logical port
+
+    @property
+    def ports(self) -> int:
+        return self.cages * self.breakout
+
+    @property
+    def bandwidth(self) -> int:
+        return self.ports * self.speed
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A derived design number and why it is what it is (printed by `fabricgen plan`)."""
+
+    name: str
+    value: str
+    why: str
 
 
 @dataclass(frozen=True)
@@ -47,6 +75,17 @@ class Design:
     spine_super_links: int  # parallel links between one spine and one super-spine
     super_ports: int
     servers_per_leaf: int  # non-rail-optimized designs
+    su_size: int = 0  # servers per scalable unit (rail-optimized)
+    rails_per_leaf: int = 1
+    leaf_sides: tuple[Side, Side] = (Side(0, 1, 0), Side(0, 1, 0))  # (down, up)
+    spine_sides: tuple[Side, Side] = (Side(0, 1, 0), Side(0, 1, 0))
+    super_sides: tuple[Side, Side] = (Side(0, 1, 0), Side(0, 1, 0))
+    ratios: tuple[tuple[str, float], ...] = ()  # design down:up bandwidth per tier (full switches)
+    choices: tuple[Choice, ...] = ()
+
+    @property
+    def leaves_per_su(self) -> int:
+        return self.rails // self.rails_per_leaf
 
     @property
     def max_leaves(self) -> int:
@@ -60,74 +99,131 @@ class Design:
     def max_super_spines(self) -> int:
         return self.planes * self.spines * self.super_group if self.tiers == 3 else 0
 
+    def sides(self, role: str) -> tuple[Side, Side]:
+        return {"leaf": self.leaf_sides, "spine": self.spine_sides}.get(role, self.super_sides)
 
-@lru_cache(maxsize=4096)
-def port_name(platform: str, model: SwitchModel, index: int) -> str:
-    """The platform's own name of logical port `index` (0-based)."""
-    phys, sub = divmod(index, model.breakout)
+    def port_position(self, role: str, index: int) -> tuple[int, int, int]:
+        """(cage, sub-port, breakout) of logical port `index`: down ports first, then uplinks."""
+        down, up = self.sides(role)
+        if index < down.ports:
+            cage, sub = divmod(index, down.breakout)
+            return cage, sub, down.breakout
+        cage, sub = divmod(index - down.ports, up.breakout)
+        return down.cages + cage, sub, up.breakout
+
+
+@lru_cache(maxsize=8192)
+def cage_port_name(platform: str, lanes_per_port: int, cage: int, sub: int, breakout: int) -> str:
+    """The platform's own name of sub-port `sub` of front-panel cage `cage` (both 0-based)."""
     if platform == "nxos":
-        return f"Ethernet1/{phys + 1}" if model.breakout == 1 else f"Ethernet1/{phys + 1}/{sub + 1}"
-    return f"Ethernet{phys * model.lanes_per_port + sub * (model.lanes_per_port // model.breakout)}"
+        return f"Ethernet1/{cage + 1}" if breakout == 1 else f"Ethernet1/{cage + 1}/{sub + 1}"
+    return f"Ethernet{cage * lanes_per_port + sub * (lanes_per_port // breakout)}"
+
+
+def port_name(platform: str, model: SwitchModel, index: int) -> str:
+    """The platform's own name of logical port `index` (0-based) of a uniformly broken-out model."""
+    cage, sub = divmod(index, model.breakout)
+    return cage_port_name(platform, model.lanes_per_port, cage, sub, model.breakout)
+
+
+def split_ports(cages: int, down: tuple[int, int], up: tuple[int, int], target: float,
+                unit: int = 1, uplinks: int | None = None) -> tuple[Side, Side]:
+    """Divide `cages` between down- and uplinks so that down:up bandwidth comes as close to `target`
+    as the radix allows without exceeding it (ports may stay spare to hit it exactly).
+
+    `down`/`up` are (speed, breakout); `unit` is the down-port granularity (a ToR leaf attaches whole
+    servers); `uplinks` fixes the uplink port count instead.
+    """
+    (sd, bd), (su, bu) = down, up
+    if uplinks is not None:
+        uc = -(-uplinks // bu)
+        dc = cages - uc
+        return Side(max(dc, 0), bd, sd), Side(uc, bu, su)
+    best: tuple[float, int, int, int] | None = None  # (ratio, down ports, -up cages, down cages)
+    for uc in range(1, cages):
+        most = min((cages - uc) * bd, math.floor(target * uc * bu * su / sd + 1e-9))
+        d = most - most % unit
+        if d <= 0:
+            continue
+        key = (round(d * sd / (uc * bu * su), 9), d, -uc, -(-d // bd))
+        if best is None or key > best:
+            best = key
+    if best is None:
+        return Side(cages, bd, sd), Side(0, bu, su)
+    return Side(best[3], bd, sd), Side(-best[2], bu, su)
+
+
+def fewest_divisor(total: int, fits: Callable[[int], bool]) -> int | None:
+    """The smallest divisor n of `total` (equal parallel links) for which fits(n) holds."""
+    for n in range(1, total + 1):
+        if total % n == 0 and fits(n):
+            return n
+    return None
+
+
+def _ratio_text(r: float) -> str:
+    return f"{r:.2f}:1"
 
 
 def design(intent: Intent) -> Design:
     """Derive the envelope, or raise TopologyError naming the intent field to change."""
     t, sm, servers = intent.topology, intent.switch_models, intent.servers
     problems: list[Problem] = []
-    leaf, spine = sm.leaf, sm.spine
-    if servers.nic_speed != leaf.logical_speed:
+    choices: list[Choice] = []
+    leaf = sm.leaf
+    rails, rpl = servers.nics_per_server, t.rails_per_leaf
+    leaf_down_speed, leaf_down_bo = leaf.side("down")
+    if servers.nic_speed != leaf_down_speed:
         problems.append(Problem(
-            "switch_models.leaf.port_speed",
-            f"leaf ports run at {leaf.logical_speed}G but GPU NICs at {servers.nic_speed}G",
-            f"use a leaf port speed/breakout giving {servers.nic_speed}G ports",
+            "switch_models.leaf.downlink.speed" if leaf.downlink else "switch_models.leaf.port_speed",
+            f"leaf server ports run at {leaf_down_speed}G but GPU NICs at {servers.nic_speed}G",
+            f"use a leaf downlink speed/breakout giving {servers.nic_speed}G ports",
         ))
-    if leaf.logical_speed != spine.logical_speed:
-        problems.append(Problem(
-            "switch_models.spine.port_speed",
-            f"spine ports run at {spine.logical_speed}G but leaf uplinks at {leaf.logical_speed}G",
-            "use the same logical port speed on leaves and spines",
-        ))
-    ratio = t.oversubscription
-    if t.leaf_uplinks is not None:
-        leaf_up = t.leaf_uplinks
-        if leaf_up >= leaf.logical_ports:
-            problems.append(Problem("topology.leaf_uplinks",
-                                    f"{leaf_up} uplinks leave no server port on a {leaf.logical_ports}-port leaf",
-                                    "use fewer uplinks"))
-            raise TopologyError(problems)
-        leaf_down = leaf.logical_ports - leaf_up
-    else:
-        leaf_down = math.floor(leaf.logical_ports * ratio / (1 + ratio) + 1e-9)
-        leaf_up = leaf.logical_ports - leaf_down
-    spines = t.spines or leaf_up
-    rails = servers.nics_per_server
-    if leaf_up < 1 or leaf_up % spines:
-        problems.append(Problem(
-            "topology.spines",
-            f"{leaf_up} leaf uplinks cannot be spread evenly over {spines} spines",
-            f"choose a spine count that divides {leaf_up}",
-        ))
+    if t.rail_optimized and rails % rpl:
+        problems.append(Problem("topology.rails_per_leaf",
+                                f"{rails} rails cannot be split evenly over leaves of {rpl} rails",
+                                f"use a rails_per_leaf that divides {rails}"))
+    if problems:
         raise TopologyError(problems)
-    lsl = leaf_up // spines
-    if t.tiers == 2:
-        spine_down, spine_up = spine.logical_ports, 0
+    unit = 1 if t.rail_optimized else rails
+    if t.tiers == 1:
+        leaf_split = (Side(leaf.ports, leaf_down_bo, leaf_down_speed), Side(0, 1, 0))
+        if t.leaf_uplinks is not None:
+            problems.append(Problem("topology.leaf_uplinks", "a single-tier plane has no uplinks",
+                                    "remove leaf_uplinks or use tiers: 2"))
+            raise TopologyError(problems)
     else:
-        spine_down = spine.logical_ports // 2
-        spine_up = spine.logical_ports - spine_down
-    max_leaves_per_pod = spine_down // lsl
-    servers_per_leaf = leaf_down // rails if not t.rail_optimized else 0
+        leaf_split = split_ports(leaf.ports, leaf.side("down"), leaf.side("up"), t.ratio("leaf"), unit,
+                                 t.leaf_uplinks)
+        if leaf_split[0].ports < unit:
+            problems.append(Problem("topology.leaf_uplinks",
+                                    f"{leaf_split[1].ports} uplinks leave no server port on a "
+                                    f"{leaf.ports}-cage leaf", "use fewer uplinks"))
+            raise TopologyError(problems)
+    ldown, lup = leaf_split
+    leaf_down, leaf_up = ldown.ports, lup.ports
+    if t.tiers > 1:
+        why = ("set by topology.leaf_uplinks" if t.leaf_uplinks is not None else
+               f"closest to the {t.ratio('leaf'):g}:1 target the {leaf.ports} cages allow")
+        spare = leaf.ports - ldown.cages - lup.cages
+        choices.append(Choice("leaf ports", f"{leaf_down} x {ldown.speed}G down, {leaf_up} x {lup.speed}G up"
+                              + (f", {spare} cages spare" if spare else ""),
+                              f"{_ratio_text(ldown.bandwidth / lup.bandwidth)} down:up bandwidth, {why}"))
+    servers_per_leaf = 0 if t.rail_optimized else leaf_down // rails
+    su_size = 0
     if t.rail_optimized:
-        if t.scalable_unit > leaf_down:
+        fits = leaf_down // rpl
+        su_size = t.scalable_unit or fits
+        if t.scalable_unit is None:
+            choices.append(Choice("scalable unit", f"{su_size} servers",
+                                  f"the {fits} server ports one leaf has per rail"
+                                  + (f" ({rpl} rails per leaf)" if rpl > 1 else "")))
+        elif t.scalable_unit > fits:
             problems.append(Problem(
                 "topology.scalable_unit",
-                f"a rail leaf has {leaf_down} server ports but a scalable unit has {t.scalable_unit} servers",
-                f"use at most {leaf_down} servers per scalable unit or a larger leaf",
-            ))
-        if max_leaves_per_pod < rails:
-            problems.append(Problem(
-                "topology.spines",
-                f"a spine holds {max_leaves_per_pod} leaves but one scalable unit needs {rails} rail leaves",
-                "use fewer, wider spines (fewer parallel links) or a larger spine model",
+                f"a rail leaf has {leaf_down} server ports ({fits} per rail) but a scalable unit has "
+                f"{t.scalable_unit} servers",
+                f"use at most {fits} servers per scalable unit, fewer rails_per_leaf or a larger leaf",
             ))
     elif servers_per_leaf < 1:
         problems.append(Problem(
@@ -135,41 +231,135 @@ def design(intent: Intent) -> Design:
             f"a leaf has {leaf_down} server ports, fewer than the {rails} NICs of one server",
             "use a larger leaf or rail_optimized: true",
         ))
+    if problems:
+        raise TopologyError(problems)
+    leaves_per_su = rails // rpl if t.rail_optimized else 1
+    per_unit = su_size if t.rail_optimized else servers_per_leaf  # servers per block of leaves_per_su leaves
+    env_servers = max(servers.count, t.max_servers or 0)
+    env_leaves = -(-env_servers // per_unit) * leaves_per_su
+    spine_sides = super_sides = (Side(0, 1, 0), Side(0, 1, 0))
+    ratios: list[tuple[str, float]] = []
+    if t.tiers > 1:
+        ratios.append(("leaf", ldown.bandwidth / lup.bandwidth))
+    spines = lsl = spine_ports = spine_down = spine_up = 0
     super_group = spine_super_links = super_ports = 0
     max_pods = 1
-    if t.tiers == 3:
-        ss = sm.super_spine
-        assert ss is not None  # enforced by Intent
-        super_ports = ss.logical_ports
-        super_group = t.super_spines_per_group or spine_up
-        if spine_up % super_group:
+    if t.tiers == 1:
+        max_leaves_per_pod = leaves_per_su
+        if env_leaves > leaves_per_su:
+            raise TopologyError([Problem(
+                "servers.count",
+                f"{env_servers} servers need {env_leaves} leaves per plane; a single-tier plane holds "
+                f"{leaves_per_su} (one leaf per {'rail group' if t.rail_optimized else 'plane'})",
+                "use tiers: 2, a larger leaf or more planes")])
+    else:
+        spine = sm.spine
+        if spine is None:
+            raise TopologyError([Problem("switch_models.spine", f"topology.tiers is {t.tiers} but there is no "
+                                         "spine model", "add switch_models.spine or use tiers: 1")])
+        sp_down_speed, sp_down_bo = spine.side("down")
+        if sp_down_speed != lup.speed:
             problems.append(Problem(
-                "topology.super_spines_per_group",
-                f"{spine_up} spine uplinks cannot be spread evenly over {super_group} super-spines",
-                f"choose a group size that divides {spine_up}",
-            ))
+                "switch_models.spine.downlink.speed" if spine.downlink else "switch_models.spine.port_speed",
+                f"spine ports toward the leaves run at {sp_down_speed}G but leaf uplinks at {lup.speed}G",
+                f"give the spine {lup.speed}G downlinks (port_speed/breakout or downlink.speed)"))
+            raise TopologyError(problems)
+        if t.tiers == 2:
+            spine_sides = (Side(spine.ports, sp_down_bo, sp_down_speed), Side(0, 1, 0))
         else:
-            spine_super_links = spine_up // super_group
-            max_pods = super_ports // spine_super_links
-            if ss.logical_speed != spine.logical_speed:
+            spine_sides = split_ports(spine.ports, spine.side("down"), spine.side("up"), t.ratio("spine"))
+            ratios.append(("spine", spine_sides[0].bandwidth / spine_sides[1].bandwidth))
+            choices.append(Choice(
+                "spine ports", f"{spine_sides[0].ports} x {spine_sides[0].speed}G down, "
+                f"{spine_sides[1].ports} x {spine_sides[1].speed}G up",
+                f"{_ratio_text(ratios[-1][1])} down:up bandwidth, closest to the {t.ratio('spine'):g}:1 target"))
+        spine_ports, spine_down, spine_up = spine.ports, spine_sides[0].ports, spine_sides[1].ports
+        if t.tiers == 3:
+            # A pod is as many whole scalable units as the spines hold at one link per leaf.
+            pod_leaves = max(spine_down // leaves_per_su * leaves_per_su, leaves_per_su)
+            why_pod = f"a pod of {pod_leaves} leaves, the most {spine_down}-port spines hold"
+        else:
+            pod_leaves = env_leaves
+            why_pod = (f"{env_leaves} leaves planned" + (f" (growth to {env_servers} servers)"
+                                                         if env_servers > servers.count else ""))
+        if t.spines is not None:
+            spines = t.spines
+        else:
+            found = fewest_divisor(leaf_up, lambda s: s * spine_down >= pod_leaves * leaf_up)
+            if found is None:
+                raise TopologyError([Problem(
+                    "servers.count",
+                    f"{env_servers} servers need {env_leaves} leaves per plane; {spine_down}-port spines hold "
+                    f"at most {spine_down} leaves of {leaf_up} uplinks in a 2-tier fabric",
+                    "use topology.tiers: 3, more planes or larger spines")])
+            spines = found
+        if leaf_up % spines:
+            raise TopologyError([Problem(
+                "topology.spines", f"{leaf_up} leaf uplinks cannot be spread evenly over {spines} spines",
+                f"choose a spine count that divides {leaf_up}")])
+        lsl = leaf_up // spines
+        max_leaves_per_pod = spine_down // lsl
+        if t.spines is None:
+            choices.append(Choice("spines", f"{spines} per {'pod' if t.tiers == 3 else 'plane'}, "
+                                  f"{lsl} parallel link(s) to each leaf",
+                                  f"the fewest {spine_down}-port spines that give {why_pod} "
+                                  f"their {leaf_up} uplinks with equal links per spine"))
+        if t.rail_optimized and max_leaves_per_pod < leaves_per_su:
+            problems.append(Problem(
+                "topology.spines",
+                f"a spine holds {max_leaves_per_pod} leaves but one scalable unit needs {leaves_per_su} rail leaves",
+                "use fewer, wider spines (fewer parallel links) or a larger spine model",
+            ))
+        if t.tiers == 3:
+            ss = sm.super_spine
+            assert ss is not None  # enforced by Intent
+            ss_speed, ss_bo = ss.side("down")
+            if ss_speed != spine_sides[1].speed:
                 problems.append(Problem("switch_models.super_spine.port_speed",
-                                        "super-spine and spine port speeds differ", "use the same speed"))
-            if t.max_pods is not None:
-                if t.max_pods > max_pods:
-                    problems.append(Problem(
-                        "topology.max_pods",
-                        f"super-spines can hold {max_pods} pods, not {t.max_pods}",
-                        f"set max_pods <= {max_pods} or use larger super-spines",
-                    ))
-                max_pods = min(max_pods, t.max_pods)
+                                        f"super-spine ports run at {ss_speed}G but spine uplinks at "
+                                        f"{spine_sides[1].speed}G", "use the same speed on both ends"))
+                raise TopologyError(problems)
+            super_sides = (Side(ss.ports, ss_bo, ss_speed), Side(0, 1, 0))
+            super_ports = super_sides[0].ports
+            per_pod = max_leaves_per_pod // leaves_per_su * leaves_per_su or max_leaves_per_pod
+            planned_pods = -(-env_leaves // per_pod)
+            want_pods = max(planned_pods, t.max_pods or 0)
+            if t.super_spines_per_group is not None:
+                super_group = t.super_spines_per_group
+            else:
+                found = fewest_divisor(spine_up, lambda g: g * super_ports >= want_pods * spine_up)
+                super_group = found or spine_up
+                choices.append(Choice(
+                    "super-spines", f"{spines * super_group} per plane ({super_group} per spine index)",
+                    f"the fewest {super_ports}-port super-spines for {want_pods} pod(s) "
+                    + ("(topology.max_pods)" if t.max_pods and t.max_pods >= planned_pods else "planned")))
+            if spine_up % super_group:
+                problems.append(Problem(
+                    "topology.super_spines_per_group",
+                    f"{spine_up} spine uplinks cannot be spread evenly over {super_group} super-spines",
+                    f"choose a group size that divides {spine_up}",
+                ))
+            else:
+                spine_super_links = spine_up // super_group
+                max_pods = super_ports // spine_super_links
+                if t.max_pods is not None:
+                    if t.max_pods > max_pods:
+                        problems.append(Problem(
+                            "topology.max_pods",
+                            f"super-spines can hold {max_pods} pods, not {t.max_pods}",
+                            f"set max_pods <= {max_pods} or use larger super-spines",
+                        ))
+                    max_pods = min(max_pods, t.max_pods)
     if problems:
         raise TopologyError(problems)
     return Design(
-        tiers=t.tiers, planes=t.planes, rails=rails, leaf_ports=leaf.logical_ports, leaf_down=leaf_down,
-        leaf_up=leaf_up, spines=spines, leaf_spine_links=lsl, spine_ports=spine.logical_ports,
+        tiers=t.tiers, planes=t.planes, rails=rails, leaf_ports=leaf_down + leaf_up, leaf_down=leaf_down,
+        leaf_up=leaf_up, spines=spines, leaf_spine_links=lsl, spine_ports=spine_ports,
         spine_down=spine_down, spine_up=spine_up, max_leaves_per_pod=max_leaves_per_pod, max_pods=max_pods,
         super_group=super_group, spine_super_links=spine_super_links, super_ports=super_ports,
-        servers_per_leaf=servers_per_leaf,
+        servers_per_leaf=servers_per_leaf, su_size=su_size, rails_per_leaf=rpl if t.rail_optimized else 1,
+        leaf_sides=leaf_split, spine_sides=spine_sides, super_sides=super_sides, ratios=tuple(ratios),
+        choices=tuple(choices),
     )
 
 
@@ -209,17 +399,28 @@ class _Builder:
         self.plan.switches[name] = sw
         return sw
 
-    def _port(self, sw: Switch, index: int) -> str:
-        return port_name(sw.platform, getattr(self.intent.switch_models, sw.role), index)
+    def _port(self, sw: Switch, index: int) -> tuple[str, int, int, int]:
+        """(name, cage, sub-port, breakout) of logical port `index` of `sw`."""
+        model = getattr(self.intent.switch_models, sw.role)
+        cage, sub, breakout = self.d.port_position(sw.role, index)
+        return cage_port_name(sw.platform, model.lanes_per_port, cage, sub, breakout), cage, sub, breakout
+
+    def _interface(self, sw: Switch, index: int, speed: int, tier: Tier, direction: Literal["down", "up"],
+                   peer: str, peer_port: str, length: float) -> Interface:
+        name, cage, sub, breakout = self._port(sw, index)
+        itf = Interface(name, index, speed, tier, direction, peer, peer_port, mtu=self.intent.qos.mtu,
+                        cable_m=length, cage=cage, subport=sub, breakout=breakout)
+        sw.interfaces.append(itf)
+        return itf
 
     def _cable(self, tier: Tier, a: Switch, a_idx: int, z: Switch, z_idx: int) -> None:
         """A switch-to-switch link: interfaces on both ends plus the cable record."""
-        speed = self.intent.switch_models.leaf.logical_speed
+        d = self.d
+        speed = d.leaf_sides[1].speed if tier == "leaf_spine" else d.spine_sides[1].speed
         length = self.intent.cabling.leaf_spine_m if tier == "leaf_spine" else self.intent.cabling.spine_super_spine_m
-        ap, zp = self._port(a, a_idx), self._port(z, z_idx)
-        mtu = self.intent.qos.mtu
-        a.interfaces.append(Interface(ap, a_idx, speed, tier, "up", z.hostname, zp, mtu=mtu, cable_m=length))
-        z.interfaces.append(Interface(zp, z_idx, speed, tier, "down", a.hostname, ap, mtu=mtu, cable_m=length))
+        ap, zp = self._port(a, a_idx)[0], self._port(z, z_idx)[0]
+        self._interface(a, a_idx, speed, tier, "up", z.hostname, zp, length)
+        self._interface(z, z_idx, speed, tier, "down", a.hostname, ap, length)
         self.plan.links.append(Link(tier, a.hostname, ap, z.hostname, zp, speed, length, media_for(speed, length)))
 
     # ----------------------------------------------------------------- build
@@ -230,22 +431,23 @@ class _Builder:
         width = max(4, len(str(count)))
         # Which leaf position (pod, index-in-pod) serves which servers, per plane.
         if t.rail_optimized:
-            su_size = t.scalable_unit
+            su_size = d.su_size
             sus = math.ceil(count / su_size)
-            sus_per_pod = d.max_leaves_per_pod // d.rails
-            leaves_per_plane = sus * d.rails
+            sus_per_pod = max(d.max_leaves_per_pod // d.leaves_per_su, 1)
+            leaves_per_plane = sus * d.leaves_per_su
             pods_needed = math.ceil(sus / sus_per_pod)
         else:
             leaves_per_plane = math.ceil(count / d.servers_per_leaf)
             pods_needed = math.ceil(leaves_per_plane / d.max_leaves_per_pod)
             sus_per_pod = su_size = sus = 0
-        if pods_needed > d.max_pods:
-            if d.tiers == 2:
+        if pods_needed > d.max_pods or (d.tiers == 1 and leaves_per_plane > d.max_leaves_per_pod):
+            if d.tiers < 3:
                 raise TopologyError([Problem(
                     "servers.count",
-                    f"{count} servers need {leaves_per_plane} leaves per plane; a 2-tier fabric with these spines "
-                    f"holds {d.max_leaves_per_pod}",
-                    "use topology.tiers: 3, fewer parallel leaf-spine links (topology.spines) or larger spines",
+                    f"{count} servers need {leaves_per_plane} leaves per plane; "
+                    + ("a 2-tier fabric with these spines" if d.tiers == 2 else "a single-tier plane")
+                    + f" holds {d.max_leaves_per_pod}",
+                    "use more tiers, fewer parallel leaf-spine links (topology.spines) or larger spines",
                 )])
             raise TopologyError([Problem(
                 "servers.count",
@@ -266,14 +468,15 @@ class _Builder:
                 spines = [self._switch("spine", plane, pod, j, (plane * d.max_pods + pod) * d.spines + j)
                           for j in range(d.spines)]
                 if t.rail_optimized:
-                    n_leaves = min(sus_per_pod, sus - pod * sus_per_pod) * d.rails
+                    n_leaves = min(sus_per_pod, sus - pod * sus_per_pod) * d.leaves_per_su
                 else:
                     n_leaves = min(d.max_leaves_per_pod, leaves_per_plane - pod * d.max_leaves_per_pod)
                 for li in range(n_leaves):
                     slot = (plane * d.max_pods + pod) * d.max_leaves_per_pod + li
                     leaf = self._switch("leaf", plane, pod, li, slot)
                     if t.rail_optimized:
-                        leaf.su, leaf.rail = pod * sus_per_pod + li // d.rails, li % d.rails
+                        group = li % d.leaves_per_su
+                        leaf.su, leaf.rail = pod * sus_per_pod + li // d.leaves_per_su, group * d.rails_per_leaf
                     for u in range(d.leaf_up):
                         j, k = u % d.spines, u // d.spines
                         self._cable("leaf_spine", leaf, d.leaf_down + u, spines[j], li * d.leaf_spine_links + k)
@@ -291,7 +494,7 @@ class _Builder:
         length = self.intent.cabling.gpu_leaf_m
         speed = servers.nic_speed
         media = media_for(speed, length)
-        mtu = self.intent.qos.mtu
+        rpl = d.rails_per_leaf
         for n in range(count):
             if t.rail_optimized:
                 su, pos = divmod(n, su_size)
@@ -304,15 +507,16 @@ class _Builder:
             for plane in range(d.planes):
                 for nic in range(d.rails):
                     if t.rail_optimized:
-                        leaf = leaves[plane, pod, su_in_pod * d.rails + nic]
-                        port_idx = pos
+                        # Rail r rides leaf r // rails_per_leaf of the SU, in its own block of SU-size ports.
+                        group, lane = divmod(nic, rpl)
+                        leaf = leaves[plane, pod, su_in_pod * d.leaves_per_su + group]
+                        port_idx = lane * su_size + pos
                     else:
                         leaf = leaves[plane, pod, leaf_global % d.max_leaves_per_pod]
                         port_idx = pos * d.rails + nic
                     ifname = f"eth{nic * d.planes + plane}"
-                    lp = self._port(leaf, port_idx)
-                    leaf.interfaces.append(Interface(lp, port_idx, speed, "gpu_leaf", "down", srv.name, ifname,
-                                                     mtu=mtu, cable_m=length))
+                    itf = self._interface(leaf, port_idx, speed, "gpu_leaf", "down", srv.name, ifname, length)
+                    lp = itf.name
                     srv.nics.append(NicAttachment(srv.name, nic, plane, nic, plane, ifname, leaf.hostname, lp, speed))
                     self.plan.links.append(Link("gpu_leaf", srv.name, ifname, leaf.hostname, lp, speed, length, media))
             self.plan.servers.append(srv)

@@ -25,13 +25,18 @@ def small_intent(**overrides: Any) -> dict[str, Any]:
         "addressing": {"loopbacks": "198.18.0.0/24", "p2p": "198.18.16.0/22", "gpu": "198.18.32.0/22",
                        "management": "198.19.254.0/24"},
     }
+    return copy.deepcopy(override(data, **overrides))
+
+
+def override(data: dict[str, Any], **overrides: Any) -> dict[str, Any]:
+    """Set nested keys of an intent dict: ``topology__spines=4`` sets data["topology"]["spines"]."""
     for dotted, value in overrides.items():
         node = data
         keys = dotted.split("__")
         for k in keys[:-1]:
             node = node.setdefault(k, {})
         node[keys[-1]] = value
-    return copy.deepcopy(data)
+    return data
 
 
 def write_intent(tmp_path: Path, data: dict[str, Any], name: str = "fabric.yaml") -> Path:

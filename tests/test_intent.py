@@ -23,7 +23,7 @@ def test_speed_and_ratio_spellings(tmp_path: Path) -> None:
     data["switch_models"]["leaf"]["port_speed"] = "400g"
     intent, _ = load_intent(write_intent(tmp_path, data))
     assert intent.servers.nic_speed == 400 and intent.switch_models.leaf.port_speed == 400
-    assert intent.topology.oversubscription == pytest.approx(1.5)
+    assert intent.topology.ratio("leaf") == pytest.approx(1.5) and intent.topology.ratio("spine") == 1.0
 
 
 def _error(tmp_path: Path, text: str) -> FabricError:

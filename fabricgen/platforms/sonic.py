@@ -25,7 +25,7 @@ Choices worth knowing (vendor reference §2 and §5):
   (``/usr/share/sonic/device/<platform>/<hwsku>``) and must come from the device itself, not
   from the intent's switch-model description; the YANG models do not require them.
 * Lanes follow SONiC's naming: ``EthernetN`` starts at SerDes lane N (lanes are 0-based and
-  contiguous, ``SwitchModel.lanes_per_port / breakout`` per logical port); ``index`` is the
+  contiguous, ``lanes_per_port / breakout`` of the port's own cage per logical port); ``index`` is the
   1-based front-panel port and ``alias`` is ``etp<port>`` (``etp<port>a``.. when broken out).
 """
 
@@ -113,11 +113,9 @@ class _Classes:
         self.lossy_queue_keys = runs(lossy_queues)
 
 
-def _port_fields(sw: Switch, plan: Plan) -> tuple[int, int, int]:
-    """(lanes per physical port, breakout, lanes per logical port) of the switch's model."""
-    model = getattr(plan.intent.switch_models, sw.role)
-    lpp, breakout = model.lanes_per_port, model.breakout
-    return lpp, breakout, max(1, lpp // breakout)
+def _lanes_per_port(sw: Switch, plan: Plan) -> int:
+    """SerDes lanes per front-panel cage of the switch's model."""
+    return int(getattr(plan.intent.switch_models, sw.role).lanes_per_port)
 
 
 def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
@@ -126,7 +124,7 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
     if q is None or sw.bgp is None:
         raise ValueError(f"{sw.hostname}: the plan has no QoS policy or BGP settings; build it with build_plan")
     c = _Classes(q)
-    lpp, breakout, lanes_n = _port_fields(sw, plan)
+    lpp = _lanes_per_port(sw, plan)
     profiles = plan.qos_profiles
     wd = q.watchdog_enabled
 
@@ -162,7 +160,8 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
     for itf in sw.interfaces:
         name = itf.name
         itf_by_name[name] = itf
-        phys, sub = divmod(itf.index, breakout)
+        phys, sub, breakout = itf.cage, itf.subport, itf.breakout
+        lanes_n = max(1, lpp // breakout)
         first = phys * lpp + sub * lanes_n
         entry = {
             "admin_status": "up",

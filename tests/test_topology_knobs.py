@@ -1,0 +1,219 @@
+"""Issue 10 knobs: canonical defaults, per-tier speeds and ratios, rails per leaf, ToR budget, single-tier planes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabricgen.cli import main
+from fabricgen.intent import MAX_CHASSIS_PORTS, Intent
+from fabricgen.plan import build_plan, summary
+from fabricgen.topology import split_ports
+from tests.conftest import override, small_intent, write_intent
+from tests.test_topology import _fingerprint
+
+
+def plan_of(data: dict[str, Any]):  # type: ignore[no-untyped-def]
+    return build_plan(Intent.model_validate(data))
+
+
+def big(**over: Any) -> dict[str, Any]:
+    """64-port leaves and spines, 8 NICs per server, no explicit spine count."""
+    data = small_intent(**over)
+    data["switch_models"] = {"leaf": {"ports": 64, "port_speed": "400G"}, "spine": {"ports": 64, "port_speed": "400G"}}
+    data["servers"].update(nics_per_server=8, gpus_per_server=8)
+    data["topology"].pop("spines", None)
+    data["topology"].pop("scalable_unit", None)
+    data["addressing"].update(loopbacks="198.18.0.0/22", p2p="198.18.128.0/17", gpu="198.19.0.0/17",
+                              management="198.19.128.0/20")
+    return override(data, **over)
+
+
+# ------------------------------------------------------------------ canonical defaults
+
+
+def test_oversubscription_target_is_met_exactly_when_the_radix_allows() -> None:
+    """2:1 on a 64-port leaf: 42 down / 21 up (one port spare), not 42/22 = 1.91:1."""
+    plan = plan_of(big(servers__count=42, topology__oversubscription="2:1"))
+    d = plan.facts["design"]
+    assert (d.leaf_down, d.leaf_up) == (42, 21)
+    s = summary(plan)
+    assert s["oversubscription"] == {"leaf": "2.00:1"}
+    assert any(c["name"] == "leaf ports" and "1 cages spare" in c["value"] and "2.00:1" in c["why"]
+               for c in s["choices"])
+
+
+@pytest.mark.parametrize(("ports", "target", "down", "up"), [
+    (64, 1.0, 32, 32), (64, 2.0, 42, 21), (64, 3.0, 48, 16), (10, 3.0, 6, 2), (64, 1.5, 36, 24),
+])
+def test_split_ports_never_exceeds_the_target(ports: int, target: float, down: int, up: int) -> None:
+    d, u = split_ports(ports, (400, 1), (400, 1), target)
+    assert (d.ports, u.ports) == (down, up)
+    assert d.bandwidth / u.bandwidth <= target + 1e-9
+
+
+def test_leaf_uplinks_still_overrides() -> None:
+    d = plan_of(big(servers__count=32, topology__leaf_uplinks=16, topology__oversubscription="3:1")).facts["design"]
+    assert (d.leaf_down, d.leaf_up) == (48, 16)
+
+
+def test_super_spines_follow_planned_pods_and_max_pods() -> None:
+    data = big(servers__count=64, topology__tiers=3)
+    data["switch_models"]["super_spine"] = {"ports": 64, "port_speed": "400G"}
+    data["platforms"]["super_spine"] = "nxos"
+    # 64 servers = 2 SUs of 32 = 16 leaves in one pod of 32 spines (32 leaves max).
+    one_pod = summary(plan_of(data))
+    assert (one_pod["pods"], one_pod["spines"], one_pod["super_spines"]) == (1, 32, 32)
+    data["topology"]["max_pods"] = 4
+    grown = plan_of(data)
+    s = summary(grown)
+    assert (s["pods"], s["super_spines"]) == (1, 64)
+    assert any("topology.max_pods" in c["why"] for c in s["choices"])
+
+
+def test_max_servers_sizes_the_spines_for_growth() -> None:
+    now = plan_of(big(servers__count=32))
+    assert summary(now)["spines"] == 4  # 1 SU: 8 leaves x 32 uplinks on 64-port spines
+    roomy = plan_of(big(servers__count=32, topology__max_servers=128))
+    assert summary(roomy)["spines"] == 16
+    grown = plan_of(big(servers__count=128, topology__max_servers=128))
+    before, after = _fingerprint(roomy), _fingerprint(grown)
+    assert {k: v for k, v in before.items() if after.get(k) != v} == {}
+
+
+# ------------------------------------------------------------------ per-tier speeds and ratios
+
+
+def test_mixed_speeds_use_bandwidth_not_port_counts() -> None:
+    """200G NICs on 400G cages split 2 x 200G, 400G uplinks (Alibaba HPN style)."""
+    data = big(servers__count=64, servers__nic_speed="200G")
+    data["switch_models"]["leaf"] = {"ports": 64, "port_speed": "400G", "downlink": {"speed": "200G"}}
+    plan = plan_of(data)
+    d = plan.facts["design"]
+    assert (d.leaf_down, d.leaf_up, d.leaf_sides[0].cages, d.leaf_sides[1].cages) == (64, 32, 32, 32)
+    leaf = plan.by_role("leaf")[0]
+    speeds = Counter((i.tier, i.speed) for i in leaf.interfaces)
+    assert speeds == {("gpu_leaf", 200): 64, ("leaf_spine", 400): 32}
+    assert summary(plan)["oversubscription"] == {"leaf": "1.00:1"}  # 64 x 200G = 32 x 400G
+    # Headroom and ECN follow each port's own speed.
+    profiles = {plan.qos_profiles[i.qos_profile].speed for i in leaf.interfaces}
+    assert profiles == {200, 400}
+    # Twin sub-ports of one cage: Ethernet0 and Ethernet4 on SONiC (4 lanes each of an 8-lane cage).
+    assert [i.name for i in leaf.interfaces[:2]] == ["Ethernet0", "Ethernet4"]
+    assert leaf.interfaces[-1].cage == 63 and leaf.interfaces[-1].breakout == 1
+
+
+def test_per_tier_oversubscription_aggregates_above_the_spines() -> None:
+    data = big(servers__count=32, topology__tiers=3, topology__oversubscription={"leaf": "1:1", "spine": "7:1"})
+    data["switch_models"]["super_spine"] = {"ports": 64, "port_speed": "400G"}
+    data["platforms"]["super_spine"] = "nxos"
+    plan = plan_of(data)
+    d = plan.facts["design"]
+    assert (d.spine_down, d.spine_up) == (56, 8)
+    assert dict(d.ratios)["spine"] == 7.0
+    assert summary(plan)["spines"] == 32 and all(
+        sum(i.direction == "up" for i in sp.interfaces) == 8 for sp in plan.by_role("spine"))
+
+
+# ------------------------------------------------------------------ rails per leaf, ToR
+
+
+def test_rails_per_leaf_puts_a_small_cluster_on_four_leaves() -> None:
+    """32 nodes x 8 rails on 4 leaves (2 rails each): rejected before as 'needs 8 rail leaves'."""
+    wide = {"ports": 64, "port_speed": "800G", "breakout": 2}  # 128 x 400G: 64 down per leaf at 1:1
+    plan = plan_of(big(servers__count=32, topology__rails_per_leaf=2, switch_models__leaf=wide))
+    leaves = plan.by_role("leaf")
+    assert len(leaves) == 4 and [leaf.rail for leaf in leaves] == [0, 2, 4, 6]
+    for srv in plan.servers:
+        assert [n.leaf for n in srv.nics] == [leaves[k // 2].hostname for k in range(8)]
+    assert all(sum(i.tier == "gpu_leaf" for i in leaf.interfaces) == 64 for leaf in leaves)
+    small = _fingerprint(plan_of(big(servers__count=20, topology__rails_per_leaf=2, switch_models__leaf=wide)))
+    grown = _fingerprint(plan_of(big(servers__count=32, topology__rails_per_leaf=2, switch_models__leaf=wide)))
+    assert {k: v for k, v in small.items() if grown.get(k) != v} == {}
+
+
+def test_tor_mode_uses_the_real_port_budget() -> None:
+    """2:1 on a 64-port ToR leaf: 5 eight-NIC servers with 20 uplinks (40:20), not 5 on 42/22."""
+    d = plan_of(big(servers__count=10, topology__rail_optimized=False, topology__oversubscription="2:1")).facts[
+        "design"]
+    assert (d.servers_per_leaf, d.leaf_down, d.leaf_up) == (5, 40, 20)
+
+
+# ------------------------------------------------------------------ single-tier planes and radix
+
+
+def test_single_tier_planes() -> None:
+    data = small_intent(servers__count=16, topology__tiers=1, topology__planes=4, servers__nics_per_server=1)
+    data["switch_models"] = {"leaf": {"ports": 512, "port_speed": "100G", "lanes_per_port": 1}}
+    data["servers"]["nic_speed"] = "100G"
+    data["topology"].pop("spines")
+    data["topology"].pop("scalable_unit")
+    data["addressing"]["gpu"] = "198.18.32.0/20"
+    plan = plan_of(data)
+    assert Counter(s.role for s in plan.switches.values()) == {"leaf": 4}
+    assert {link.tier for link in plan.links} == {"gpu_leaf"}
+    assert all(len(srv.nics) == 4 and len({n.plane for n in srv.nics}) == 4 for srv in plan.servers)
+    assert summary(plan)["oversubscription"] == {}
+    leaf = plan.by_role("leaf")[0]
+    assert leaf.bgp is not None and leaf.bgp.neighbors == []
+
+
+def test_radix_cap_is_the_largest_chassis() -> None:
+    data = big(servers__count=32)
+    data["switch_models"]["spine"] = {"ports": MAX_CHASSIS_PORTS, "port_speed": "400G"}
+    assert summary(plan_of(data))["spines"] >= 1
+
+
+# ------------------------------------------------------------------ bad input: exit 2, path and fix
+
+
+def _chassis_too_big(d: dict[str, Any]) -> None:
+    d["switch_models"]["spine"]["ports"] = MAX_CHASSIS_PORTS + 1
+
+
+def _no_spine(d: dict[str, Any]) -> None:
+    del d["switch_models"]["spine"]
+
+
+def _bad_downlink(d: dict[str, Any]) -> None:
+    d["switch_models"]["leaf"]["downlink"] = {"speed": "300G"}
+
+
+def _wrong_downlink_speed(d: dict[str, Any]) -> None:
+    d["switch_models"]["leaf"]["downlink"] = {"speed": "200G"}
+
+
+def _spine_speed_mismatch(d: dict[str, Any]) -> None:
+    d["switch_models"]["leaf"]["uplink"] = {"speed": "400G"}
+    d["switch_models"]["spine"] = {"ports": 16, "port_speed": "800G"}
+
+
+@pytest.mark.parametrize(("mutate", "path", "text"), [
+    ({"topology__rails_per_leaf": 3}, "topology.rails_per_leaf", "allowed values"),
+    ({"topology__rails_per_leaf": 8}, "topology.rails_per_leaf", "cannot be split evenly"),
+    ({"topology__tiers": 1, "topology__leaf_uplinks": 4}, "topology.leaf_uplinks", "no uplinks"),
+    ({"topology__tiers": 1, "servers__count": 40}, "servers.count", "single-tier plane holds"),
+    ({"topology__oversubscription": {"leaf": "1:1", "spine": "1:2"}}, "topology.oversubscription.spine",
+     "below 1:1"),
+    ({"topology__max_servers": 0}, "topology.max_servers", "greater than or equal to 1"),
+    (_chassis_too_big, "switch_models.spine.ports", f"less than or equal to {MAX_CHASSIS_PORTS}"),
+    (_no_spine, "switch_models.spine", "there is no spine model"),
+    (_bad_downlink, "switch_models.leaf.downlink.speed", "port speed must be one of"),
+    (_wrong_downlink_speed, "switch_models.leaf.downlink.speed", "GPU NICs at 400G"),
+    (_spine_speed_mismatch, "switch_models.spine.port_speed", "leaf uplinks at 400G"),
+])
+def test_bad_knobs_exit_2_with_path_and_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str], mutate: Any,
+                                            path: str, text: str) -> None:
+    if callable(mutate):
+        data = small_intent()
+        mutate(data)
+    else:
+        data = small_intent(**mutate)
+    f = write_intent(tmp_path, data)
+    assert main(["plan", "-i", str(f)]) == 2
+    err = capsys.readouterr().err.replace("\n", " ")
+    assert f"{path}:" in err and text in err, err
+    assert "(fix:" in err, "every error says how to fix it"
