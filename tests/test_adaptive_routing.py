@@ -88,11 +88,11 @@ def test_plan_and_render_print_the_warning_with_its_line(tmp_path: Path, capsys:
 def test_nxos_example_lists_active_ports(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "-i", str(NXOS_1024)]) == 0
     out, err = capsys.readouterr()
-    assert "adaptive routing (flowlet): active on 2048 fabric ports of 64 switches" in out
+    assert "adaptive routing (flowlet): active on 2048 fabric ports of 48 switches" in out  # 32 leaves, 16 spines
     assert "warning" not in err
     assert main(["plan", "-i", str(NXOS_1024), "--format", "json"]) == 0
     s = json.loads(capsys.readouterr().out)["summary"]
     assert s["adaptive_routing"]["active_ports"] == 2048 and s["warnings"] == []
     spine = s["adaptive_routing"]["switches"]["ai1k-spine01"]
-    assert spine[0] == "Ethernet1/1" and len(spine) == 32
+    assert spine[0] == "Ethernet1/1" and len(spine) == 64  # 2 links to each of 32 leaves
 
