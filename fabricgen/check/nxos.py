@@ -1,12 +1,12 @@
 """Structural checks of a rendered NX-OS running-config (RoCEv2 QoS chain, references, BGP).
 
-The file is parsed into its hierarchy by ciscoconfparse2 (`syntax="nxos"`); only single
-lines are matched with small regexes to pull values out.  Every finding carries the
+The file is parsed into its indentation tree (check.config_tree); only single lines are
+matched with small regexes to pull values out.  Every finding carries the
 1-based line number ("L12") of the line at fault, or of the block that lacks a line.
 
 Rules (stable ids):
 
-* ``nxos-parse``                file unreadable or not parseable
+* ``nxos-parse``                file unreadable (missing, or not UTF-8 text)
 * ``nxos-undefined-ref``        a class-map, policy-map, route-map or prefix-list is used but not defined
                                 (network-qos / queuing classes must be 8-queue system classes)
 * ``nxos-system-qos``           `system qos` does not attach a queuing output or network-qos policy
@@ -31,17 +31,14 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fabricgen.check import ccp
+from fabricgen.check.config_tree import ConfigLine, parse_tree
 from fabricgen.check.findings import Finding
 from fabricgen.model import Plan, Switch
 from fabricgen.platforms import nxos as render_nxos
-
-ccp.setup()
 
 RULES = (
     "nxos-parse",
@@ -63,7 +60,7 @@ _UNITS = {"bytes": 1, "kbytes": 1024, "mbytes": 1024 * 1024}
 _DSCP_NAMES = {"default": 0, "ef": 46, **{f"cs{i}": 8 * i for i in range(8)},
                **{f"af{x}{y}": 8 * x + 2 * y for x in range(1, 5) for y in range(1, 4)}}
 
-# Single-line patterns (the hierarchy comes from ciscoconfparse2).
+# Single-line patterns (the hierarchy comes from check.config_tree).
 _RE_CLASS_MAP = re.compile(r"^class-map type qos (?:match-any |match-all )?(\S+)$")
 _RE_POLICY = re.compile(r"^policy-map type (qos|network-qos|queuing) (\S+)$")
 _RE_PREFIX_LIST = re.compile(r"^(ip|ipv6) prefix-list (\S+) ")
@@ -79,21 +76,8 @@ _RE_WRED = re.compile(
 )
 
 
-def _line(obj: Any) -> int:
-    return int(obj.linenum) + 1
-
-
-def _mapped(line_map: list[int]) -> Callable[[Any], int]:
-    """Line of the file for a parse of some of its lines: line_map[i] is the file line of parsed line i + 1."""
-    return lambda obj: line_map[int(obj.linenum)]
-
-
 def _loc(line: int) -> str:
     return f"L{line}" if line else ""
-
-
-def _strip(obj: Any) -> str:
-    return str(obj.text).strip()
 
 
 def parse_numbers(text: str, names: dict[str, int] | None = None) -> set[int]:
@@ -202,40 +186,39 @@ class _Config:
     neighbors: list[_Ref] = field(default_factory=list)
 
 
-def _parse_policy(kind: str, obj: Any, ln: Callable[[Any], int] = _line) -> _Policy:
-    policy = _Policy(ln(obj))
+def _parse_policy(kind: str, obj: ConfigLine) -> _Policy:
+    policy = _Policy(obj.line)
     for cls in obj.children:
-        text = _strip(cls)
-        parts = text.split()
+        parts = cls.text.split()
         if not parts or parts[0] != "class":
             continue
         name = parts[-1]
         if kind == "qos":
-            qc = _QosClass(ln(cls))
+            qc = _QosClass(cls.line)
             for child in cls.children:
-                m = re.match(r"^set qos-group (\d+)$", _strip(child))
+                m = re.match(r"^set qos-group (\d+)$", child.text)
                 if m:
-                    qc.qos_group, qc.set_line = int(m.group(1)), ln(child)
+                    qc.qos_group, qc.set_line = int(m.group(1)), child.line
             policy.classes[name] = qc
         elif kind == "network-qos":
-            nq = _NqClass(ln(cls))
+            nq = _NqClass(cls.line)
             for child in cls.children:
-                t = _strip(child)
+                t = child.text
                 if m := re.match(r"^mtu (\d+)$", t):
-                    nq.mtu, nq.mtu_line = int(m.group(1)), ln(child)
+                    nq.mtu, nq.mtu_line = int(m.group(1)), child.line
                 elif m := re.match(r"^pause pfc-cos (.+)$", t):
-                    nq.pause.extend((cos, ln(child)) for cos in sorted(parse_numbers(m.group(1))))
+                    nq.pause.extend((cos, child.line) for cos in sorted(parse_numbers(m.group(1))))
             policy.classes[name] = nq
         else:
-            qq = _QueueClass(ln(cls))
+            qq = _QueueClass(cls.line)
             for child in cls.children:
-                t = _strip(child)
+                t = child.text
                 if t.startswith("priority"):
-                    qq.priority_line = ln(child)
+                    qq.priority_line = child.line
                 elif m := re.match(r"^bandwidth remaining percent (\d+)$", t):
-                    qq.bandwidth, qq.bandwidth_line = int(m.group(1)), ln(child)
+                    qq.bandwidth, qq.bandwidth_line = int(m.group(1)), child.line
                 elif t.startswith("random-detect"):
-                    qq.wred = _parse_wred(t, ln(child))
+                    qq.wred = _parse_wred(t, child.line)
             policy.classes[name] = qq
     return policy
 
@@ -248,186 +231,72 @@ def _parse_wred(text: str, line: int) -> _Wred:
                  int(m.group(5)) if m.group(5) else None, bool(m.group("ecn")), line)
 
 
-def _parse_interface(name: str, obj: Any, ln: Callable[[Any], int] = _line) -> _Interface:
-    itf = _Interface(name, ln(obj))
+def _parse_interface(name: str, obj: ConfigLine) -> _Interface:
+    itf = _Interface(name, obj.line)
     for child in obj.children:
-        t = _strip(child)
+        t = child.text
         if t == "no switchport":
             itf.switchport = False
         elif t == "switchport":
             itf.switchport = True
         elif m := re.match(r"^mtu (\d+)$", t):
-            itf.mtu, itf.mtu_line = int(m.group(1)), ln(child)
+            itf.mtu, itf.mtu_line = int(m.group(1)), child.line
         elif t == "priority-flow-control mode on":
             itf.pfc_on = True
         elif t == "priority-flow-control watch-dog-interval on":
             itf.watchdog = True
         elif m := re.match(r"^service-policy type qos input (\S+)$", t):
-            itf.qos_input = _Ref(m.group(1), ln(child))
+            itf.qos_input = _Ref(m.group(1), child.line)
         elif m := re.match(r"^(?:ip|ipv6) address (\S+)(?: secondary)?$", t):
-            itf.addresses.append((m.group(1), ln(child)))
+            itf.addresses.append((m.group(1), child.line))
     return itf
 
 
-def _bgp_child(cfg: _Config, text: str, direct: bool, line: int) -> None:
-    """One line under `router bgp`: a direct child `neighbor X`, or a `route-map X` reference at any depth."""
-    if direct and (mm := _RE_NEIGHBOR.match(text)):
-        cfg.neighbors.append(_Ref(mm.group(1), line))
-    elif mm := _RE_RM_REF.search(text):
-        cfg.route_map_refs.append(_Ref(mm.group(1), line))
-
-
-def parse(lines: list[str], line_map: list[int] | None = None) -> _Config:
-    """The parts of an NX-OS config the checks need, by line number (ciscoconfparse2 over every line given).
-
-    `line_map[i]` is the file line that `lines[i]` came from (default: i + 1).
-    """
-    parsed = ccp.parse_nxos(lines)
-    ln = _mapped(line_map) if line_map is not None else _line
+def parse(lines: list[str]) -> _Config:
+    """The parts of an NX-OS config the checks need, each with the line it is on (see check.config_tree)."""
     cfg = _Config()
-    for obj in parsed.objs:
-        if obj.indent != 0 or obj.is_comment:
-            continue
-        text = _strip(obj)
-        if not text:
-            continue
+    for obj in parse_tree(lines):
+        if obj.indent != 0:
+            continue  # no parent, yet indented: not a top-level command
+        text = obj.text
         if text == "priority-flow-control watch-dog-interval on":
-            cfg.watchdog_line = ln(obj)
+            cfg.watchdog_line = obj.line
         elif m := _RE_CLASS_MAP.match(text):
-            cm = cfg.class_maps[m.group(1)] = _ClassMap(ln(obj))
+            cm = cfg.class_maps[m.group(1)] = _ClassMap(obj.line)
             for child in obj.children:
-                mm = re.match(r"^match dscp (.+)$", _strip(child))
+                mm = re.match(r"^match dscp (.+)$", child.text)
                 if mm:
                     cm.dscp |= parse_numbers(mm.group(1), _DSCP_NAMES)
         elif m := _RE_POLICY.match(text):
-            cfg.policies[m.group(1)][m.group(2)] = _parse_policy(m.group(1), obj, ln)
+            cfg.policies[m.group(1)][m.group(2)] = _parse_policy(m.group(1), obj)
         elif text == "system qos":
-            cfg.system_qos_line = ln(obj)
+            cfg.system_qos_line = obj.line
             for child in obj.children:
-                t = _strip(child)
+                t = child.text
                 if mm := re.match(r"^service-policy type queuing output (\S+)$", t):
-                    cfg.system_queuing = _Ref(mm.group(1), ln(child))
+                    cfg.system_queuing = _Ref(mm.group(1), child.line)
                 elif mm := re.match(r"^service-policy type network-qos (\S+)$", t):
-                    cfg.system_network_qos = _Ref(mm.group(1), ln(child))
+                    cfg.system_network_qos = _Ref(mm.group(1), child.line)
                 elif mm := re.match(r"^service-policy type qos input (\S+)$", t):
-                    cfg.system_qos_input = _Ref(mm.group(1), ln(child))
+                    cfg.system_qos_input = _Ref(mm.group(1), child.line)
         elif m := _RE_PREFIX_LIST.match(text):
             cfg.prefix_lists.add((m.group(1), m.group(2)))
         elif m := _RE_ROUTE_MAP.match(text):
             cfg.route_maps.add(m.group(1))
             for child in obj.children:
-                mm = _RE_MATCH_PL.match(_strip(child))
+                mm = _RE_MATCH_PL.match(child.text)
                 if mm:
-                    cfg.prefix_list_refs.extend((mm.group(1), n, ln(child)) for n in mm.group(2).split())
+                    cfg.prefix_list_refs.extend((mm.group(1), n, child.line) for n in mm.group(2).split())
         elif m := _RE_INTERFACE.match(text):
-            cfg.interfaces[m.group(1)] = _parse_interface(m.group(1), obj, ln)
+            cfg.interfaces[m.group(1)] = _parse_interface(m.group(1), obj)
         elif _RE_ROUTER_BGP.match(text):
-            cfg.bgp_line = ln(obj)
-            for child in obj.all_children:
-                _bgp_child(cfg, _strip(child), child.parent is obj, ln(child))
+            cfg.bgp_line = obj.line
+            for child, depth in obj.descendants():
+                if depth == 1 and (mm := _RE_NEIGHBOR.match(child.text)):
+                    cfg.neighbors.append(_Ref(mm.group(1), child.line))
+                elif mm := _RE_RM_REF.search(child.text):
+                    cfg.route_map_refs.append(_Ref(mm.group(1), child.line))
     return cfg
-
-
-# ----------------------------------------------------------------- one parse of fewer lines
-#
-# ciscoconfparse2 costs ~20 us a line (twice that with its logging, see check.ccp), and half of a
-# rendered NX-OS config is lines `parse` never reads: the `router bgp` block that ends the file
-# (~35 %: `parse` only wants its direct `neighbor` children and `route-map` references) and
-# childless description / shutdown / redirects lines of interfaces (~20 %).  `parse_config` hands
-# ciscoconfparse2 the rest and reads the block with a line scan that follows ciscoconfparse2's own
-# rules (a line's parent is the closest config line above it with a smaller indent; blank lines
-# and `!` comments are no one's parent), so the result is the `_Config` of `parse(lines)`, with
-# every line number still the file's.  A file with a banner (whose body ciscoconfparse2 groups
-# by delimiter, not by indent) is parsed whole.
-
-_SKIP_CHILDREN = frozenset({"no shutdown", "shutdown", "no ip redirects", "no ipv6 redirects"})
-
-
-def _indent(raw: str) -> int:
-    return len(raw) - len(raw.lstrip())
-
-
-def _is_config(raw: str) -> bool:
-    """ciscoconfparse2's is_config_line: not blank and not a `!` comment."""
-    s = raw.lstrip()
-    return bool(s) and s[0] != "!"
-
-
-def trailing_bgp(lines: list[str]) -> int:
-    """1-based line of a `router bgp` block that runs to the end of the file (fabricgen's layout), else 0."""
-    start = 0
-    for i, raw in enumerate(lines):
-        if raw.startswith("router bgp "):
-            start = i + 1
-        elif start and raw and raw[0] not in " \t!":
-            start = 0  # another top-level section follows the block
-    return start
-
-
-def kept_lines(lines: list[str], end: int) -> list[int]:
-    """Indexes of lines[:end] that `parse` reads: all but childless interface lines it ignores
-    (`description ...` and _SKIP_CHILDREN, directly under an `interface` line)."""
-    kept: list[int] = []
-    in_interface = False
-    n = len(lines)
-    for i in range(end):
-        raw = lines[i]
-        s = raw.lstrip()
-        if s and s[0] != "!":
-            indent = len(raw) - len(s)
-            if indent < 2:
-                in_interface = indent == 0 and _RE_INTERFACE.match(s.strip()) is not None
-            elif indent == 2 and in_interface:
-                t = s.strip()
-                if t.startswith("description ") or t in _SKIP_CHILDREN:
-                    j = i + 1
-                    while j < n and not _is_config(lines[j]):
-                        j += 1
-                    if j == n or _indent(lines[j]) <= 2:
-                        continue  # childless: dropping it reparents no config line
-        kept.append(i)
-    return kept
-
-
-def _scan_bgp(lines: list[str], start: int, cfg: _Config) -> None:
-    """`parse`'s reading of the `router bgp` block at 1-based line `start`, which runs to the end of the file."""
-    if not _RE_ROUTER_BGP.match(lines[start - 1].strip()):
-        return  # not a line `parse` reads as router bgp: nor are its children
-    cfg.bgp_line = start
-    lowest = 0  # smallest indent of the block's config lines so far (0: none yet)
-    for i in range(start, len(lines)):
-        raw = lines[i]
-        s = raw.lstrip()
-        indent = len(raw) - len(s)
-        if indent == 0:
-            continue  # blank line or a top-level comment: not in the block
-        config = bool(s) and s[0] != "!"
-        direct = config and (lowest == 0 or indent <= lowest)
-        _bgp_child(cfg, s.strip(), direct, i + 1)
-        if config and (lowest == 0 or indent < lowest):
-            lowest = indent
-
-
-@dataclass
-class Parsed:
-    """`parse(lines)` of a whole file, and where its trailing `router bgp` block starts (0: none read apart)."""
-
-    cfg: _Config
-    trailing_bgp: int = 0
-
-
-def parse_config(lines: list[str]) -> Parsed:
-    """`parse(lines)` for a whole file, with ciscoconfparse2 over only the lines it needs (see above)."""
-    if any("banner" in raw for raw in lines):
-        return Parsed(parse(lines))
-    bgp_at = trailing_bgp(lines)
-    kept = kept_lines(lines, bgp_at - 1 if bgp_at else len(lines))
-    if len(kept) == len(lines):
-        return Parsed(parse(lines))
-    cfg = parse([lines[i] for i in kept], [i + 1 for i in kept])
-    if bgp_at:
-        _scan_bgp(lines, bgp_at, cfg)
-    return Parsed(cfg, bgp_at)
 
 
 # --------------------------------------------------------------------------- checks
@@ -741,17 +610,13 @@ class _Checker:
 
 
 def check_parsed(cfg: _Config, device: str, plan: Plan | None = None, file: str = "") -> list[Finding]:
-    """The rules over a config already parsed by `parse` / `parse_config`."""
+    """The rules over a config already parsed by `parse`."""
     return _Checker(device, file, cfg, plan).run()
 
 
 def check_nxos_text(text: str, device: str, plan: Plan | None = None, file: str = "") -> list[Finding]:
     """Check NX-OS config text (see the module docstring for the rules)."""
-    try:
-        cfg = parse_config(text.splitlines()).cfg
-    except Exception as exc:  # ciscoconfparse2 raises assorted types on malformed input
-        return [Finding(device, file, "", "nxos-parse", f"cannot parse: {exc}")]
-    return check_parsed(cfg, device, plan, file)
+    return check_parsed(parse(text.splitlines()), device, plan, file)
 
 
 def check_nxos_config(path: Path, device: str, plan: Plan | None) -> list[Finding]:

@@ -6,10 +6,9 @@ Two steps, so a caller can spread the expensive one over processes:
    platform-neutral `DeviceFacts` record: per port MTU, IPv4, PFC priorities, watchdog, the
    attached classification maps, egress queues (strict / DWRR weight / ECN thresholds) and
    the xoff of each lossless PG; per device the BGP local AS, neighbors and maximum-paths.
-   One extractor per platform: NX-OS through `check.nxos.parse` (ciscoconfparse2), SONiC
+   One extractor per platform: NX-OS through `check.nxos.parse` (its indentation tree), SONiC
    from config_db.json plus a line scan of frr.conf, and the `frr` platform (Linux + FRR,
-   no QoS in its config) from frr.conf alone.  The FRR files are scanned line by line
-   rather than through ciscoconfparse2: they are flat, and a 32K-GPU fabric has ~2,500 of them.
+   no QoS in its config) from frr.conf alone.
 2. ``check_facts(plan, facts)`` runs the invariants on each device and across every cable.
 
 Expected values come from the plan (`plan.qos`, the per-port QoS profiles, ASNs, addresses),
@@ -79,7 +78,7 @@ NXOS_DEFAULT_MTU = 1500
 SONIC_DEFAULT_MTU = 9100  # PORT.mtu default in SONiC's YANG model
 MAX_PORTS_NAMED = 3
 # Cost estimates (s per file) that decide whether a process pool pays off.
-_COST = {"nxos": 0.025, "sonic": 0.003, "frr": 0.001}
+_COST = {"nxos": 0.0025, "sonic": 0.003, "frr": 0.001}
 _POOL_THRESHOLD_S = 1.0
 
 
@@ -554,14 +553,8 @@ def extract_nxos(plan: Plan, configs: Path, host: str) -> DeviceFacts:
 
 
 def analyze_nxos(plan: Plan, configs: Path, host: str, structural: bool = True) -> tuple[list[Finding], DeviceFacts]:
-    """One read and one ciscoconfparse2 parse of nxos.cfg for both NX-OS checks: the structural
-    findings of `check.nxos` (when `structural`) and this module's facts.
-
-    The parse is `check.nxos.parse_config`: ciscoconfparse2 gets only the lines `nxos.parse` uses
-    (not the `router bgp` block that ends the file, read by a line scan; not childless interface
-    descriptions / shutdown / redirects), about half the lines; every location still names the
-    file's own line.  The BGP facts come from a short scan of the same lines.
-    """
+    """One read and one parse of nxos.cfg for both NX-OS checks: the structural findings of
+    `check.nxos` (when `structural`) and this module's facts."""
     from fabricgen.check import nxos
 
     f = DeviceFacts(host, "nxos", qos=True)
@@ -570,28 +563,19 @@ def analyze_nxos(plan: Plan, configs: Path, host: str, structural: bool = True) 
     if text is None:
         return ([Finding(host, path, "", "nxos-parse", why) for _, why in f.errors] if structural else []), f
     lines = text.splitlines()
-    try:
-        parsed = nxos.parse_config(lines)
-    except Exception as exc:  # ciscoconfparse2 raises assorted types on malformed input
-        f.errors.append((NXOS_CFG, f"cannot parse: {exc}"))
-        return ([Finding(host, path, "", "nxos-parse", f"cannot parse: {exc}")] if structural else []), f
-    findings = nxos.check_parsed(parsed.cfg, host, plan, path) if structural else []
-    return findings, nxos_facts(plan, host, lines, parsed.cfg, path, bgp_line=parsed.trailing_bgp or None)
+    cfg = nxos.parse(lines)
+    findings = nxos.check_parsed(cfg, host, plan, path) if structural else []
+    return findings, nxos_facts(plan, host, lines, cfg, path)
 
 
-def nxos_facts(plan: Plan, host: str, lines: list[str], cfg: Any, path: str = NXOS_CFG,
-               bgp_line: int | None = None, line_map: list[int] | None = None) -> DeviceFacts:
-    """Facts from an NX-OS config already parsed by `check.nxos.parse(lines)`.
-
-    Lets a caller that runs the NX-OS structural check share one ciscoconfparse2 parse per file.
-    `line_map[i]` is the line of `lines` that the parsed line i + 1 came from (default: the same).
-    """
+def nxos_facts(plan: Plan, host: str, lines: list[str], cfg: Any, path: str = NXOS_CFG) -> DeviceFacts:
+    """Facts from an NX-OS config already parsed by `check.nxos.parse(lines)` (shared with the structural check)."""
     from fabricgen.check.nxos import DEFAULT_MTU
 
     f = DeviceFacts(host, "nxos", files={NXOS_CFG: path}, qos=True)
 
     def at(n: int) -> str:
-        return f"L{line_map[n - 1] if line_map and 0 < n <= len(line_map) else n}"
+        return f"L{n}"
 
     # Egress queues (system queuing policy) and no-drop classes (system network-qos policy).
     queues: dict[int, Queue] = {}
@@ -659,9 +643,8 @@ def nxos_facts(plan: Plan, host: str, lines: list[str], cfg: Any, path: str = NX
         else:
             port.lossless = {tc: Xoff(0, "", "") for tc in f.pause}
         f.ports[name] = port
-    bgp_line = cfg.bgp_line if bgp_line is None else bgp_line
-    if bgp_line:
-        _scan_nxos_bgp(lines, bgp_line, f)
+    if cfg.bgp_line:
+        _scan_nxos_bgp(lines, cfg.bgp_line, f)
     return f
 
 
@@ -700,7 +683,7 @@ def _extract_serial(plan: Plan, configs: Path, hostnames: Iterable[str]) -> dict
 
 
 def _pooled(plan: Plan, host: str) -> bool:
-    """Worth a worker process: NX-OS (ciscoconfparse2, ~25 ms a file).  SONiC and FRR facts are
+    """Worth a worker process: NX-OS (~2.5 ms a file, a smaller pickle).  SONiC and FRR facts are
     cheaper to extract (~2 ms) than to unpickle in the parent (~4 ms), so they stay in the parent."""
     sw = plan.switches.get(host)
     return sw is not None and sw.platform == "nxos"
@@ -731,7 +714,7 @@ def extract_facts(
     if n <= 1 or len(heavy) < 2:
         return _extract_serial(plan, configs, hosts)
     light = [h for h in hosts if not _pooled(plan, h)]
-    import fabricgen.check.nxos  # noqa: F401 - ciscoconfparse2 imports in ~1 s: once, before forking
+    import fabricgen.check.nxos  # noqa: F401 - imported once, before forking
 
     n_chunks = min(len(heavy), n * 4)
     chunks = [heavy[i::n_chunks] for i in range(n_chunks)]

@@ -1,7 +1,7 @@
 """Run every check over a directory of rendered (or hand-edited) configs.
 
 Full check: SONiC YANG (libyang), FRR's own parser (vtysh --dryrun), NX-OS
-structure (ciscoconfparse2), then the fabric-wide RoCE invariants and NIC
+structure (its indentation tree), then the fabric-wide RoCE invariants and NIC
 consistency.  The last two are the *fast* checks `render` runs by default.
 
 Scheduling (a 32K-GPU fabric has ~2,000 SONiC, ~500 NX-OS and ~4,000 NIC files):
@@ -32,7 +32,7 @@ from fabricgen.model import Plan
 
 YANG_ENV = "FABRICGEN_SONIC_YANG"
 # Estimated CPU seconds per file; decide whether a process pool pays off and how to chunk.
-_COST_NXOS = 0.012
+_COST_NXOS = 0.005
 _COST_YANG = 0.025
 _POOL_THRESHOLD_S = 1.0
 _CHUNK_S = 0.25  # work per pool task: small enough that both workers finish together
@@ -225,7 +225,7 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
         if sonic and root is not None:
             work.validator = SonicYangValidator(root)  # built once, before the fork
     if nxos_hosts:
-        from fabricgen.check import nxos  # noqa: F401 - imports and trims ciscoconfparse2 (~1 s): once, before forking
+        from fabricgen.check import nxos  # noqa: F401 - imported once, before forking
 
     cost = len(nxos_hosts) * _COST_NXOS + len(sonic) * _COST_YANG
     pooled = n > 1 and cost >= _POOL_THRESHOLD_S
@@ -241,7 +241,7 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
             pool = multiprocessing.get_context("fork").Pool(n)
             # This process now only builds acyclic facts (freed by reference counting), and the
             # collector's full passes over millions of them cost ~1.5 s: off here, after the fork,
-            # so the workers (ciscoconfparse2 trees are cyclic) keep collecting.
+            # so the workers keep collecting.
             gc.disable()
             jobs.nxos = [pool.apply_async(_nxos_job, (c,)) for c in _chunks(nxos_hosts, _COST_NXOS, n)]
             jobs.yang = [pool.apply_async(_yang_job, (c,)) for c in _chunks(sonic, _COST_YANG, n)]

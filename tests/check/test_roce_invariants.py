@@ -19,7 +19,6 @@ import pytest
 
 from fabricgen.check.findings import Finding
 from fabricgen.check.nic import check_nic_scripts
-from fabricgen.check.nxos import parse as parse_nxos
 from fabricgen.check.roce import (
     RULES,
     DeviceFacts,
@@ -27,7 +26,6 @@ from fabricgen.check.roce import (
     check_facts,
     extract_facts,
     ipv4_int,
-    nxos_facts,
     parse_asn,
     pointer,
 )
@@ -169,14 +167,6 @@ def test_facts_of_each_platform(example: Rendered, lab: Rendered) -> None:
     assert not frr.qos and frr.ports["Ethernet32"].mtu is None
     assert frr.ports["Ethernet32"].ipv4 == lab.plan.switches["lab-leaf01"].interface("Ethernet32").ipv4
     assert "lo" not in frr.ports
-
-
-def test_nxos_trimmed_parse_matches_full_parse(example: Rendered) -> None:
-    """extract_nxos hands ciscoconfparse2 only the lines nxos.parse needs; the facts (and lines) are the same."""
-    for host in ("ai256-spine01", "ai256-spine08"):
-        path = example.root / "configs" / host / "nxos.cfg"
-        lines = path.read_text(encoding="utf-8").splitlines()
-        assert nxos_facts(example.plan, host, lines, parse_nxos(lines), str(path)) == example.facts[host]
 
 
 def test_small_parsers() -> None:
