@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 INTENT ?= inventory/fabric.yaml
 OUT    ?= build
 
-.PHONY: venv render plan inventory test test-fast lint typecheck bench bench-lab golden clean
+.PHONY: venv render plan inventory sonic-yang test test-fast lint typecheck bench bench-lab golden clean
 
 $(BIN)/fabricgen: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,12 @@ plan: venv
 
 inventory: venv
 	$(BIN)/fabricgen inventory -i $(INTENT) -o inventory
+
+# SONiC's YANG models at the pinned sonic-buildimage commit (sparse, depth 1: only src/sonic-yang-models),
+# into ~/.cache/fabricgen/ where `fabricgen check` finds them; SONIC_YANG_DIR=path puts them elsewhere
+# (then pass --sonic-yang path or set FABRICGEN_SONIC_YANG).  Needs git and access to github.com.
+sonic-yang: venv
+	$(BIN)/python -m fabricgen.check.yang_models fetch $(if $(SONIC_YANG_DIR),--dest $(SONIC_YANG_DIR))
 
 # The whole suite: lint, types, then every test (live-lab tests need root; they skip elsewhere).
 test: venv lint typecheck

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 import yaml
@@ -12,6 +13,67 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "inventory" / "fabric.yaml"
 EXAMPLES = sorted((ROOT / "inventory" / "examples").glob("*.yaml"))
+# Set by .ci/run: platform data a test needs (../shared, the SONiC YANG models) must be there, so a
+# missing copy fails those tests instead of skipping them.
+REQUIRE_SHARED = "FABRICGEN_REQUIRE_SHARED"
+YANG_MARK = "sonic_yang"  # every test that runs SONiC's YANG models; counted in the summary
+
+
+def shared_required() -> bool:
+    return os.environ.get(REQUIRE_SHARED, "") not in ("", "0")
+
+
+def missing(what: str) -> NoReturn:
+    """Skip a test whose platform data is absent here; fail it where the data must be present (CI)."""
+    if shared_required():
+        pytest.fail(f"{what} (${REQUIRE_SHARED} is set: it must be present)", pytrace=False)
+    pytest.skip(what)
+
+
+@pytest.fixture(scope="session")
+def sonic_yang_models() -> Path:
+    """The SONiC YANG models, found as `fabricgen check` finds them (check.yang_models)."""
+    from fabricgen.check.yang_models import SonicYangSetupError, find_models
+
+    try:
+        return find_models()
+    except SonicYangSetupError as exc:
+        missing(str(exc))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "sonic_yang_models" in getattr(item, "fixturenames", ()):
+            item.add_marker(YANG_MARK)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """How many SONiC YANG tests ran, passed, failed or skipped, and where the models came from."""
+    outcome: dict[str, str] = {}
+    for reports in terminalreporter.stats.values():
+        for rep in reports:
+            if YANG_MARK not in getattr(rep, "keywords", {}) or getattr(rep, "when", None) is None:
+                continue
+            if rep.failed:
+                outcome[rep.nodeid] = "failed"
+            elif rep.skipped:
+                outcome.setdefault(rep.nodeid, "skipped")
+            elif rep.when == "call":
+                outcome.setdefault(rep.nodeid, "passed")
+    if not outcome:
+        return
+    counts = {k: sum(1 for v in outcome.values() if v == k) for k in ("passed", "failed", "skipped")}
+    ran = counts["passed"] + counts["failed"]
+    try:
+        from fabricgen.check.yang_models import SonicYangSetupError, locate
+
+        source, found = locate()
+        models = f"models from {source.source}: {found}"
+    except SonicYangSetupError:
+        models = "models not found: `make sonic-yang` fetches them"
+    terminalreporter.write_line(
+        f"SONiC YANG tests: {ran} ran ({counts['passed']} passed, {counts['failed']} failed), "
+        f"{counts['skipped']} skipped; {models}")
 
 
 def small_intent(**overrides: Any) -> dict[str, Any]:

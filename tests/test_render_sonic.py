@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -19,20 +18,11 @@ from fabricgen.render import environment, render_switch, to_json
 from tests.conftest import EXAMPLE, EXAMPLES, ROOT, small_intent
 
 
-def yang_dir() -> Path | None:
-    for raw in (os.environ.get("FABRICGEN_SONIC_YANG", ""), str(ROOT.parent / "shared" / "sonic-yang-models")):
-        if raw and (Path(raw) / "yang-models").is_dir():
-            return Path(raw)
-    return None
-
-
 @pytest.fixture(scope="module")
-def validator() -> Any:
-    mod = pytest.importorskip("fabricgen.check.sonic_yang")
-    path = yang_dir()
-    if path is None:
-        pytest.skip("SONiC YANG models not found (set FABRICGEN_SONIC_YANG)")
-    return mod.SonicYangValidator(path)
+def validator(sonic_yang_models: Path) -> Any:
+    from fabricgen.check.sonic_yang import SonicYangValidator
+
+    return SonicYangValidator(sonic_yang_models)
 
 
 @pytest.fixture(scope="module")

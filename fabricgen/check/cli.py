@@ -38,7 +38,8 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
                    help="directory of <host>/<file> configs (default build/configs)")
     p.add_argument("--hosts", default=None, help="NIC scripts directory (default: <configs>/../hosts)")
     p.add_argument("--sonic-yang", default=None,
-                   help="SONiC YANG models (default $FABRICGEN_SONIC_YANG or ../shared/sonic-yang-models)")
+                   help="SONiC YANG models (default: $FABRICGEN_SONIC_YANG, else the models `make sonic-yang` "
+                        "fetched, else ../shared/sonic-yang-models)")
     p.add_argument("--format", choices=["table", "json", "junit"], default="table")
     p.add_argument("--fast", action="store_true", help="only the RoCE invariant and NIC checks")
     p.add_argument("--workers", type=int, default=None)

@@ -30,7 +30,6 @@ from typing import Any
 from fabricgen.check.findings import Finding
 from fabricgen.model import Plan
 
-YANG_ENV = "FABRICGEN_SONIC_YANG"
 # Estimated CPU seconds per file; decide whether a process pool pays off and how to chunk.
 _COST_NXOS = 0.005
 _COST_YANG = 0.025
@@ -44,15 +43,6 @@ class CheckFailed(Exception):
     def __init__(self, findings: list[Finding]) -> None:
         super().__init__(f"{len(findings)} check finding(s)")
         self.findings = findings
-
-
-def default_yang_dir() -> Path | None:
-    """$FABRICGEN_SONIC_YANG, else the shared copy beside the project (../shared/sonic-yang-models)."""
-    if os.environ.get(YANG_ENV):
-        return Path(os.environ[YANG_ENV])
-    here = Path(__file__).resolve().parents[2]
-    candidate = here.parent / "shared" / "sonic-yang-models"
-    return candidate if candidate.is_dir() else None
 
 
 def files_by_platform(plan: Plan, configs: Path) -> dict[str, list[tuple[str, Path]]]:
@@ -214,7 +204,7 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
         files = files_by_platform(plan, configs)
         sonic_all = [str(p) for _, p in files["config_db.json"]]
         frr_all = [p for _, p in files["frr.conf"]]
-        root = resolve_yang_dir(yang_dir or default_yang_dir()) if sonic_all else None
+        root = resolve_yang_dir(yang_dir) if sonic_all else None
         if use_cache and root is not None:
             yang_cache = ResultCache(cache_dir(configs), "sonic-yang", _yang_salt(root))
         if use_cache and frr_all:

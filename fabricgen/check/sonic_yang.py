@@ -20,7 +20,7 @@ How:
   re-typed per leaf type as RFC 7951 wants: (u)int8..32 -> JSON number, (u)int64 and
   decimal64 -> string, boolean -> true/false, empty -> [null]; union members are
   resolved by libyang itself (``lyd_value_validate``), leaf-lists accept a JSON list or
-  a comma-separated string.
+  a comma-separated string (";" where SONiC says so: NTP src_intf).
 * libyang stops at the first data error, so validation loops: report the error at its
   config_db JSON pointer, drop the offending leaf/entry from the instance data, parse
   again.  Errors that merely follow from one already reported (leafrefs to a dropped
@@ -77,35 +77,20 @@ from typing import Any
 import orjson
 
 from fabricgen.check.findings import Finding, Severity
+from fabricgen.check.yang_models import ENV_VAR as ENV_VAR  # re-exported: where the models are looked for
+from fabricgen.check.yang_models import SonicYangSetupError as SonicYangSetupError
+from fabricgen.check.yang_models import find_models
 
 RULE = "sonic-yang"
-ENV_VAR = "FABRICGEN_SONIC_YANG"
 MAX_ERRORS_PER_FILE = 200
 # Below this many files a process pool costs more (one context per worker) than it saves.
 _POOL_MIN_FILES = 16
 
 
-class SonicYangSetupError(Exception):
-    """The YANG models cannot be found or loaded; the check cannot run at all."""
-
-
-# --------------------------------------------------------------------------- models
-
-
 def resolve_yang_dir(yang_dir: Path | str | None = None) -> Path:
-    """The models folder from the argument, else $FABRICGEN_SONIC_YANG; a clear error if neither."""
-    raw = str(yang_dir) if yang_dir is not None else os.environ.get(ENV_VAR, "")
-    if not raw:
-        raise SonicYangSetupError(
-            f"SONiC YANG models not configured: pass the folder explicitly or set {ENV_VAR} to a "
-            "sonic-yang-models folder (one holding yang-models/ plus yang-rendered/ or yang-templates/, "
-            "e.g. sonic-buildimage/src/sonic-yang-models)"
-        )
-    path = Path(raw).expanduser()
-    for candidate in (path, path / "src" / "sonic-yang-models"):
-        if (candidate / "yang-models").is_dir() or any(candidate.glob("sonic-*.yang")):
-            return candidate
-    raise SonicYangSetupError(f"{path}: no SONiC YANG models there (expected yang-models/*.yang; check {ENV_VAR})")
+    """The models folder: `yang_dir` if given, else the first of $FABRICGEN_SONIC_YANG, the fetched cache and
+    ../shared (check.yang_models); SonicYangSetupError if none holds models."""
+    return find_models(yang_dir)
 
 
 def _render_templates(templates: Path, out: Path) -> None:
@@ -146,6 +131,18 @@ class _Leaf:
     refs: tuple[str, ...] = ()  # leafref targets as prefix-free absolute schema paths
     musts: tuple[str, ...] = ()  # must expressions, to spot errors that follow from a dropped leaf
     union_cache: dict[str, str] = field(default_factory=dict)
+    separator: str = ","  # a leaf-list that config_db holds as one string: its delimiter
+
+
+# Leaf-lists that config_db stores as one string with a delimiter other than ",": SONiC's own
+# exceptions (sonic-yang-mgmt, sonic_yang_ext.LEAF_LIST_WITH_STRING_VALUE_DICT).
+STRING_LEAF_LIST_SEPARATORS = {("NTP", "src_intf"): ";"}
+
+
+def _separators(table: str, leaves: dict[str, _Leaf]) -> dict[str, _Leaf]:
+    for name, leaf in leaves.items():
+        leaf.separator = STRING_LEAF_LIST_SEPARATORS.get((table, name), leaf.separator)
+    return leaves
 
 
 @dataclass
@@ -321,7 +318,7 @@ def _build_tables(ctx: Any) -> dict[str, _Table]:
                 for child in tbl.children():
                     if isinstance(child, SList):
                         lpath = f"{base}/{child.name()}"
-                        lst = _List(child.name(), _list_keys(child), _leaves(child, lpath))
+                        lst = _List(child.name(), _list_keys(child), _separators(tbl.name(), _leaves(child, lpath)))
                         nested = [c for c in child.children() if isinstance(c, SList)]
                         if len(nested) == 1 and set(lst.leaves) == set(lst.keys):
                             inner = nested[0]
@@ -336,7 +333,7 @@ def _build_tables(ctx: Any) -> dict[str, _Table]:
                         table.lists.setdefault(len(lst.keys), lst)
                     elif isinstance(child, SContainer):
                         table.containers[child.name()] = _Container(
-                            child.name(), _leaves(child, f"{base}/{child.name()}")
+                            child.name(), _separators(tbl.name(), _leaves(child, f"{base}/{child.name()}"))
                         )
                 if table.lists or table.containers:
                     tables.setdefault(table.name, table)
@@ -460,7 +457,7 @@ class SonicYangValidator:
     def _encode(self, leaf: _Leaf, value: Any) -> Any:
         """config_db value -> YANG-JSON value for this leaf (see module docstring)."""
         if leaf.is_list:
-            items = value if isinstance(value, list) else [v for v in _as_text(value).split(",") if v]
+            items = value if isinstance(value, list) else [v for v in _as_text(value).split(leaf.separator) if v]
             return [self._scalar(leaf, v) for v in items]
         return self._scalar(leaf, value)
 

@@ -16,8 +16,8 @@ from fabricgen.plan import load_plan
 from fabricgen.render import render_all
 from tests.conftest import EXAMPLE
 
-pytestmark = pytest.mark.skipif(run.default_yang_dir() is None or shutil.which("vtysh") is None,
-                                reason="needs the SONiC YANG models and vtysh")
+pytestmark = [pytest.mark.skipif(shutil.which("vtysh") is None, reason="needs vtysh"),
+              pytest.mark.usefixtures("sonic_yang_models")]
 
 
 @pytest.fixture(scope="module")
@@ -107,13 +107,12 @@ def test_cache_salt_and_opt_out(broken: tuple[Plan, Path], tmp_path: Path) -> No
     assert ResultCache.key(out / "configs" / "no-such-file") is None
 
 
-def test_cache_salt_is_the_same_in_a_fresh_process() -> None:
+def test_cache_salt_is_the_same_in_a_fresh_process(sonic_yang_models: Path) -> None:
     """The salt must not depend on what the process happened to load before (else every run misses)."""
     import subprocess
     import sys
 
-    root = run.default_yang_dir()
-    assert root is not None
+    root = sonic_yang_models
     code = ("import sys; from pathlib import Path; from fabricgen.check import run; "
             "print(run._yang_salt(Path(sys.argv[1])))")
     fresh = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, check=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -14,16 +13,13 @@ import pytest
 
 from fabricgen.check.findings import Finding
 from fabricgen.check.sonic_yang import (
-    ENV_VAR,
     SonicYangSetupError,
     SonicYangValidator,
     check_sonic_configs,
     device_name,
     pointer,
-    resolve_yang_dir,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).parent / "fixtures" / "roce_leaf_config_db.json"
 # Every table the SONiC renderer emits (the brief's list); LOOPBACK has no YANG model.
 RENDERED_TABLES = {
@@ -34,19 +30,9 @@ RENDERED_TABLES = {
 }  # fmt: skip
 
 
-def models_dir() -> Path | None:
-    for raw in (os.environ.get(ENV_VAR, ""), str(ROOT.parent / "shared" / "sonic-yang-models")):
-        if raw and (Path(raw) / "yang-models").is_dir():
-            return Path(raw)
-    return None
-
-
 @pytest.fixture(scope="module")
-def yang() -> Path:
-    path = models_dir()
-    if path is None:
-        pytest.skip(f"SONiC YANG models not found (set {ENV_VAR})")
-    return path
+def yang(sonic_yang_models: Path) -> Path:
+    return sonic_yang_models
 
 
 @pytest.fixture(scope="module")
@@ -264,18 +250,6 @@ def test_check_files_in_process_and_in_a_pool(tmp_path: Path, yang: Path) -> Non
     ]  # fmt: skip
     assert check_sonic_configs(paths, yang, workers=1) == expected
     assert check_sonic_configs(paths, yang, workers=2) == expected
-
-
-def test_models_location_argument_env_and_error(monkeypatch: pytest.MonkeyPatch, yang: Path, tmp_path: Path) -> None:
-    monkeypatch.delenv(ENV_VAR, raising=False)
-    with pytest.raises(SonicYangSetupError, match=ENV_VAR):
-        resolve_yang_dir(None)
-    with pytest.raises(SonicYangSetupError, match="no SONiC YANG models"):
-        resolve_yang_dir(tmp_path)
-    monkeypatch.setenv(ENV_VAR, str(yang))
-    assert resolve_yang_dir(None) == yang
-    monkeypatch.setenv(ENV_VAR, str(tmp_path))
-    assert resolve_yang_dir(yang) == yang  # an explicit folder wins over the environment
 
 
 def test_plain_sonic_checkout_gets_its_templates_rendered(yang: Path, tmp_path: Path) -> None:

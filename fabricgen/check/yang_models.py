@@ -1,0 +1,194 @@
+"""Where the SONiC YANG models come from: one pinned upstream commit, found or fetched.
+
+`find_models` looks, in this order, at
+
+1. the folder passed in (`fabricgen check --sonic-yang DIR`),
+2. ``$FABRICGEN_SONIC_YANG``,
+3. the cache that `fetch` fills (``make sonic-yang``; ``$XDG_CACHE_HOME/fabricgen/`` or ``~/.cache/fabricgen/``),
+4. ``../shared/sonic-yang-models`` beside a checkout (the offline copy, same commit).
+
+A folder named by 1 or 2 must hold models (a wrong path is an error, not a silent fallback);
+3 and 4 are used when present.  Any of them may be a sonic-yang-models folder or a
+sonic-buildimage checkout holding ``src/sonic-yang-models``.
+
+`fetch` clones only what the check needs from sonic-buildimage at `PINNED_COMMIT`: depth 1,
+no blobs but those of ``src/sonic-yang-models`` (sparse checkout), into a scratch folder that
+replaces the cache folder only once the commit and the models are verified.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ENV_VAR = "FABRICGEN_SONIC_YANG"
+SONIC_BUILDIMAGE_URL = "https://github.com/sonic-net/sonic-buildimage.git"
+PINNED_COMMIT = "086b03bd70f9e211aaaf5f6aefe0790b508d2a94"  # as ../shared/sonic-yang-models (its README)
+MODELS_PATH = "src/sonic-yang-models"
+MARKER = ".fabricgen-fetch.json"  # written by `fetch`: only a folder holding it is ever replaced
+SHARED_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "sonic-yang-models"
+
+
+class SonicYangSetupError(Exception):
+    """The YANG models cannot be found or loaded; the check cannot run at all."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    source: str  # how the user names it: "--sonic-yang", "$FABRICGEN_SONIC_YANG", "cache", "../shared"
+    path: Path
+    required: bool  # named explicitly: must hold models
+
+
+def cache_dir() -> Path:
+    """Where `fetch` puts the pinned models (the commit is in the name, so a new pin fetches afresh)."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "fabricgen" / f"sonic-yang-models-{PINNED_COMMIT[:12]}"
+
+
+def models_in(path: Path) -> Path | None:
+    """The sonic-yang-models folder at `path` (itself, or src/sonic-yang-models of a checkout), else None."""
+    for candidate in (path, path / MODELS_PATH):
+        if (candidate / "yang-models").is_dir() or any(candidate.glob("sonic-*.yang")):
+            return candidate
+    return None
+
+
+def candidates(explicit: Path | str | None = None) -> list[Candidate]:
+    """Every place looked at, in lookup order."""
+    out: list[Candidate] = []
+    if explicit is not None and str(explicit):
+        out.append(Candidate("--sonic-yang", Path(explicit).expanduser(), True))
+    if os.environ.get(ENV_VAR):
+        out.append(Candidate(f"${ENV_VAR}", Path(os.environ[ENV_VAR]).expanduser(), True))
+    out.append(Candidate("cache", cache_dir(), False))
+    out.append(Candidate("../shared", SHARED_DIR, False))
+    return out
+
+
+def find_models(explicit: Path | str | None = None) -> Path:
+    """The models folder to use (see the module docstring); SonicYangSetupError naming every place tried."""
+    return locate(explicit)[1]
+
+
+def locate(explicit: Path | str | None = None) -> tuple[Candidate, Path]:
+    """The place the models were found and their folder."""
+    tried = candidates(explicit)
+    for c in tried:
+        found = models_in(c.path)
+        if found is not None:
+            return c, found
+        if c.required:
+            raise SonicYangSetupError(
+                f"{c.path}: no SONiC YANG models there (from {c.source}; expected yang-models/*.yang, or "
+                f"{MODELS_PATH}/yang-models/ of a sonic-buildimage checkout)")
+    where = ", ".join(f"{c.source} ({c.path})" for c in tried)
+    raise SonicYangSetupError(
+        f"SONiC YANG models not found (looked at {where}): run `make sonic-yang` (or "
+        f"`python -m fabricgen.check.yang_models fetch`) to fetch them, or pass --sonic-yang DIR / set {ENV_VAR} "
+        "to a sonic-yang-models folder")
+
+
+def sample_config_db(models: Path) -> Path | None:
+    """SONiC's own sample_config_db.json beside the models (upstream layout or ../shared's), if present."""
+    for path in (models / "tests" / "files" / "sample_config_db.json", models / "samples" / "sample_config_db.json"):
+        if path.is_file():
+            return path
+    return None
+
+
+# --------------------------------------------------------------------------- fetch
+
+
+def _git(*args: str, cwd: Path | None = None) -> str:
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise SonicYangSetupError("git is not installed: it is needed to fetch the SONiC YANG models") from None
+    if done.returncode != 0:
+        raise SonicYangSetupError(f"git {' '.join(args)} failed: {done.stderr.strip() or done.stdout.strip()}")
+    return done.stdout.strip()
+
+
+def fetched_commit(dest: Path) -> str | None:
+    """The commit a previous `fetch` put at `dest`, None if `dest` is not such a folder."""
+    try:
+        return str(json.loads((dest / MARKER).read_text(encoding="utf-8"))["commit"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def fetch(dest: Path | None = None, url: str = SONIC_BUILDIMAGE_URL, commit: str = PINNED_COMMIT) -> Path:
+    """Put src/sonic-yang-models of `url` at `commit` into `dest` (default: the cache); returns the models folder.
+
+    Nothing is written at `dest` until the fetched commit and its models check out.  An existing `dest`
+    is only replaced if an earlier fetch made it (it holds MARKER); anything else there is left alone.
+    """
+    dest = Path(dest) if dest is not None else cache_dir()
+    if fetched_commit(dest) == commit and (found := models_in(dest)) is not None:
+        return found
+    if dest.exists() and (not dest.is_dir() or (any(dest.iterdir()) and fetched_commit(dest) is None)):
+        raise SonicYangSetupError(f"{dest}: exists and was not made by a fetch of the SONiC YANG models; "
+                                  "pass another folder or remove it")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
+    try:
+        _git("init", "-q", str(scratch))
+        _git("remote", "add", "origin", url, cwd=scratch)
+        _git("sparse-checkout", "set", MODELS_PATH, cwd=scratch)
+        _git("fetch", "-q", "--depth", "1", "--filter=blob:none", "origin", commit, cwd=scratch)
+        _git("-c", "advice.detachedHead=false", "checkout", "-q", "FETCH_HEAD", cwd=scratch)
+        head = _git("rev-parse", "HEAD", cwd=scratch)
+        if head != commit:
+            raise SonicYangSetupError(f"{url}: fetched {head}, wanted {commit}")
+        if models_in(scratch) is None:
+            raise SonicYangSetupError(f"{url} at {commit}: no {MODELS_PATH}/yang-models there")
+        (scratch / MARKER).write_text(json.dumps({"url": url, "commit": commit, "path": MODELS_PATH}) + "\n",
+                                      encoding="utf-8")
+        scratch.chmod(0o755)  # mkdtemp makes it 0700
+        old = None
+        if dest.exists():
+            old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
+            dest.rename(old)
+        scratch.rename(dest)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    found = models_in(dest)
+    assert found is not None
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m fabricgen.check.yang_models",
+                                description="Fetch or locate the pinned SONiC YANG models.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    f = sub.add_parser("fetch", help=f"sparse-clone {MODELS_PATH} of sonic-buildimage at {PINNED_COMMIT[:12]}")
+    f.add_argument("--dest", type=Path, default=None, help=f"target folder (default {cache_dir()})")
+    f.add_argument("--url", default=SONIC_BUILDIMAGE_URL)
+    w = sub.add_parser("where", help="print the models folder `fabricgen check` would use, and why")
+    w.add_argument("--sonic-yang", default=None)
+    args = p.parse_args(argv)
+    try:
+        if args.cmd == "fetch":
+            print(fetch(args.dest, args.url))
+        else:
+            source, found = locate(args.sonic_yang)
+            print(f"{found}  (from {source.source})")
+    except SonicYangSetupError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
