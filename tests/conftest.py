@@ -112,3 +112,23 @@ def example_plan():  # type: ignore[no-untyped-def]
     from fabricgen.plan import load_plan
 
     return load_plan(EXAMPLE)
+
+
+BUGGY_LEAF = "ai256-leaf03"
+
+
+@pytest.fixture()
+def pfc_bug_on_a_leaf(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A renderer bug the fast checks must catch: PFC on the wrong priority on one port of BUGGY_LEAF."""
+    from fabricgen.platforms import sonic
+
+    real = sonic.config_db
+
+    def buggy(sw, plan):  # type: ignore[no-untyped-def]
+        db = real(sw, plan)
+        if sw.hostname == BUGGY_LEAF:
+            db["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] = "4"
+        return db
+
+    monkeypatch.setattr(sonic, "config_db", buggy)
+    return BUGGY_LEAF
