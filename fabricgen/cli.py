@@ -62,11 +62,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
         for ch in s["choices"]:
             c.add_row(ch["name"], ch["value"], ch["why"])
         con.print(c)
-    o = Table(title="optics and cables")
-    o.add_column("type")
+    o = Table(title=f"physical layer: {s['ports']} ports")
+    o.add_column("part")
+    o.add_column("class")
     o.add_column("count", justify="right")
-    for kind, n in s["optics"].items():
-        o.add_row(kind, str(n))
+    for kind, n in s["modules"].items():
+        o.add_row("module", kind, str(n))
+    for kind, n in s["cables"].items():
+        o.add_row("cable", kind, str(n))
     con.print(o)
     p = Table(title="address pools")
     for col in ("pool", "used", "size", "use"):

@@ -6,8 +6,6 @@ fully resolved `Plan` or raises `FabricError` naming the intent field to fix.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ from fabricgen.ecmp import plan_adaptive_routing
 from fabricgen.errors import FabricError, Problem
 from fabricgen.intent import Intent, line_for, load_intent
 from fabricgen.model import TIERS, Plan
+from fabricgen.physical import build_physical, cabling_rows
 from fabricgen.topology import Design, TopologyError, build_topology
 from fabricgen.underlay import build_underlay
 
@@ -94,12 +93,11 @@ def load_plan(path: str | Path, check_qos: bool = True) -> Plan:
 
 
 def summary(plan: Plan) -> dict[str, Any]:
-    """Counts an operator checks first: switches per role, links per tier, ratios, optics, pool use."""
+    """Counts an operator checks first: switches per role, links per tier, ratios, the physical layer
+    (logical ports, transceiver modules by part class and physical cables, each counted apart), pool use."""
     roles = Counter(s.role for s in plan.switches.values())
     tiers = Counter(link.tier for link in plan.links)
-    optics: Counter[str] = Counter()
-    for link in plan.links:
-        optics[link.media] += 1
+    phys = build_physical(plan)
     d: Design = plan.facts["design"]
     return {
         "fabric": plan.intent.fabric.name,
@@ -114,7 +112,9 @@ def summary(plan: Plan) -> dict[str, Any]:
         "switches": len(plan.switches),
         "links": {t: tiers[t] for t in TIERS},
         "oversubscription": {k: f"{v:.2f}:1" for k, v in plan.facts["oversubscription"].items()},
-        "optics": dict(sorted(optics.items())),
+        "ports": phys.ports,
+        "modules": dict(sorted(phys.modules.items())),
+        "cables": dict(sorted(phys.cable_counts().items())),
         "pools": {k: {"used": u, "size": n} for k, (u, n) in plan.facts["pools"].items()},
         "envelope": {"max_leaves": d.max_leaves, "max_spines": d.max_spines,
                      "max_super_spines": d.max_super_spines, "max_pods": d.max_pods},
@@ -125,14 +125,8 @@ def summary(plan: Plan) -> dict[str, Any]:
 
 
 def cabling_csv(plan: Plan) -> str:
-    """The cabling plan, one row per cable, for the people in the data hall."""
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(["tier", "a_device", "a_port", "z_device", "z_port", "speed_gbps", "length_m", "media", "a_ip", "z_ip"])
-    for link in plan.links:
-        w.writerow([link.tier, link.a_device, link.a_port, link.z_device, link.z_port, link.speed,
-                    f"{link.length_m:g}", link.media, link.a_ip, link.z_ip])
-    return out.getvalue()
+    """The cabling plan, one row per physical cable (see fabricgen.physical), for the data hall."""
+    return cabling_rows(plan)
 
 
 def plan_dict(plan: Plan) -> dict[str, Any]:

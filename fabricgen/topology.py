@@ -18,6 +18,7 @@ from typing import Literal
 from fabricgen.errors import Problem
 from fabricgen.intent import Intent, SwitchModel
 from fabricgen.model import Interface, Link, NicAttachment, Plan, Role, Server, Switch, Tier
+from fabricgen.physical import media_for
 
 
 class TopologyError(Exception):
@@ -419,9 +420,11 @@ class _Builder:
         speed = d.leaf_sides[1].speed if tier == "leaf_spine" else d.spine_sides[1].speed
         length = self.intent.cabling.leaf_spine_m if tier == "leaf_spine" else self.intent.cabling.spine_super_spine_m
         ap, zp = self._port(a, a_idx)[0], self._port(z, z_idx)[0]
-        self._interface(a, a_idx, speed, tier, "up", z.hostname, zp, length)
+        itf = self._interface(a, a_idx, speed, tier, "up", z.hostname, zp, length)
         self._interface(z, z_idx, speed, tier, "down", a.hostname, ap, length)
-        self.plan.links.append(Link(tier, a.hostname, ap, z.hostname, zp, speed, length, media_for(speed, length)))
+        lanes = getattr(self.intent.switch_models, a.role).lanes_per_port // itf.breakout
+        self.plan.links.append(Link(tier, a.hostname, ap, z.hostname, zp, speed, length,
+                                    media_for(speed, length, max(lanes, 1))))
 
     # ----------------------------------------------------------------- build
     def build(self) -> None:
@@ -493,7 +496,8 @@ class _Builder:
         leaves = {(s.plane, s.pod, s.index): s for s in self.plan.switches.values() if s.role == "leaf"}
         length = self.intent.cabling.gpu_leaf_m
         speed = servers.nic_speed
-        media = media_for(speed, length)
+        leaf_model = self.intent.switch_models.leaf
+        media = media_for(speed, length, max(1, leaf_model.lanes_per_port // d.leaf_sides[0].breakout))
         rpl = d.rails_per_leaf
         for n in range(count):
             if t.rail_optimized:
@@ -520,34 +524,6 @@ class _Builder:
                     srv.nics.append(NicAttachment(srv.name, nic, plane, nic, plane, ifname, leaf.hostname, lp, speed))
                     self.plan.links.append(Link("gpu_leaf", srv.name, ifname, leaf.hostname, lp, speed, length, media))
             self.plan.servers.append(srv)
-
-
-# Reach limits in metres per media, by lane rate; the first that reaches wins (cheapest first).
-_MEDIA = (
-    ("DAC", {100: 5.0, 200: 3.0, 400: 3.0, 800: 2.0}),
-    ("AEC", {100: 7.0, 200: 7.0, 400: 7.0, 800: 7.0}),
-    ("AOC", {100: 30.0, 200: 30.0, 400: 30.0, 800: 30.0}),
-    ("SR", {100: 100.0, 200: 100.0, 400: 100.0, 800: 50.0}),
-    ("DR", {100: 500.0, 200: 500.0, 400: 500.0, 800: 500.0}),
-    ("FR", {100: 2000.0, 200: 2000.0, 400: 2000.0, 800: 2000.0}),
-    ("LR", {100: 10000.0, 200: 10000.0, 400: 10000.0, 800: 10000.0}),
-)
-_OPTIC_SUFFIX = {
-    ("SR", 100): "SR4", ("SR", 200): "SR4", ("SR", 400): "SR8", ("SR", 800): "SR8",
-    ("DR", 100): "DR", ("DR", 200): "DR4", ("DR", 400): "DR4", ("DR", 800): "DR8",
-    ("FR", 100): "FR", ("FR", 200): "FR4", ("FR", 400): "FR4", ("FR", 800): "2xFR4",
-    ("LR", 100): "LR4", ("LR", 200): "LR4", ("LR", 400): "LR4", ("LR", 800): "2xLR4",
-}
-
-
-@lru_cache(maxsize=256)
-def media_for(speed: int, length_m: float) -> str:
-    """Cheapest cable or optic that reaches `length_m` at `speed` (e.g. '400G-DAC', '400G-DR4')."""
-    rate = min((s for s in (100, 200, 400, 800) if s >= speed), default=800)
-    for kind, reach in _MEDIA:
-        if length_m <= reach[rate]:
-            return f"{speed}G-{_OPTIC_SUFFIX.get((kind, rate), kind)}"
-    raise ValueError(f"no optic reaches {length_m} m at {speed}G (longest: LR, 10 km)")
 
 
 def build_topology(intent: Intent, plan: Plan) -> Design:

@@ -16,6 +16,8 @@ from fabricgen.intent import Intent
 from fabricgen.model import Plan
 from fabricgen.plan import build_plan, summary
 
+FIBRE_RUNS = {"gpu_leaf_m": 3, "leaf_spine_m": 150, "spine_super_spine_m": 300}  # DAC to the nodes, DR optics above
+
 # Pools inside 198.18.0.0/15, large enough for 16K GPUs.
 POOLS = {"loopbacks": "198.18.0.0/20", "p2p": "198.18.128.0/17", "gpu": "198.19.0.0/17",
          "management": "198.19.128.0/17"}
@@ -72,18 +74,28 @@ QM9700 = {"model": "QM9700-class 64 x 400G", "ports": 32, "port_speed": "800G", 
     (1, 8, 4, 8), (2, 16, 8, 4), (4, 32, 16, 2),
 ])
 def test_dgx_superpod_h100_one_to_four_su(sus: int, leaves: int, spines: int, per_pair: int) -> None:
-    plan = plan_of(intent(f"dgx{sus}", 32 * sus, QM9700, QM9700))
+    plan = plan_of(intent(f"dgx{sus}", 32 * sus, QM9700, QM9700, cabling=FIBRE_RUNS))
     assert counts(plan) == (leaves, spines, 0, {"gpu_leaf": 256 * sus, "leaf_spine": 256 * sus,
                                                  "spine_super_spine": 0})
     assert parallel_links(plan, "leaf_spine") == {per_pair}
+    # Transceivers: one twin-port 2 x 400G-DR4 OSFP per used switch cage (16 uplink cages a leaf, 32 a
+    # spine), one MPO fibre per 400G link; GPU ports: one 800G-to-2x400G DAC per leaf cage.
+    s = summary(plan)
+    links = 256 * sus
+    assert s["modules"] == {"OSFP 2x400G-DR4 twin-port": links // 2 + links // 2}
+    assert s["cables"] == {"MPO-12 fibre": links, "800G to 2x400G DAC breakout": links // 2}
+    assert s["ports"] == 4 * links
 
 
 def test_dgx_superpod_three_tier_16_su() -> None:
-    plan = plan_of(intent("dgx16", 512, QM9700, QM9700, QM9700, tiers=3))
+    plan = plan_of(intent("dgx16", 512, QM9700, QM9700, QM9700, tiers=3, cabling=FIBRE_RUNS))
     assert counts(plan) == (128, 128, 64, {"gpu_leaf": 4096, "leaf_spine": 4096, "spine_super_spine": 4096})
     assert parallel_links(plan, "leaf_spine") == {1}
     # Every super-spine uses its whole radix, not 8 of 64 ports.
     assert {len(s.interfaces) for s in plan.by_role("super_spine")} == {64}
+    s = summary(plan)
+    assert s["modules"] == {"OSFP 2x400G-DR4 twin-port": 4096 + 4096}  # 2 per link end pair / 2 ports a cage
+    assert s["cables"] == {"MPO-12 fibre": 8192, "800G to 2x400G DAC breakout": 2048}
 
 
 # NVIDIA Spectrum-X with SN5600 (64 x 800G OSFP, 51.2T): 128 HGX nodes x 8 x 400G = 1,024 GPUs.  The
@@ -96,11 +108,16 @@ SN5600 = {"model": "SN5600", "ports": 64, "port_speed": "800G", "cage": "osfp"}
 
 
 def test_spectrum_x_1024_gpus() -> None:
-    plan = plan_of(intent("spx1k", 128, SN5600_LEAF, SN5600))
+    plan = plan_of(intent("spx1k", 128, SN5600_LEAF, SN5600, cabling=FIBRE_RUNS))
     assert counts(plan) == (16, 8, 0, {"gpu_leaf": 1024, "leaf_spine": 512, "spine_super_spine": 0})
     assert parallel_links(plan, "leaf_spine") == {4}
     assert {link.speed for link in plan.links if link.tier == "leaf_spine"} == {800}
-    assert summary(plan)["oversubscription"] == {"leaf": "1.00:1"}
+    s = summary(plan)
+    assert s["oversubscription"] == {"leaf": "1.00:1"}
+    # 800G-DR8 OSFP in 512 leaf uplink cages and 512 spine cages, one MPO-16 per 800G link; the GPU
+    # side is 32 cages per leaf, each a 800G-to-2x400G DAC to two servers.
+    assert s["modules"] == {"OSFP 800G-DR8": 1024}
+    assert s["cables"] == {"MPO-16 fibre": 512, "800G to 2x400G DAC breakout": 512}
 
 
 # Cisco Nexus 9364D-GX2A (64 x 400G QSFP-DD), 1,024 GPUs (128 servers x 8 x 400G), non-blocking,

@@ -11,8 +11,9 @@ import pytest
 
 from fabricgen.errors import FabricError
 from fabricgen.intent import Intent
+from fabricgen.physical import media_for
 from fabricgen.plan import build_plan, load_plan, summary
-from fabricgen.topology import media_for, port_name
+from fabricgen.topology import port_name
 from tests.conftest import small_intent, write_intent
 
 
@@ -68,7 +69,7 @@ def test_port_names() -> None:
 
 
 @pytest.mark.parametrize(("speed", "length", "media"), [
-    (400, 2, "400G-DAC"), (400, 5, "400G-AEC"), (400, 20, "400G-AOC"), (400, 80, "400G-SR8"),
+    (400, 2, "400G-DAC"), (400, 5, "400G-ACC"), (400, 20, "400G-AOC"), (400, 80, "400G-SR8"),
     (400, 300, "400G-DR4"), (400, 1500, "400G-FR4"), (800, 1.5, "800G-DAC"), (800, 70, "800G-DR8"),
 ])
 def test_optics_by_reach(speed: int, length: float, media: str) -> None:

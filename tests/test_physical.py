@@ -1,0 +1,86 @@
+"""The physical layer: optic names by lanes and reach, modules per cage, cables per physical run."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+import pytest
+
+from fabricgen.intent import Intent
+from fabricgen.physical import build_physical, fibre_name, module_name, optic_name
+from fabricgen.plan import build_plan, cabling_csv, summary
+from tests.conftest import small_intent
+
+
+def plan_of(data: dict[str, Any]):  # type: ignore[no-untyped-def]
+    return build_plan(Intent.model_validate(data))
+
+
+@pytest.mark.parametrize(("speed", "lanes", "kind", "name"), [
+    (400, 4, "DR", "400G-DR4"),  # a 400G half of an 800G cage: 4 x 100G, not SR8
+    (400, 4, "SR", "400G-SR4"),
+    (400, 8, "SR", "400G-SR8"),  # 8 x 50G QSFP-DD
+    (100, 1, "SR", "100G-SR1"),  # a single-lane 100G breakout, not SR4
+    (100, 1, "DR", "100G-DR"),
+    (800, 8, "FR", "800G-2xFR4"),
+    (400, 8, "FR", "400G-FR4"),
+    (800, 8, "DAC", "800G-DAC"),
+])
+def test_optic_names_follow_lanes_and_reach(speed: int, lanes: int, kind: str, name: str) -> None:
+    assert optic_name(speed, lanes, kind) == name
+
+
+def test_module_and_fibre_names() -> None:
+    assert module_name("osfp", "400G-DR4", 2) == "OSFP 2x400G-DR4 twin-port"
+    assert module_name("qsfp-dd", "400G-DR4", 1) == "QSFP-DD 400G-DR4"
+    assert fibre_name("400G-DR4") == "MPO-12 fibre" and fibre_name("800G-DR8") == "MPO-16 fibre"
+    assert fibre_name("400G-FR4") == "duplex LC fibre" and fibre_name("100G-DR") == "duplex LC fibre"
+
+
+def _twin(**over: Any) -> dict[str, Any]:
+    data = small_intent(**over)
+    twin = {"ports": 8, "port_speed": "800G", "breakout": 2, "cage": "osfp"}
+    data["switch_models"] = {"leaf": dict(twin), "spine": dict(twin)}
+    return data
+
+
+def test_twin_port_module_counts_once_per_cage_and_fibres_per_link() -> None:
+    plan = plan_of(_twin(cabling={"gpu_leaf_m": 20, "leaf_spine_m": 150}))
+    phys = build_physical(plan)
+    s = summary(plan)
+    links = len(plan.links)
+    # Every used switch cage holds one twin-port module; NICs one single-port OSFP each.
+    switch_cages = {(sw.hostname, i.cage) for sw in plan.switches.values() for i in sw.interfaces
+                    if i.tier == "leaf_spine"}
+    assert s["modules"]["OSFP 2x400G-DR4 twin-port"] == len(switch_cages)
+    assert s["cables"]["MPO-12 fibre"] == sum(link.tier == "leaf_spine" for link in plan.links)
+    assert s["ports"] == 2 * links
+    assert sum(s["cables"].values()) == len(phys.cables)
+
+
+def test_breakout_cable_serves_two_ports_and_twin_plane_nic_one_cable() -> None:
+    plan = plan_of(_twin(cabling={"gpu_leaf_m": 2, "leaf_spine_m": 2}))
+    s = summary(plan)
+    gpu_links = sum(link.tier == "gpu_leaf" for link in plan.links)
+    # Leaf cage 2 x 400G to two servers' NICs: one DAC breakout per two GPU links, no modules.
+    assert s["cables"]["800G to 2x400G DAC breakout"] == gpu_links // 2
+    assert "modules" in s and not any("DAC" in m for m in s["modules"])
+    # Twin-plane: each NIC's two ports (one per plane) share its cage; one 800G cable splits to both planes.
+    dual = small_intent(topology__planes=2, cabling={"gpu_leaf_m": 2, "leaf_spine_m": 2})
+    dual["addressing"]["gpu"] = "198.18.32.0/21"
+    ds = summary(plan_of(dual))
+    nics = 4 * 4  # 4 servers x 4 NICs
+    assert ds["cables"]["800G to 2x400G DAC breakout"] == nics
+
+
+def test_cabling_csv_is_one_row_per_physical_cable() -> None:
+    plan = plan_of(_twin(cabling={"gpu_leaf_m": 2, "leaf_spine_m": 150}))
+    rows = list(csv.DictReader(io.StringIO(cabling_csv(plan))))
+    assert len(rows) == len(build_physical(plan).cables)
+    breakout = next(r for r in rows if "breakout" in r["cable_type"])
+    assert len(breakout["z_ends"].split(";")) == 2 and breakout["links"] == "2" and breakout["a_module"] == ""
+    fibre = next(r for r in rows if r["cable_type"] == "MPO-12 fibre")
+    assert fibre["a_module"] == fibre["z_module"] == "OSFP 2x400G-DR4 twin-port"
+    assert sum(int(r["links"]) for r in rows) == len(plan.links)
