@@ -19,10 +19,13 @@ from typing import Any
 
 import yaml
 
-from fabricgen.deploy import run_deploy
+from fabricgen import manifest
+from fabricgen.check.fast import fast_checks
+from fabricgen.deploy import DeployOptions, run_deploy
 from fabricgen.lab import lab_down, lab_up
 from fabricgen.lab.from_plan import lab_topology
 from fabricgen.plan import load_plan
+from fabricgen.render import render_all
 from fabricgen.validate import run_validate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +50,7 @@ def timed(fn: Any, *args: Any, **kwargs: Any) -> tuple[float, Any]:
 def wait_converged(plan: Any, workdir: str, timeout: float = 120.0) -> float:
     t = time.perf_counter()
     while time.perf_counter() - t < timeout:
-        if not run_validate(plan, ("bgp", "ecmp"), lab_workdir=workdir).failures:
+        if not run_validate(plan, ("bgp", "ecmp"), lab_dir=workdir).failures:
             return time.perf_counter() - t
         time.sleep(0.5)
     raise RuntimeError("BGP did not converge")
@@ -56,20 +59,21 @@ def wait_converged(plan: Any, workdir: str, timeout: float = 120.0) -> float:
 def bench(name: str, intent: Path, workers: int) -> dict[str, Any]:
     plan = load_plan(intent)
     with tempfile.TemporaryDirectory(prefix=f"fabricgen-bench-{name}-") as workdir:
-        t_up, state = timed(lab_up, lab_topology(plan, workdir))
-        os.environ["FABRICGEN_SSH_KEY"] = state.key_file
+        build = manifest.load(render_all(plan, Path(workdir) / "build", checks=fast_checks(plan)).outdir, plan)
+        t_up, state = timed(lab_up, lab_topology(plan, Path(workdir) / "lab"))
+        lab = state.workdir
         try:
-            t_dry1, _ = timed(run_deploy, plan, True, workers=1, lab_workdir=workdir)
-            t_dryn, _ = timed(run_deploy, plan, True, workers=workers, lab_workdir=workdir)
-            t_deploy, rep = timed(run_deploy, plan, False, workers=workers, lab_workdir=workdir)
+            t_dry1, _ = timed(run_deploy, plan, build, DeployOptions(dry_run=True, workers=1, lab_dir=lab))
+            t_dryn, _ = timed(run_deploy, plan, build, DeployOptions(dry_run=True, workers=workers, lab_dir=lab))
+            t_deploy, rep = timed(run_deploy, plan, build, DeployOptions(workers=workers, lab_dir=lab))
             if not rep.ok:
                 raise RuntimeError(f"deploy failed: {rep.failed}")
-            t_conv = wait_converged(plan, workdir)
-            t_val, report = timed(run_validate, plan, lab_workdir=workdir, workers=workers)
+            t_conv = wait_converged(plan, lab)
+            t_val, report = timed(run_validate, plan, lab_dir=lab, workers=workers, build=build)
             if not report.ok:
                 raise RuntimeError(f"validate failed: {report.failures[:3]}")
         finally:
-            t_down, _ = timed(lab_down, workdir)
+            t_down, _ = timed(lab_down, lab)
     n = len(plan.switches)
     return {"lab": name, "switches": n, "servers": len(plan.servers), "up": t_up, "deploy": t_deploy,
             "converge": t_conv, "validate": t_val, "down": t_down,

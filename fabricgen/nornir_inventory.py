@@ -8,10 +8,9 @@ from files in the repository.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nornir import InitNornir
 from nornir.core import Nornir
@@ -29,47 +28,73 @@ from nornir.core.plugins.inventory import InventoryPluginRegister
 
 from fabricgen.inventory import NAPALM_DRIVER
 from fabricgen.model import Plan
+from fabricgen.ssh import KNOWN_HOSTS_ENV, default_known_hosts
 
-LAB_WORKDIR = Path("build/lab")
+if TYPE_CHECKING:
+    from fabricgen.lab.engine import LabState
 
 
-def lab_key(plan: Plan, workdir: Path = LAB_WORKDIR) -> str | None:
-    """The lab's SSH key when a lab of this fabric runs from `workdir`."""
-    state = workdir / "state.json"
+
+def lab_state(plan: Plan, lab_dir: str | Path | None = None) -> LabState | None:
+    """The running lab of this fabric: in ``lab_dir`` if given, else wherever ``lab up`` registered it.
+
+    The lab's state file names its fabric; a lab of another fabric is never used.
+    """
+    from fabricgen.lab.engine import LabState, registered_lab
+    from fabricgen.lab.topology import LabError
+
+    workdir = Path(lab_dir) if lab_dir is not None else registered_lab(plan.intent.fabric.name)
+    if workdir is None:
+        return None
     try:
-        data = json.loads(state.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        state = LabState.load(workdir)
+    except LabError:
         return None
-    if data.get("name") != plan.intent.fabric.name:
-        return None
-    key = data.get("key_file")
-    return str(key) if key else None
+    return state if state is not None and state.name == plan.intent.fabric.name else None
 
 
-def connection_settings(plan: Plan, lab_workdir: Path = LAB_WORKDIR) -> dict[str, Any]:
-    """Username, password and key: FABRICGEN_USERNAME / _PASSWORD / _SSH_KEY, else the lab key as root."""
-    key = os.environ.get("FABRICGEN_SSH_KEY") or lab_key(plan, lab_workdir)
+def connection_settings(plan: Plan, lab_dir: str | Path | None = None,
+                        known_hosts: str | Path | None = None) -> dict[str, Any]:
+    """How to log in and which host keys to trust.
+
+    Credentials: FABRICGEN_USERNAME / _PASSWORD / _SSH_KEY, else the lab's key as root.
+    known_hosts: ``known_hosts`` (``--known-hosts``), else $FABRICGEN_KNOWN_HOSTS, else the
+    lab's own known_hosts when a lab of this fabric runs, else ~/.ssh/known_hosts.
+    """
+    lab = lab_state(plan, lab_dir)
+    key = os.environ.get("FABRICGEN_SSH_KEY") or (lab.key_file if lab else None)
     user = os.environ.get("FABRICGEN_USERNAME") or ("root" if key else None)
-    return {"username": user, "password": os.environ.get("FABRICGEN_PASSWORD"), "key_file": key}
+    if known_hosts is None:
+        if os.environ.get(KNOWN_HOSTS_ENV):
+            known_hosts = os.environ[KNOWN_HOSTS_ENV]
+        elif lab is not None:
+            known_hosts = lab.known_hosts
+        else:
+            known_hosts = default_known_hosts()
+    return {"username": user, "password": os.environ.get("FABRICGEN_PASSWORD"), "key_file": key,
+            "known_hosts": str(known_hosts)}
 
 
 class PlanInventory:
     """nornir inventory plugin: one host per switch of the plan, grouped by role and platform."""
 
-    def __init__(self, plan: Plan, lab_workdir: str = str(LAB_WORKDIR), timeout: int = 30) -> None:
+    def __init__(self, plan: Plan, settings: dict[str, Any], timeout: int = 30,
+                 driver_args: dict[str, Any] | None = None) -> None:
         self.plan = plan
-        self.lab_workdir = Path(lab_workdir)
+        self.settings = settings
         self.timeout = timeout
+        self.driver_args = driver_args or {}
 
     def load(self) -> Inventory:
-        creds = connection_settings(self.plan, self.lab_workdir)
-        optional: dict[str, Any] = {}
+        creds = self.settings
+        optional: dict[str, Any] = {"known_hosts": creds["known_hosts"], **self.driver_args}
         if creds["key_file"]:
             optional.update(key_file=creds["key_file"], use_keys=True)
         defaults = Defaults(username=creds["username"], password=creds["password"], connection_options={
             "napalm": ConnectionOptions(extras={"timeout": self.timeout, "optional_args": optional}),
             "netmiko": ConnectionOptions(extras={"key_file": creds["key_file"], "use_keys": bool(creds["key_file"]),
-                                                 "timeout": self.timeout}),
+                                                 "timeout": self.timeout, "ssh_strict": True,
+                                                 "alt_host_keys": True, "alt_key_file": creds["known_hosts"]}),
         })
         groups = Groups()
         for role in sorted({s.role for s in self.plan.switches.values()}):
@@ -87,9 +112,12 @@ class PlanInventory:
 InventoryPluginRegister.register("FabricgenPlanInventory", PlanInventory)
 
 
-def nornir_for(plan: Plan, workers: int = 10, lab_workdir: str = str(LAB_WORKDIR)) -> Nornir:
+def nornir_for(plan: Plan, settings: dict[str, Any], workers: int = 10,
+               driver_args: dict[str, Any] | None = None) -> Nornir:
+    """nornir over the plan's switches; ``settings`` from :func:`connection_settings`."""
     return InitNornir(
         runner={"plugin": "threaded", "options": {"num_workers": max(1, workers)}},
-        inventory={"plugin": "FabricgenPlanInventory", "options": {"plan": plan, "lab_workdir": lab_workdir}},
+        inventory={"plugin": "FabricgenPlanInventory",
+                   "options": {"plan": plan, "settings": settings, "driver_args": driver_args or {}}},
         logging={"enabled": False},
     )

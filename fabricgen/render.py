@@ -22,7 +22,7 @@ from typing import Any
 import jinja2
 import orjson
 
-from fabricgen import inventory, qos
+from fabricgen import inventory, manifest, qos
 from fabricgen.model import Plan, Switch
 from fabricgen.plan import cabling_csv, plan_dict
 
@@ -190,4 +190,5 @@ def render_all(plan: Plan, outdir: str | Path, workers: int | None = None,
         lines = sum(c[1] for c in counts)
         if checks is not None:
             checks(tmp)
+        manifest.write(tmp, plan, checked=checks is not None)  # what deploy and validate will push
     return RenderResult(target, files, lines, len(hosts))

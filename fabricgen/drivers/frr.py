@@ -18,13 +18,15 @@ optional_args (all optional):
 ``frr_reload``      ``/usr/lib/frr/frr-reload.py``
 ``vtysh``           ``vtysh``
 ``lldpcli``         ``lldpcli``
-``candidate_dir``   ``/tmp``                     where candidates are uploaded on the device
-``verify_reload``   False                        after reload, re-run ``frr-reload --test``; any
-                                                 line still to add/delete = failed commit (off by
-                                                 default: a candidate line that restates a default,
-                                                 e.g. ``no bgp ebgp-requires-policy`` under ``frr
-                                                 defaults datacenter``, never shows in the running
-                                                 config, so it stays "to add" forever)
+``candidate_dir``   ``<config dir>/.fabricgen``  private (0700) directory for uploaded candidates;
+                                                 they are removed after use, and leftovers of a
+                                                 killed run by the next deploy that locks the device
+``verify_reload``   True                         saved = running: after every reload (commit and
+                                                 rollback) ``frr-reload --test`` of the saved file
+                                                 must find nothing left; else the commit fails and
+                                                 is undone.  Turn off only for candidates that
+                                                 restate FRR defaults (such a line never shows in
+                                                 the running config, so it stays "to add" forever)
 ``command_timeout`` 120                          seconds per command
 ``reload_timeout``  600                          seconds for ``frr-reload --reload``
 ==================  ===========================  =============================================
@@ -41,12 +43,16 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import logging
+import posixpath
 import re
 import secrets
 import select
 import shlex
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -63,6 +69,8 @@ from napalm.base.exceptions import (
 from napalm.base.netmiko_helpers import netmiko_args
 
 from fabricgen.drivers import _parsers as P
+from fabricgen.drivers.frr_config import canonical_lines, missing_policy
+from fabricgen.ssh import known_hosts_option
 
 log = logging.getLogger(__name__)
 
@@ -96,29 +104,45 @@ class CommandResult:
 class Transport(Protocol):
     """What the drivers need from a connection: run one shell command, optionally feeding stdin."""
 
-    def run(self, command: str, stdin: str | None = None, timeout: float | None = None) -> CommandResult: ...
+    def run(self, command: str, stdin: str | None = None, timeout: float | None = None,
+            cancel: threading.Event | None = None) -> CommandResult: ...
 
     def is_alive(self) -> bool: ...
 
     def close(self) -> None: ...
 
 
+def _netmiko_reason(text: str) -> str:
+    """netmiko's connection errors open with the line that says what happened (then generic advice)."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return lines[0] if lines else ""
+
+
+class DeviceLocked(CommandErrorException):
+    """Another deploy holds the device's own lock."""
+
+
+class CommandInterrupted(CommandErrorException):
+    """The operator interrupted the run (Ctrl-C) while this command was waiting for output."""
+
+
 class NetmikoTransport:
     """netmiko ``linux`` connection; commands run on exec channels of its paramiko transport."""
 
     def __init__(self, hostname: str, username: str, password: str, timeout: int,
-                 netmiko_kwargs: dict[str, Any]) -> None:
-        from netmiko import ConnectHandler
+                 netmiko_kwargs: dict[str, Any], known_hosts: Path | None = None) -> None:
         from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException
 
+        from fabricgen.ssh import default_known_hosts, netmiko_connect
+
         try:
-            self._conn = ConnectHandler(
-                device_type="linux", host=hostname, username=username, password=password or "",
-                timeout=timeout, **netmiko_kwargs)
+            self._conn = netmiko_connect("linux", hostname, username, password, timeout,
+                                         known_hosts or default_known_hosts(), **netmiko_kwargs)
         except NetmikoAuthenticationException as exc:
-            raise ConnectionException(f"authentication failed for {username}@{hostname}") from exc
+            raise ConnectionException(f"authentication failed for {username}@{hostname}: "
+                                      f"{_netmiko_reason(str(exc))}") from exc
         except NetmikoTimeoutException as exc:
-            raise ConnectionException(f"cannot connect to {hostname}: {exc}") from exc
+            raise ConnectionException(f"cannot connect to {hostname}: {_netmiko_reason(str(exc))}") from exc
         self.hostname = hostname
         self.default_timeout = float(timeout)
 
@@ -129,7 +153,9 @@ class NetmikoTransport:
             raise ConnectionClosedException(f"SSH connection to {self.hostname} is closed")
         return transport
 
-    def run(self, command: str, stdin: str | None = None, timeout: float | None = None) -> CommandResult:
+    def run(self, command: str, stdin: str | None = None, timeout: float | None = None,
+            cancel: threading.Event | None = None) -> CommandResult:
+        """Run on a fresh exec channel; ``cancel`` set = stop waiting at once (CommandInterrupted)."""
         limit = float(timeout or self.default_timeout)
         chan = self._transport().open_session(timeout=min(limit, 30.0))
         try:
@@ -155,6 +181,10 @@ class NetmikoTransport:
                     break
                 if time.monotonic() > deadline:
                     raise CommandTimeoutException(f"{self.hostname}: command timed out after {limit:.0f}s")
+                if cancel is not None and cancel.is_set():
+                    raise CommandInterrupted(f"{self.hostname}: interrupted while waiting for `{redact(command)}`")
+                if not self._transport_alive():
+                    raise ConnectionClosedException(f"SSH connection to {self.hostname} closed during a command")
                 if not progressed:
                     select.select([chan], [], [], 0.05)
             status = chan.recv_exit_status()
@@ -162,6 +192,11 @@ class NetmikoTransport:
             chan.close()
         return CommandResult(command, b"".join(out).decode("utf-8", "replace"),
                              b"".join(err).decode("utf-8", "replace"), status)
+
+    def _transport_alive(self) -> bool:
+        client = getattr(self._conn, "remote_conn_pre", None)
+        transport = client.get_transport() if client is not None else None
+        return bool(transport is not None and transport.is_active())
 
     def is_alive(self) -> bool:
         try:
@@ -202,10 +237,18 @@ class FrrDriver(NetworkDriver):
         self.frr_reload: str = str(args.get("frr_reload", "/usr/lib/frr/frr-reload.py"))
         self.vtysh_bin: str = str(args.get("vtysh", "vtysh"))
         self.lldpcli_bin: str = str(args.get("lldpcli", "lldpcli"))
-        self.candidate_dir: str = str(args.get("candidate_dir", "/tmp")).rstrip("/") or "/tmp"
-        self.verify_reload: bool = bool(args.get("verify_reload", False))
+        self.state_dir: str = f"{posixpath.dirname(self.frr_config_path) or '/etc/frr'}/.fabricgen"
+        self.candidate_dir: str = str(args.get("candidate_dir", self.state_dir)).rstrip("/") or "/tmp"
+        self.verify_reload: bool = bool(args.get("verify_reload", True))
+        # after a reload, re-apply policy a routing daemon lacks (see _repair_daemons)
+        self.repair_daemons: bool = bool(args.get("repair_daemons", True))
+        self.last_changes = ""  # frr-reload.py --test's own listing of the last compare_config
         self.command_timeout: float = float(args.get("command_timeout", 120))
         self.reload_timeout: float = float(args.get("reload_timeout", 600))
+        self.known_hosts = known_hosts_option(args)
+        # Set by deploy: a set event makes every command outside a commit stop waiting at once.
+        self.cancel: threading.Event | None = None
+        self._critical = 0  # > 0 while a commit or rollback runs: those are never cut short
         self.transport: Transport | None = None
         self._candidate: str | None = None
         self._candidate_path: str | None = None
@@ -215,7 +258,7 @@ class FrrDriver(NetworkDriver):
     def _open_transport(self) -> Transport:
         """Build the connection (tests override this to return a recorded-output fake)."""
         return NetmikoTransport(self.hostname, self.username, self.password, self.timeout,
-                                self.netmiko_optional_args)
+                                self.netmiko_optional_args, self.known_hosts)
 
     def open(self) -> None:
         self.transport = self._open_transport()
@@ -239,7 +282,18 @@ class FrrDriver(NetworkDriver):
         if self.transport is None:
             raise ConnectionClosedException(f"{self.hostname}: not connected (call open())")
         log.debug("%s: run %s", self.hostname, redact(command))
-        return self.transport.run(command, stdin=stdin, timeout=timeout or self.command_timeout)
+        cancel = None if self._critical else self.cancel
+        return self.transport.run(command, stdin=stdin, timeout=timeout or self.command_timeout, cancel=cancel)
+
+    @contextlib.contextmanager
+    def uninterruptible(self) -> Iterator[None]:
+        """Commands inside run to completion (or their timeout) even after Ctrl-C: a commit or a
+        rollback cut in half would leave the device between two configs."""
+        self._critical += 1
+        try:
+            yield
+        finally:
+            self._critical -= 1
 
     def _check(self, command: str, stdin: str | None = None, timeout: float | None = None) -> str:
         res = self._run(command, stdin=stdin, timeout=timeout)
@@ -410,7 +464,8 @@ class FrrDriver(NetworkDriver):
         """Write ``text`` to ``path`` through ``wrap`` (a command wrapper) and verify its sha256."""
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         q = shlex.quote(path)
-        out = self._check(wrap(f"umask 077; cat > {q} && sha256sum {q}"), stdin=text)
+        d = shlex.quote(posixpath.dirname(path) or "/")
+        out = self._check(wrap(f"umask 077; mkdir -p {d} && cat > {q} && sha256sum {q}"), stdin=text)
         got = out.split()[0] if out.split() else ""
         if got != digest:
             raise ReplaceConfigException(f"{self.hostname}: upload of {path} corrupted (sha256 {got} != {digest})")
@@ -446,17 +501,26 @@ class FrrDriver(NetworkDriver):
         return P.parse_frr_reload_test(res.stdout)
 
     def _frr_diff(self, path: str, text: str, fromfile: str = "running", tofile: str = "candidate") -> str:
+        """Unified diff running -> candidate in FRR's own stanza order, "" when FRR would change nothing.
+
+        Also "" -> a diff of the *saved* file when only it differs from the candidate (an
+        interrupted commit, a hand edit): the next reboot would load it, so it is a change.
+        ``last_changes`` keeps frr-reload.py --test's own listing of what it will run.
+        """
         to_delete, to_add = self._frr_test(path)
+        self.last_changes = "\n".join([f"-{line}" for line in to_delete] + [f"+{line}" for line in to_add])
         if not to_delete and not to_add:
-            return ""
+            saved = self._run(self._frr_sh(f"cat {shlex.quote(self.frr_config_path)}"))
+            saved_text = saved.stdout if saved.ok else ""
+            return P.unified_diff(canonical_lines(saved_text), canonical_lines(text),
+                                  f"saved ({self.frr_config_path})", tofile)
         running = self._check(self._vtysh("show running-config"))
-        diff = P.unified_diff(P.normalise_frr_config(running), P.normalise_frr_config(text), fromfile, tofile)
+        diff = P.unified_diff(canonical_lines(running), canonical_lines(text), fromfile, tofile)
         if diff:
             return diff
-        # The texts match line for line but FRR still has work to do (ordering, implicit
-        # defaults): show frr-reload's own listing as the hunk.
-        body = [f"-{line}" for line in to_delete] + [f"+{line}" for line in to_add]
-        return f"--- {fromfile}\n+++ {tofile}\n@@ frr-reload.py --test @@\n" + "\n".join(body) + "\n"
+        # The texts match line for line but FRR still has work to do (implicit defaults):
+        # show frr-reload's own listing as the hunk.
+        return f"--- {fromfile}\n+++ {tofile}\n@@ frr-reload.py --test @@\n" + self.last_changes + "\n"
 
     def _install(self, src: str) -> None:
         dst = shlex.quote(self.frr_config_path)
@@ -485,34 +549,51 @@ class FrrDriver(NetworkDriver):
             raise ReplaceConfigException(f"{self.hostname}: cannot save the rollback point: {exc}") from exc
 
     def _apply_installed(self) -> str:
-        """Reload the installed frr.conf; return "" on success or the reason it failed."""
-        res = self._reload()
+        """Reload the installed frr.conf; return "" on success or the reason it failed (any exception,
+        timeout or non-zero exit is a reason, never an escape past the restore)."""
+        try:
+            res = self._reload()
+        except Exception as exc:  # noqa: BLE001 - a timeout or a dropped session must still restore
+            return f"frr-reload --reload did not complete: {type(exc).__name__}: {exc}"
         if not res.ok:
             return f"frr-reload --reload exited {res.exit_status}:\n{res.error_text()[:4000]}"
-        if self.verify_reload:
-            try:
-                to_delete, to_add = self._frr_test(self.frr_config_path)
-            except ReplaceConfigException as exc:
-                return str(exc)
-            if to_delete or to_add:
-                pending = "\n".join([f"-{x}" for x in to_delete] + [f"+{x}" for x in to_add])
-                return f"FRR did not converge on the candidate; still pending:\n{redact(pending)[:4000]}"
+        return self._saved_equals_running() if self.verify_reload else ""
+
+    def _saved_equals_running(self) -> str:
+        """"" when ``frr-reload --test`` of the saved file finds nothing to do, else the pending lines."""
+        try:
+            to_delete, to_add = self._frr_test(self.frr_config_path)
+        except Exception as exc:  # noqa: BLE001
+            return f"cannot compare the saved config with the running one: {type(exc).__name__}: {exc}"
+        if to_delete or to_add:
+            pending = "\n".join([f"-{x}" for x in to_delete] + [f"+{x}" for x in to_add])
+            return (f"the saved config ({self.frr_config_path}) differs from the running config; still "
+                    f"pending:\n{redact(pending)[:4000]}")
         return ""
 
     def _restore_rollback_point(self) -> str:
-        """Install and reload the saved running config, then put the saved startup file back
-        byte for byte (when there was one); return "" or the reason it failed."""
+        """Install and reload the saved running config, then put the saved startup file back byte for
+        byte when it matches that running config (else the running config is saved: saved = running
+        after every rollback); return "" or the reason it failed."""
         try:
             self._install(self.rollback_path)
-        except CommandErrorException as exc:
-            return str(exc)
-        res = self._reload()
+            res = self._reload()
+        except Exception as exc:  # noqa: BLE001 - report every failure path, never raise past the caller
+            return f"restoring the rollback point failed: {type(exc).__name__}: {exc}"
         if not res.ok:
             return f"frr-reload --reload of the rollback point exited {res.exit_status}: {res.error_text()[:2000]}"
         c = shlex.quote(self.frr_config_path)
         prev = shlex.quote(self.startup_backup_path)
         res = self._run(self._frr_sh(f"if [ -e {prev} ]; then cp -p {prev} {c}; fi"))
-        return "" if res.ok else f"restoring {self.frr_config_path} failed: {res.error_text()[:2000]}"
+        if not res.ok:
+            return f"restoring {self.frr_config_path} failed: {res.error_text()[:2000]}"
+        if not self.verify_reload or not self._saved_equals_running():
+            return ""
+        try:  # the previous startup file never matched the running config: save the running one
+            self._install(self.rollback_path)
+        except CommandErrorException as exc:
+            return str(exc)
+        return self._saved_equals_running()
 
     def _frr_precheck(self, path: str) -> None:
         """Read-only checks before anything changes: vtysh's parser and frr-reload's loader."""
@@ -522,13 +603,19 @@ class FrrDriver(NetworkDriver):
         self._frr_test(path)
 
     def _frr_apply(self, path: str) -> None:
-        """Save the rollback point, install ``path`` as frr.conf, reload; restore and raise on failure."""
+        """Save the rollback point, install ``path`` as frr.conf, reload, check saved = running and
+        that every daemon holds its policy; restore and raise on any failure."""
         self._save_rollback_point()
         try:
             self._install(path)
         except CommandErrorException as exc:
             raise ReplaceConfigException(f"{self.hostname}: cannot install the candidate: {exc}") from exc
         reason = self._apply_installed()
+        if not reason and self.repair_daemons:
+            try:
+                self._repair_daemons(self._candidate or "")
+            except Exception as exc:  # noqa: BLE001
+                reason = f"re-applying policy to a daemon failed: {type(exc).__name__}: {exc}"
         if reason:
             restore = self._restore_rollback_point()
             if restore:
@@ -610,3 +697,105 @@ class FrrDriver(NetworkDriver):
 
     def has_pending_commit(self) -> bool:
         return False
+
+    # ------------------------------------------------------------------ fabricgen extensions (see deploy.phases)
+
+    # Daemons that apply routing policy: each keeps its own copy of route-maps and prefix-lists,
+    # and `show running-config` shows them merged (zebra's copy hides a bgpd that lost its own).
+    POLICY_DAEMONS = ("bgpd",)
+
+    def _daemon_running(self, daemon: str) -> str:
+        return self._check(self._frr_sh(f"{self.vtysh_bin} -d {daemon} -c 'show running-config'"))
+
+    def _repair_daemons(self, candidate: str) -> list[str]:
+        """Re-apply every policy object of ``candidate`` that a routing daemon lacks; returns what it did."""
+        done = []
+        for daemon in self.POLICY_DAEMONS:
+            missing = missing_policy(candidate, self._daemon_running(daemon))
+            if not missing:
+                continue
+            lines = [line.strip() for stanza in missing.values() for line in stanza]
+            args = " ".join(f"-c {shlex.quote(c)}" for c in ["configure terminal", *lines])
+            self._check(self._frr_sh(f"{self.vtysh_bin} -d {daemon} {args}"))
+            left = missing_policy(candidate, self._daemon_running(daemon))
+            if left:
+                raise CommandErrorException(f"{self.hostname}: {daemon} still lacks {', '.join(sorted(left))} "
+                                            f"after re-applying it")
+            done.append(f"{daemon} had lost {', '.join(sorted(missing))}; re-applied")
+        return done
+
+    def _saved_text(self) -> str:
+        res = self._run(self._frr_sh(f"cat {shlex.quote(self.frr_config_path)}"))
+        return res.stdout if res.ok else ""
+
+    def fabricgen_verify(self) -> tuple[list[str], list[str]]:
+        """After a commit (or a deploy that changed nothing): every daemon holds its policy (re-applied
+        when one lost it, e.g. a bgpd restarted alone) and the saved config equals the running one.
+        Returns (what was repaired, problems left)."""
+        problems = []
+        repaired = []
+        saved = self._saved_text()
+        try:
+            repaired = self._repair_daemons(saved)
+        except CommandErrorException as exc:
+            problems.append(str(exc))
+        mismatch = self._saved_equals_running()
+        if mismatch:
+            problems.append(mismatch)
+        return repaired, problems
+
+    def fabricgen_persisted_diff(self) -> str:
+        """Saved config vs the loaded candidate ("" = equal) in FRR's order: what a reboot would load."""
+        if self._candidate is None:
+            return ""
+        return P.unified_diff(canonical_lines(self._saved_text()), canonical_lines(self._candidate),
+                              f"saved ({self.frr_config_path})", "build")
+
+    @property
+    def lock_path(self) -> str:
+        return f"{self.state_dir}/deploy.lock"
+
+    def fabricgen_lock(self, run: str, owner: str, takeover: frozenset[str] = frozenset()) -> None:
+        """Take the device's deploy lock (a file under its config directory), or raise DeviceLocked
+        naming the holder; a lock of a run in ``takeover`` (a dead run being resumed) is taken over.
+        Candidates a killed run left behind are removed here."""
+        text = json.dumps({"run": run, "owner": owner, "since": self._now_iso()}) + "\n"
+        d, lock = shlex.quote(self.state_dir), shlex.quote(self.lock_path)
+        res = self._run(self._frr_sh(
+            f"umask 077; mkdir -p {d} && find {d} -name 'fabricgen-*' -mmin +10 -delete; "
+            f"if (set -C; cat > {lock}) 2>/dev/null; then echo TAKEN; else echo HELD; cat {lock}; fi"), stdin=text)
+        if not res.ok:
+            raise CommandErrorException(f"{self.hostname}: cannot take the deploy lock {self.lock_path}: "
+                                        f"{res.error_text()}")
+        if res.stdout.startswith("TAKEN"):
+            return
+        holder_text = res.stdout.partition("\n")[2].strip()
+        try:
+            holder = json.loads(holder_text)
+        except ValueError:
+            holder = {}
+        if isinstance(holder, dict) and holder.get("run") in takeover:
+            self._check(self._frr_sh(f"umask 077; cat > {lock}"), stdin=text)
+            return
+        who = (f"{holder.get('owner')} (run {holder.get('run')}, since {holder.get('since')})"
+               if isinstance(holder, dict) and holder else repr(holder_text))
+        raise DeviceLocked(f"{self.hostname}: locked by another deploy: {who}; lock {self.lock_path} (fix: wait for "
+                           f"it, or remove the file once that deploy is surely gone)")
+
+    def fabricgen_unlock(self, run: str) -> None:
+        lock = shlex.quote(self.lock_path)
+        self._run(self._frr_sh(f"grep -qF {shlex.quote(json.dumps(run))} {lock} 2>/dev/null && rm -f {lock}; true"))
+
+    @staticmethod
+    def _now_iso() -> str:
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+    def get_bfd_peers(self) -> list[dict[str, Any]]:
+        """BFD sessions: ``[{"peer", "status", "receive_interval", "transmit_interval", "detect_multiplier"}]``
+        (ms) from ``show bfd peers json``."""
+        data = self._vtysh_json("show bfd peers json")
+        return [{"peer": str(p.get("peer", "")), "status": str(p.get("status", "")),
+                 "receive_interval": int(p.get("receive-interval", 0)),
+                 "transmit_interval": int(p.get("transmit-interval", 0)),
+                 "detect_multiplier": int(p.get("detect-multiplier", 0))}
+                for p in (data if isinstance(data, list) else []) if isinstance(p, dict)]

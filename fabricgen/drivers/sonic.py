@@ -96,6 +96,12 @@ class SonicDriver(FrrDriver):
                  optional_args: dict[str, Any] | None = None) -> None:
         args = dict(optional_args or {})
         args.setdefault("sudo", True)
+        # The container's /etc/frr is the host's /etc/sonic/frr, but the ConfigDB candidate is
+        # uploaded on the host: one directory both sides have.  GCU's `config save` makes saved =
+        # running for ConfigDB; FRR's frr.conf is checked by the deploy's post-commit verification.
+        args.setdefault("candidate_dir", "/tmp")
+        args.setdefault("verify_reload", False)
+        args.setdefault("repair_daemons", False)  # done by deploy's post-commit verification instead
         super().__init__(hostname, username, password, timeout, args)
         self.frr_container: str = str(args.get("frr_container", "bgp"))
         self.lldp_container: str = str(args.get("lldp_container", "lldp"))

@@ -321,3 +321,17 @@ def ensure_keys(workdir: Path, host_keys: Iterable[Path]) -> Path:
     authorized.write_text((workdir / "id_ed25519.pub").read_text())
     os.chmod(authorized, 0o600)
     return authorized
+
+
+def write_known_hosts(path: Path, host_keys: dict[str, Path]) -> None:
+    """known_hosts of the lab: each node's public host key under its management address.
+
+    Deploy and validate verify every node against this file (never trust-on-first-use).
+    """
+    lines = []
+    for ip, key in sorted(host_keys.items()):
+        kind, blob = key.with_suffix(".pub").read_text().split()[:2]
+        lines.append(f"{ip} {kind} {blob}")
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("\n".join(lines) + "\n")
+    os.replace(tmp, path)

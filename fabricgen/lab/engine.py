@@ -31,8 +31,12 @@ from fabricgen.lab.netns import ProcRef
 from fabricgen.lab.topology import LabError, LabTopology, linux_ifname, validate_topology
 
 STATE_FILE = "state.json"
+KNOWN_HOSTS_FILE = "known_hosts"
 SSH_USER = "root"
 READY_TIMEOUT = 20.0
+# Where `lab up` notes each running lab's workdir, by fabric name, so deploy and validate find
+# the lab of their intent from any working directory (a lab is one per machine, and root's).
+LAB_REGISTRY = Path("/run/fabricgen/labs")
 
 
 @dataclass
@@ -74,6 +78,11 @@ class LabState:
     @property
     def ssh_user(self) -> str:
         return SSH_USER
+
+    @property
+    def known_hosts(self) -> str:
+        """The lab's own known_hosts: every node's host key under its management address."""
+        return str(Path(self.workdir) / KNOWN_HOSTS_FILE)
 
     def all_procs(self) -> list[ProcRef]:
         """Every process recorded for this lab."""
@@ -357,7 +366,7 @@ def _workdir_lock(workdir: Path) -> Iterator[None]:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
-            raise LabError(f"another lab_up/lab_down is running on {workdir}") from exc
+            raise LabError(f"another `fabricgen lab up` or `lab down` is running on {workdir}") from exc
         yield
 
 
@@ -385,7 +394,7 @@ def _lab_up(topo: LabTopology, workdir: Path, t0: float) -> LabState:
     if old is not None:
         status = lab_status(workdir, check_ssh=False)
         if any(n.namespace_present or n.holder_alive or any(n.daemons.values()) for n in status.nodes):
-            raise LabError(f"lab {old.name!r} is already up in {workdir} (state.json); run lab_down first")
+            raise LabError(f"lab {old.name!r} is already up in {workdir} (state.json); run `fabricgen lab down` first")
         _lab_down(workdir)  # stale leftovers of a crashed run: nothing alive, just clean up
 
     bridge = netns.bridge_name(topo.name)
@@ -420,6 +429,7 @@ def _lab_up(topo: LabTopology, workdir: Path, t0: float) -> LabState:
     )
     try:
         authorized = dmn.ensure_keys(workdir, [n.paths.host_key for n in nodes.values()])
+        dmn.write_known_hosts(workdir / KNOWN_HOSTS_FILE, {n.mgmt_ip: n.paths.host_key for n in nodes.values()})
         for node in topo.nodes:
             dmn.prepare_node_dir(node, nodes[node.name].paths, authorized, netns.node_batch(topo, node))
         state.timings["files"] = round(time.monotonic() - t0, 3)
@@ -449,7 +459,36 @@ def _lab_up(topo: LabTopology, workdir: Path, t0: float) -> LabState:
     state.phase = "up"
     state.timings["total"] = round(time.monotonic() - t0, 3)
     state.save()
+    _register(state.name, workdir)
     return state
+
+
+def _registry_entry(name: str) -> Path:
+    return LAB_REGISTRY / f"{name}.json"
+
+
+def _register(name: str, workdir: Path) -> None:
+    with contextlib.suppress(OSError):  # a lab that cannot be registered is still found by --lab-dir
+        LAB_REGISTRY.mkdir(parents=True, exist_ok=True)
+        entry = _registry_entry(name)
+        tmp = entry.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"workdir": str(workdir)}) + "\n")
+        os.replace(tmp, entry)
+
+
+def _unregister(name: str, workdir: Path) -> None:
+    if registered_lab(name) == workdir:
+        _registry_entry(name).unlink(missing_ok=True)
+
+
+def registered_lab(name: str) -> Path | None:
+    """The workdir of the running lab of fabric ``name`` on this machine, if any."""
+    try:
+        data = json.loads(_registry_entry(name).read_text())
+    except (OSError, ValueError):
+        return None
+    workdir = data.get("workdir") if isinstance(data, dict) else None
+    return Path(workdir) if isinstance(workdir, str) else None
 
 
 def lab_down(workdir: str | os.PathLike[str]) -> None:
@@ -508,6 +547,7 @@ def _lab_down(workdir: Path) -> None:
         )
     for node in state.nodes.values():  # stale pidfiles/sockets would confuse the next status
         shutil.rmtree(node.paths.run, ignore_errors=True)
+    _unregister(state.name, workdir)
     (workdir / STATE_FILE).unlink(missing_ok=True)
 
 
@@ -521,6 +561,15 @@ def _unmount_under(workdir: Path) -> None:
         return
     for point in sorted((p for p in points if p.startswith(prefix)), reverse=True):
         subprocess.run(["umount", "-l", point], check=False, capture_output=True)
+
+
+def _daemon_alive(node: NodeState, daemon: str) -> bool:
+    """Alive by the daemon's own pidfile (a daemon restarted since `lab up` has a new PID),
+    else by the PID recorded at `lab up`."""
+    pid = netns.read_pidfile(str(node.paths.pidfile(daemon)))
+    if pid and ProcRef.capture(pid) is not None:
+        return True
+    return bool(node.daemons.get(daemon) and node.daemons[daemon].alive())
 
 
 def lab_status(workdir: str | os.PathLike[str], check_ssh: bool = True) -> LabStatus:
@@ -545,7 +594,7 @@ def lab_status(workdir: str | os.PathLike[str], check_ssh: bool = True) -> LabSt
             mgmt_ip=n.mgmt_ip,
             namespace_present=n.namespace in present,
             holder_alive=bool(n.holder and n.holder.alive()),
-            daemons={d: bool(n.daemons.get(d) and n.daemons[d].alive()) for d in dmn.node_daemons(n.kind)},
+            daemons={d: _daemon_alive(n, d) for d in dmn.node_daemons(n.kind)},
             ssh_reachable=ssh_ok.get(n.name, False),
         )
         for n in state.nodes.values()
@@ -571,7 +620,8 @@ def node_exec(
         raise LabError(f"lab {state.name!r} has no node {node!r} (nodes: {', '.join(state.nodes)})")
     holder = state.nodes[node].holder
     if holder is None or not holder.alive():
-        raise LabError(f"node {node} is not running (holder process gone); run lab_down and lab_up")
+        raise LabError(f"node {node} is not running (holder process gone); run `fabricgen lab down`, "
+                       "then `fabricgen lab up`")
     return subprocess.run(
         ["nsenter", "-t", str(holder.pid), "-n", "-m", "-u", "--", *argv],
         capture_output=True,

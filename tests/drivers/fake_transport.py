@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,8 @@ class FakeTransport:
         name = resp.get(key)
         return (self.case_dir / name).read_text(encoding="utf-8") if name else ""
 
-    def run(self, command: str, stdin: str | None = None, timeout: float | None = None) -> CommandResult:
+    def run(self, command: str, stdin: str | None = None, timeout: float | None = None,
+            cancel: threading.Event | None = None) -> CommandResult:
         self.commands.append(command)
         self.stdins.append(stdin)
         if command not in self.responses:
@@ -83,8 +85,9 @@ class RecordingTransport:
         self.inner = inner
         self.exchanges: list[CommandResult] = []
 
-    def run(self, command: str, stdin: str | None = None, timeout: float | None = None) -> CommandResult:
-        res = self.inner.run(command, stdin=stdin, timeout=timeout)
+    def run(self, command: str, stdin: str | None = None, timeout: float | None = None,
+            cancel: threading.Event | None = None) -> CommandResult:
+        res = self.inner.run(command, stdin=stdin, timeout=timeout, cancel=cancel)
         self.exchanges.append(res)
         return res
 

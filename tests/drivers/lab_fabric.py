@@ -60,9 +60,10 @@ def topology(workdir: str, name: str) -> LabTopology:
     )
 
 
-def optional_args(key_file: str) -> dict[str, Any]:
-    """Key auth with the lab key; verify_reload on: these configs restate no FRR default."""
-    return {"key_file": key_file, "use_keys": True, "allow_agent": False, "ssh_strict": False,
+def optional_args(key_file: str, known_hosts: str) -> dict[str, Any]:
+    """Key auth with the lab key, host keys checked against the lab's known_hosts;
+    verify_reload on: these configs restate no FRR default."""
+    return {"key_file": key_file, "use_keys": True, "allow_agent": False, "known_hosts": known_hosts,
             "verify_reload": True}
 
 

@@ -44,7 +44,7 @@ def main() -> int:
     state = lab_up(lf.topology(workdir, f"fgr{os.getpid() % 100000}"))
     try:
         drivers = {n: RecordingFrrDriver(node.mgmt_ip, state.ssh_user, "", optional_args=lf.optional_args(
-            state.key_file)) for n, node in state.nodes.items()}
+            state.key_file, state.known_hosts)) for n, node in state.nodes.items()}
         for d in drivers.values():
             d.open()
         sw1, sw2 = drivers["sw1"], drivers["sw2"]

@@ -44,7 +44,7 @@ def devices(lab: LabState) -> Iterator[dict[str, FrrDriver]]:
     cls = get_network_driver("frr")
     out: dict[str, FrrDriver] = {}
     for name, node in lab.nodes.items():
-        d = cls(node.mgmt_ip, lab.ssh_user, "", optional_args=lf.optional_args(lab.key_file))
+        d = cls(node.mgmt_ip, lab.ssh_user, "", optional_args=lf.optional_args(lab.key_file, lab.known_hosts))
         d.open()
         out[name] = d
     try:
@@ -164,7 +164,7 @@ def test_nornir_napalm_uses_the_driver(deployed: dict[str, FrrDriver], lab: LabS
     (tmp_path / "groups.yaml").write_text("{}\n")
     (tmp_path / "defaults.yaml").write_text(
         "connection_options:\n  napalm:\n    extras:\n      optional_args:\n"
-        f"        key_file: {lab.key_file}\n        allow_agent: false\n")
+        f"        key_file: {lab.key_file}\n        allow_agent: false\n        known_hosts: {lab.known_hosts}\n")
     nr = InitNornir(runner={"plugin": "threaded", "options": {"num_workers": 2}}, logging={"enabled": False},
                     inventory={"plugin": "SimpleInventory", "options": {
                         "host_file": str(tmp_path / "hosts.yaml"), "group_file": str(tmp_path / "groups.yaml"),

@@ -16,7 +16,7 @@ from tests.drivers.fake_transport import FakeTransport, UnexpectedCommand
 
 DATA = Path(__file__).resolve().parent / "mocked_data" / "frr"
 TOKEN = "0123456789ab"
-CAND = f"/tmp/fabricgen-{TOKEN}-frr.conf"
+CAND = f"/etc/frr/.fabricgen/fabricgen-{TOKEN}-frr.conf"
 
 
 class MockFrrDriver(FrrDriver):
@@ -65,7 +65,7 @@ def test_napalm_resolves_platform_names_to_our_drivers() -> None:
 def test_optional_args_defaults_and_sudo() -> None:
     d = FrrDriver("198.18.253.11", "root", "", optional_args={"key_file": "/k", "port": 2222})
     assert d.netmiko_optional_args == {"key_file": "/k", "port": 2222, "use_keys": True}
-    assert not d.sudo and d.frr_config_path == "/etc/frr/frr.conf" and not d.verify_reload
+    assert not d.sudo and d.frr_config_path == "/etc/frr/frr.conf" and d.verify_reload  # saved = running
     assert d._vtysh("show version") == "vtysh -c 'show version'"
     admin = FrrDriver("198.18.253.11", "admin", "pw")
     assert admin.sudo and admin.netmiko_optional_args == {"use_keys": False}
@@ -147,12 +147,13 @@ def test_first_commit_sequence_and_diff() -> None:
     d.commit_config()
     assert sent(d) == sequence("commit_initial")
     commands = sent(d)
-    # order of the device-changing steps: rollback point, install, reload, verify, cleanup
+    # order of the device-changing steps: rollback point, install, reload, saved = running, the routing
+    # daemon's own policy, cleanup
     steps = [commands.index(c) for c in commands if "frr.conf.rollback.new" in c or "fabricgen-new" in c
              or "--reload" in c]
     assert steps == sorted(steps) and len(steps) == 3
-    assert commands[-2] == "/usr/lib/frr/frr-reload.py --test /etc/frr/frr.conf"
-    assert commands[-1] == f"rm -f {CAND}"
+    assert commands[-3:] == ["/usr/lib/frr/frr-reload.py --test /etc/frr/frr.conf",
+                             "vtysh -d bgpd -c 'show running-config'", f"rm -f {CAND}"]
     assert d.get_config(retrieve="candidate")["candidate"] == ""
 
 
@@ -189,11 +190,12 @@ def test_commit_then_rollback_sequence() -> None:
     d.commit_config()
     d.rollback()
     assert sent(d) == sequence("commit_rollback")
-    tail = sent(d)[-4:]
+    tail = sent(d)[-5:]
     assert tail[0] == "test -s /etc/frr/frr.conf.rollback"
     assert "cp /etc/frr/frr.conf.rollback /etc/frr/frr.conf.fabricgen-new" in tail[1]
     assert tail[2] == "/usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf"
     assert "cp -p /etc/frr/frr.conf.fabricgen-prev /etc/frr/frr.conf" in tail[3]
+    assert tail[4] == "/usr/lib/frr/frr-reload.py --test /etc/frr/frr.conf"  # saved = running after a rollback
 
 
 def test_rejected_commit_restores_previous_config() -> None:

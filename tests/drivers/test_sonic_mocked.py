@@ -30,8 +30,8 @@ def bgp(cmd: str) -> str:
 
 LOAD = [
     "show runningconfiguration all",  # the device-owned part of ConfigDB joins the candidate
-    f"umask 077; cat > {DB} && sha256sum {DB}",
-    bgp(f"umask 077; cat > {FC} && sha256sum {FC}"),
+    f"umask 077; mkdir -p /tmp && cat > {DB} && sha256sum {DB}",
+    bgp(f"umask 077; mkdir -p /tmp && cat > {FC} && sha256sum {FC}"),
     bgp(f"vtysh --dryrun -f {FC}"),
 ]
 FRR_TEST = bgp(f"/usr/lib/frr/frr-reload.py --test {FC}")
@@ -193,8 +193,9 @@ def test_candidate_keeps_device_identity_and_unrendered_tables() -> None:
 def test_compare_in_sync_is_empty() -> None:
     d = loaded("compare_in_sync")
     assert d.compare_config() == ""
-    # FRR had nothing to do, so its running config was not even fetched
-    assert sent(d) == LOAD + ["show runningconfiguration all", FRR_TEST]
+    # FRR had nothing to do, so its running config was not even fetched; the saved frr.conf was,
+    # since a saved file that differs from the candidate would be a change (the next reboot loads it)
+    assert sent(d) == LOAD + ["show runningconfiguration all", FRR_TEST, bgp("cat /etc/frr/frr.conf")]
 
 
 # --------------------------------------------------------------------------- commit

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -19,11 +20,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fabricgen import deploy as deploy_mod
+from fabricgen import manifest
 from fabricgen.cli import main
-from fabricgen.deploy import run_deploy
+from fabricgen.deploy import DeployOptions, DeployRefused, DeployReport, run_deploy
 from fabricgen.lab import LabState, lab_down, lab_up, node_exec
 from fabricgen.lab.from_plan import lab_topology
+from fabricgen.manifest import Build
 from fabricgen.model import Plan
 from fabricgen.plan import load_plan
 from fabricgen.validate import Outcome, run_validate
@@ -38,6 +40,20 @@ CONVERGE_S = 60.0
 @pytest.fixture(scope="module")
 def plan() -> Plan:
     return load_plan(LAB_INTENT)
+
+
+def render(intent: Path, out: Path) -> Path:
+    assert main(["render", "-i", str(intent), "-o", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def build(plan: Plan, tmp_path_factory: pytest.TempPathFactory) -> Build:
+    return manifest.load(render(LAB_INTENT, tmp_path_factory.mktemp("render") / "build"), plan)
+
+
+def deploy(plan: Plan, build: Build, lab: LabState, **opts: object) -> DeployReport:
+    return run_deploy(plan, build, DeployOptions(lab_dir=lab.workdir, **opts))  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +84,7 @@ def sh(lab: LabState, node: str, *argv: str) -> None:
 
 
 def failures(plan: Plan, lab: LabState, checks: tuple[str, ...]) -> list[Outcome]:
-    return run_validate(plan, checks, lab_workdir=lab.workdir).failures
+    return run_validate(plan, checks, lab_dir=lab.workdir).failures
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = CONVERGE_S, what: str = "condition") -> None:
@@ -92,11 +108,15 @@ def cli_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
 # --------------------------------------------------------------------------- the happy path
 
 
-def test_dry_run_shows_diffs_and_changes_nothing(plan: Plan, lab: LabState,
+def test_dry_run_shows_diffs_and_changes_nothing(plan: Plan, lab: LabState, build: Build, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     before = {h: running(lab, h) for h in plan.switches}
-    assert main(["deploy", "-i", str(LAB_INTENT), "--dry-run"]) == 0
-    out = capsys.readouterr().out
+    monkeypatch.chdir(tmp_path)  # the lab is found from any working directory (no --lab-dir)
+    assert main(["deploy", "-i", str(LAB_INTENT), "-b", str(build.root), "--dry-run"]) == 0
+    captured = capsys.readouterr()
+    out = captured.out
+    assert f"would push build {build.root} (manifest sha256 {build.manifest_sha256[:12]}" in out
     for host, sw in plan.switches.items():
         assert host in out
         assert f"+router bgp {sw.asn}" in out
@@ -104,18 +124,20 @@ def test_dry_run_shows_diffs_and_changes_nothing(plan: Plan, lab: LabState,
     assert {h: running(lab, h) for h in plan.switches} == before
 
 
-def test_deploy_then_validate_passes(plan: Plan, lab: LabState, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["deploy", "-i", str(LAB_INTENT)]) == 0
+def test_deploy_then_validate_passes(plan: Plan, lab: LabState, build: Build,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["deploy", "-i", str(LAB_INTENT), "-b", str(build.root), "--lab-dir", lab.workdir]) == 0
     capsys.readouterr()
-    wait_healthy(plan, lab)
-    rc, report = cli_json(["validate", "-i", str(LAB_INTENT), "--format", "json"], capsys)
+    wait_healthy(plan, lab, ("bgp", "ecmp", "routes"))
+    rc, report = cli_json(["validate", "-i", str(LAB_INTENT), "-b", str(build.root), "--format", "json"], capsys)
     assert report["failures"] == [] and report["ok"] and rc == 0
-    # 32 sessions, 12 leaf pairs, 48 ports x (LLDP + interface), 6 configs, 8 servers x 2 NICs x 7 peers
-    assert report["checked"] == 32 + 12 + 48 + 48 + 6 + 112
+    # 32 sessions x (state, timers, BFD, routes), 12 leaf pairs, 48 ports x (LLDP + interface), 32 links' MTU,
+    # 6 configs running and saved, 8 servers x 2 NICs x 7 peers
+    assert report["checked"] == 32 * 4 + 12 + 48 + 48 + 32 + 6 * 2 + 112
 
 
-def test_second_deploy_reports_no_changes(plan: Plan, lab: LabState) -> None:
-    report = run_deploy(plan, dry_run=False, lab_workdir=lab.workdir)
+def test_second_deploy_reports_no_changes(plan: Plan, lab: LabState, build: Build) -> None:
+    report = deploy(plan, build, lab)
     assert report.ok and report.changed == {} and sorted(report.unchanged) == sorted(plan.switches)
 
 
@@ -169,47 +191,52 @@ def test_swapped_cables_are_reported_on_both_ends(plan: Plan, lab: LabState) -> 
     wait_for(lambda: not failures(plan, lab, ("lldp",)), timeout=30, what="LLDP to recover")
 
 
-def test_unreachable_switch_fails_alone(plan: Plan, lab: LabState, tmp_path: Path,
+def test_unreachable_switch_fails_alone(plan: Plan, lab: LabState, build: Build, tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     data = yaml.safe_load(LAB_INTENT.read_text())
     data["bgp"]["bfd"]["min_tx_ms"] = 150  # a change for every switch
     changed_intent = tmp_path / "fabric.yaml"
     changed_intent.write_text(yaml.safe_dump(data))
+    changed = render(changed_intent, tmp_path / "build")
     dead = "lab-spine02"
     sh(lab, dead, "ip", "link", "set", "mgmt0", "down")
     try:
-        rc = main(["deploy", "-i", str(changed_intent), "--check-timeout", "30"])
-        out = capsys.readouterr().out
+        rc = main(["deploy", "-i", str(changed_intent), "-b", str(changed), "--check-timeout", "30"])
+        captured = capsys.readouterr()
+        out = captured.out
         assert rc == 1
-        assert f"FAILED {dead}:" in out
+        # one line: device, address, reason; no traceback without --debug
+        failed = [ln for ln in out.splitlines() if ln.startswith(f"FAILED {dead} ")]
+        assert failed == [f"FAILED {dead} ({plan.switches[dead].mgmt_ip}): unreachable: ConnectionException: "
+                          f"cannot connect to {plan.switches[dead].mgmt_ip}: TCP connection to device failed."]
+        assert "Traceback" not in out + captured.err
         for host in plan.switches:
             if host != dead:
                 assert "  transmit-interval 150\n" in running(lab, host), host
     finally:
         sh(lab, dead, "ip", "link", "set", "mgmt0", "up")
-    report = run_deploy(plan, dry_run=False, lab_workdir=lab.workdir)  # back to the lab intent
+    report = deploy(plan, build, lab)  # back to the lab intent
     assert report.ok and set(report.changed) == set(plan.switches) - {dead}
     wait_healthy(plan, lab)
 
 
-def test_rejected_commit_leaves_previous_config(plan: Plan, lab: LabState, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rejected_commit_leaves_previous_config(plan: Plan, lab: LabState, build: Build, tmp_path: Path) -> None:
     victim = "lab-leaf02"
     before = {h: running(lab, h) for h in plan.switches}
-    real = deploy_mod.candidate_config
-
-    def broken(sw, p, env=None):  # type: ignore[no-untyped-def]
-        text = real(sw, p, env)
-        if sw.hostname != victim:
-            return text
-        # Valid syntax (vtysh --dryrun accepts it) that bgpd refuses: a peer-group that does not exist,
-        # plus a harmless-looking change that must not survive either.
-        return text.replace(" timers bgp", " neighbor 198.18.16.250 peer-group NOPE\n timers bgp", 1) \
-                   .replace("description lab-spine01", "description CHANGED", 1)
-
-    monkeypatch.setattr(deploy_mod, "candidate_config", broken)
-    report = run_deploy(plan, dry_run=False, lab_workdir=lab.workdir, check_timeout=20)
+    edited = tmp_path / "build"
+    shutil.copytree(build.root, edited)
+    conf = edited / "configs" / victim / "frr.conf"
+    # Valid syntax (vtysh --dryrun accepts it) that bgpd refuses: a peer-group that does not exist,
+    # plus a harmless-looking change that must not survive either.
+    conf.write_text(conf.read_text().replace(" timers bgp", " neighbor 198.18.16.250 peer-group NOPE\n timers bgp", 1)
+                    .replace("description lab-spine01", "description CHANGED", 1))
+    hand_edited = manifest.load(edited, plan)
+    with pytest.raises(DeployRefused, match=f"{conf} changed after it was rendered and checked"):
+        deploy(plan, hand_edited, lab)
+    report = deploy(plan, hand_edited, lab, check_timeout=20, force=True)
     assert list(report.failed) == [victim]
     assert "ReplaceConfigException" in report.failed[victim]
+    assert "previous config restored" in report.failed[victim]
     after = {h: running(lab, h) for h in plan.switches}
     assert after == before
     assert not failures(plan, lab, ("bgp",))

@@ -34,6 +34,7 @@ from fabricgen.lab import (
     validate_topology,
 )
 from fabricgen.lab import netns as ln
+from fabricgen.ssh import strict_client
 
 T = TypeVar("T")
 MGMT = {"s1": "198.18.255.11", "s2": "198.18.255.12", "h1": "198.18.255.21"}
@@ -191,8 +192,7 @@ class Ssh:
     def __init__(self, state: LabState) -> None:
         self.clients: dict[str, paramiko.SSHClient] = {}
         for name, node in state.nodes.items():
-            client = paramiko.SSHClient()
-            client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+            client = strict_client(Path(state.known_hosts))  # the lab's own known_hosts: keys verified
             client.connect(
                 node.mgmt_ip,
                 username=state.ssh_user,

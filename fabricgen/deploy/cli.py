@@ -1,0 +1,84 @@
+"""`fabricgen deploy`: push the checked build; see fabricgen.deploy.run for what every option does."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from rich.console import Console
+
+from fabricgen.deploy.run import CHECK_TIMEOUT, Abandoned, DeployOptions, run_deploy
+from fabricgen.deploy.state import DeployRefused
+
+DEFAULT_BUILD = "build"
+
+
+def _error(text: str) -> int:
+    con = Console(stderr=True, highlight=False, soft_wrap=True)
+    lines = text.strip().splitlines()
+    con.print("deploy refused: " + lines[0], markup=False)
+    for line in lines[1:]:
+        con.print("  " + line, markup=False)
+    return 2
+
+
+def cmd_deploy(args: argparse.Namespace) -> int:
+    from fabricgen import manifest
+    from fabricgen.deploy.report import print_report
+    from fabricgen.plan import load_plan
+
+    plan = load_plan(args.intent)
+    build = manifest.load(args.build, plan)
+    opts = DeployOptions(dry_run=args.dry_run, limit=args.limit, role=args.role, workers=args.workers,
+                         check_timeout=args.check_timeout, force=args.force, resume=args.resume,
+                         discard=args.discard, break_lock=args.break_lock,
+                         accept_undeployable=args.accept_undeployable, lab_dir=args.lab_dir,
+                         known_hosts=args.known_hosts, handle_signals=True)
+    out = Console(highlight=False, soft_wrap=True)
+    progress = Console(stderr=True, highlight=False, soft_wrap=True)
+    if args.dry_run or args.force:
+        progress.print(("would push " if args.dry_run else "pushing ") + build.label, markup=False)
+    try:
+        report = run_deploy(plan, build, opts, console=progress)
+    except (DeployRefused, ValueError) as exc:
+        return _error(str(exc))
+    except Abandoned as exc:
+        print_report(exc.report, out, debug=args.debug)
+        out.print("abandoned: see the journal; `fabricgen deploy --resume` continues the run", markup=False)
+        sys.stdout.flush()
+        os._exit(130)  # threads still in a commit are left to the journal; do not wait for them
+    print_report(report, out, debug=args.debug)
+    if report.interrupted:
+        out.print("interrupted: `fabricgen deploy --resume` continues the run", markup=False)
+    return report.exit_code
+
+
+def register_cli(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("deploy", help="push the checked build with nornir + napalm, device by device")
+    p.add_argument("-i", "--intent", default="inventory/fabric.yaml")
+    p.add_argument("-b", "--build", default=DEFAULT_BUILD,
+                   help=f"rendered build to push (default {DEFAULT_BUILD}/): its manifest must match the intent")
+    p.add_argument("--dry-run", action="store_true", help="show per-device diffs and which build; change nothing")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--limit", help="comma-separated hostnames")
+    scope.add_argument("--role", choices=["leaf", "spine", "super_spine"])
+    p.add_argument("--workers", type=int, default=10, help="devices in parallel (default 10)")
+    p.add_argument("--check-timeout", type=float, default=CHECK_TIMEOUT,
+                   help="seconds for BGP sessions and their prefixes to come back after a commit (default 60)")
+    p.add_argument("--force", action="store_true",
+                   help="push files that changed after the check, or were rendered with --no-check")
+    run = p.add_mutually_exclusive_group()
+    run.add_argument("--resume", action="store_true", help="continue the last, unfinished deploy")
+    run.add_argument("--discard", action="store_true",
+                     help="forget the last, unfinished deploy's journal and start over")
+    p.add_argument("--break-lock", action="store_true", help="take over the deploy lock of a deploy that is dead")
+    p.add_argument("--accept-undeployable", action="store_true",
+                   help="deploy although the intent sets things the platforms cannot deploy (see `fabricgen plan`)")
+    p.add_argument("--lab-dir", default=None,
+                   help="the lab's state directory (default: wherever `fabricgen lab up` of this fabric put it)")
+    p.add_argument("--known-hosts", default=None,
+                   help="SSH known_hosts to verify devices against (default $FABRICGEN_KNOWN_HOSTS, the lab's, "
+                        "or ~/.ssh/known_hosts)")
+    p.add_argument("--debug", action="store_true", help="print each failure's traceback")
+    p.set_defaults(func=cmd_deploy)

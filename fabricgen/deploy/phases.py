@@ -1,0 +1,177 @@
+"""One device's deploy, phase by phase, as plain functions of a napalm driver.
+
+lock -> diff -> commit -> check -> (rollback) -> unlock.  The runner strings them together
+and journals each transition; later tooling (waves, drains, impact labels) can call them
+one by one.  fabricgen's own drivers (frr, sonic, nxos) implement the optional extensions
+used here (device lock, platform change list, post-commit verification); for any other
+napalm driver those steps are skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from fabricgen.manifest import Build
+from fabricgen.model import Switch
+
+SONIC_FILES = ("config_db.json", "frr.conf")
+
+
+class CheckFailed(Exception):
+    """The post-commit check found the device unhealthy; the runner rolls it back."""
+
+
+def candidate_config(build: Build, sw: Switch) -> str:
+    """The rendered, checked file(s) of ``sw`` in the form its driver takes as a replace candidate."""
+    files = build.config_files(sw)
+    if sw.platform == "sonic":
+        texts = {name: files[name].read_text(encoding="utf-8") for name in SONIC_FILES}
+        # napalm_sonic takes both files as one JSON document keyed by file name.
+        return json.dumps({"config_db.json": json.loads(texts["config_db.json"]), "frr.conf": texts["frr.conf"]},
+                          indent=2, sort_keys=True)
+    (path,) = files.values()
+    return path.read_text(encoding="utf-8")
+
+
+@dataclass
+class Diff:
+    text: str  # unified diff, "" = no change
+    changes: str = ""  # the platform's own change list (FRR: frr-reload.py --test), when it has one
+
+
+@dataclass
+class Sessions:
+    """BGP sessions before a commit: the ones up, and the IPv4 prefixes each one carried."""
+
+    up: set[str] = field(default_factory=set)
+    accepted: dict[str, int] = field(default_factory=dict)
+
+
+def sessions(device: Any) -> Sessions:
+    peers = device.get_bgp_neighbors().get("global", {}).get("peers", {})
+    out = Sessions()
+    for ip, p in peers.items():
+        if p.get("is_up"):
+            out.up.add(ip)
+        accepted = p.get("address_family", {}).get("ipv4", {}).get("accepted_prefixes", 0)
+        out.accepted[ip] = max(0, int(accepted or 0))
+    return out
+
+
+def live_mtu_gaps(device: Any, sw: Switch) -> list[str]:
+    """Ports whose live MTU differs from the plan on a platform whose config cannot set it."""
+    from fabricgen.deployable import mtu_mismatches, platform_sets_mtu
+
+    if platform_sets_mtu(sw.platform):
+        return []
+    return mtu_mismatches(sw, device.get_interfaces())
+
+
+def lock(device: Any, run: str, owner: str, takeover: frozenset[str] = frozenset()) -> None:
+    """Take the device's own deploy lock (drivers that have one); raises naming the holder."""
+    take = getattr(device, "fabricgen_lock", None)
+    if take is not None:
+        take(run, owner, takeover)
+
+
+def unlock(device: Any, run: str) -> None:
+    release = getattr(device, "fabricgen_unlock", None)
+    if release is not None:
+        release(run)
+
+
+def diff(device: Any, candidate: str) -> Diff:
+    """Load the candidate and compare; the candidate stays loaded for :func:`commit`."""
+    device.load_replace_candidate(config=candidate)
+    text = device.compare_config()
+    return Diff(text, str(getattr(device, "last_changes", "") or "") if text else "")
+
+
+def discard(device: Any) -> None:
+    device.discard_config()
+
+
+def _uninterruptible(device: Any) -> contextlib.AbstractContextManager[Any]:
+    """A commit or rollback is never cut short by Ctrl-C (drivers that can cancel their reads)."""
+    guard = getattr(device, "uninterruptible", None)
+    return guard() if guard is not None else contextlib.nullcontext()
+
+
+def commit(device: Any) -> None:
+    """Commit the loaded candidate; the driver restores the previous config on any failure inside."""
+    with _uninterruptible(device):
+        device.commit_config()
+
+
+def repair(device: Any) -> list[str]:
+    """Post-commit consistency (drivers that verify themselves): saved = running, every daemon
+    holds its config; re-applies what a daemon lacks.  Returns what it repaired; raises
+    CheckFailed for what it could not."""
+    verify = getattr(device, "fabricgen_verify", None)
+    if verify is None:
+        return []
+    repaired, problems = verify()
+    if problems:
+        raise CheckFailed("\n".join(problems))
+    return list(repaired)
+
+
+def wanted_prefixes(before: Sessions, expected: dict[str, int]) -> dict[str, int]:
+    """Per session up before the commit, the IPv4 prefixes it must carry after it.
+
+    The plan's count when the session carried at least that many before (or nothing at
+    all: a daemon that lost its policy); else what it carried before, as neighbors may
+    still run the previous intent.  A commit must never cost a switch a route.
+    """
+    out = {}
+    for ip in before.up:
+        plan = expected.get(ip, 0)
+        had = before.accepted.get(ip, 0)
+        out[ip] = plan if had == 0 or had >= plan else had
+    return out
+
+
+def check(device: Any, before: Sessions, expected: dict[str, int], timeout: float,
+          cancel: threading.Event | None = None, grace: float = 10.0, poll: float = 1.0) -> None:
+    """Wait until every session up before the commit is up again with its prefixes.
+
+    ``expected`` maps neighbor address -> planned accepted IPv4 prefixes.  Once ``cancel``
+    is set (Ctrl-C) the wait ends within ``grace`` seconds.  Raises CheckFailed naming
+    every session still short.
+    """
+    want = wanted_prefixes(before, expected)
+    deadline = time.monotonic() + timeout
+    cancelled_at: float | None = None
+    problems: list[str] = []
+    while True:
+        problems = []
+        try:
+            now = sessions(device)
+        except Exception as exc:  # noqa: BLE001 - daemons may be restarting right after the commit
+            problems = [f"cannot read BGP state: {type(exc).__name__}: {exc}"]
+        else:
+            for ip in sorted(want):
+                if ip not in now.up:
+                    problems.append(f"BGP session {ip} was up before the commit and is down")
+                elif now.accepted.get(ip, 0) < want[ip]:
+                    problems.append(f"BGP session {ip} carries {now.accepted.get(ip, 0)} IPv4 prefixes, "
+                                    f"expected {want[ip]}")
+        if not problems:
+            return
+        if cancel is not None and cancel.is_set() and cancelled_at is None:
+            cancelled_at = time.monotonic()
+            deadline = min(deadline, cancelled_at + grace)
+        if time.monotonic() >= deadline:
+            waited = "until the interrupt's grace period ended" if cancelled_at else f"for {timeout:.0f}s"
+            raise CheckFailed("post-commit check failed after waiting " + waited + ":\n" + "\n".join(problems))
+        (cancel.wait(poll) if cancel is not None and cancelled_at is None else time.sleep(poll))
+
+
+def rollback(device: Any) -> None:
+    with _uninterruptible(device):
+        device.rollback()

@@ -1,0 +1,278 @@
+"""One change at a time, and a record of how far it got: the fabric lock and the deploy journal.
+
+Both live beside the build, in ``<build>/../.fabricgen/deploy/`` (a render replaces the build
+directory, so nothing inside it may outlive a render), one pair per fabric:
+
+* ``<fabric>.lock`` - created with O_EXCL for the whole deploy; holds its owner (user, host,
+  PID and the PID's start time, run id, start time, command).  A second deploy is refused
+  with the holder's name.  ``--break-lock`` takes over a lock whose owner is dead (or runs on
+  another host, where fabricgen cannot tell); ``--resume`` takes over the lock of the run it
+  resumes once that run's process is gone.
+* ``<fabric>.journal.json`` - each device's phase (pending, locked, diffed, committing,
+  committed, checked / unchanged, rolling_back, rolled_back, failed, interrupted), rewritten
+  atomically at every transition.  A journal whose run did not finish makes the next
+  ``deploy`` refuse to start until ``--resume`` (continue it) or ``--discard`` (forget it).
+
+Devices carry a lock of their own (see the drivers), so two machines cannot collide either.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import secrets
+import socket
+import sys
+import threading
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+# Journal phases.  A device in DONE_PHASES needs nothing more; every other phase is work left.
+PENDING, LOCKED, DIFFED, COMMITTING, COMMITTED = "pending", "locked", "diffed", "committing", "committed"
+CHECKED, UNCHANGED, ROLLING_BACK, ROLLED_BACK = "checked", "unchanged", "rolling_back", "rolled_back"
+FAILED, INTERRUPTED = "failed", "interrupted"
+DONE_PHASES = frozenset({CHECKED, UNCHANGED})
+# Phases in which the device may hold a config that is neither the old nor the new one.
+UNSETTLED_PHASES = frozenset({COMMITTING, COMMITTED, ROLLING_BACK})
+
+
+class DeployRefused(Exception):
+    """A deploy that must not start (lock held, unfinished journal, ...); exit 2, nothing touched."""
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_run_id() -> str:
+    return f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
+
+
+def _pid_start(pid: int) -> int | None:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = raw[raw.rfind(")") + 2:].split()
+    return int(fields[19]) if fields[0] not in "ZX" else None
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Who runs a deploy: enough to name them and to tell whether they still run."""
+
+    run: str
+    user: str
+    host: str
+    pid: int
+    pid_start: int
+    started: str
+    command: str
+
+    @classmethod
+    def me(cls, run: str) -> Owner:
+        pid = os.getpid()
+        return cls(run=run, user=getpass.getuser(), host=socket.gethostname(), pid=pid,
+                   pid_start=_pid_start(pid) or 0, started=now_iso(), command=" ".join(sys.argv[:1] + sys.argv[1:]))
+
+    @classmethod
+    def from_json(cls, data: Any) -> Owner | None:
+        try:
+            return cls(**{k: data[k] for k in cls.__dataclass_fields__})
+        except (KeyError, TypeError):
+            return None
+
+    def alive(self) -> bool | None:
+        """True/False on this host; None when the owner runs on another host (cannot tell)."""
+        if self.host != socket.gethostname():
+            return None
+        return _pid_start(self.pid) == self.pid_start
+
+    def describe(self) -> str:
+        return (f"{self.user}@{self.host} pid {self.pid} (run {self.run}, since {self.started}: "
+                f"{self.command})")
+
+
+def state_dir(build_root: Path) -> Path:
+    return build_root.parent / ".fabricgen" / "deploy"
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class FabricLock:
+    """The fabric-wide deploy lock (see module doc)."""
+
+    def __init__(self, directory: Path, fabric: str) -> None:
+        self.path = directory / f"{fabric}.lock"
+        self.fabric = fabric
+        self.owner: Owner | None = None
+
+    def holder(self) -> Owner | None:
+        try:
+            return Owner.from_json(json.loads(self.path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            return None
+
+    def acquire(self, me: Owner, break_lock: bool = False, takeover_run: str | None = None) -> Owner | None:
+        """Take the lock; return the dead owner it was taken over from (None if it was free).
+
+        Raises DeployRefused naming the holder when the lock is held.
+        """
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(3):
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                holder = self.holder()
+                if holder is None:  # being written right now, or garbage: look once more
+                    if self._stale_unreadable():
+                        self._steal()
+                    continue
+                alive = holder.alive()
+                own_dead_run = takeover_run is not None and holder.run == takeover_run and alive is False
+                if alive is True:
+                    raise DeployRefused(
+                        f"fabric {self.fabric!r} is being deployed by {holder.describe()}; lock {self.path} "
+                        f"(wait for that deploy to finish)") from None
+                if not (break_lock or own_dead_run):
+                    state = "is dead" if alive is False else "runs on another host"
+                    raise DeployRefused(
+                        f"fabric {self.fabric!r} is locked by {holder.describe()}, whose process {state}; lock "
+                        f"{self.path} (fix: `fabricgen deploy --break-lock` to take it over once you are sure "
+                        f"that deploy no longer runs)") from None
+                if self._steal():
+                    taken = self._create(me)
+                    if taken:
+                        return holder
+                continue
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(asdict(me)) + "\n")
+            self.owner = me
+            return None
+        raise DeployRefused(f"could not take the deploy lock {self.path}: another deploy raced for it")
+
+    def _stale_unreadable(self) -> bool:
+        try:
+            import time
+
+            return time.time() - self.path.stat().st_mtime > 5
+        except OSError:
+            return False
+
+    def _steal(self) -> bool:
+        """Move the old lock away; only one contender's rename succeeds."""
+        try:
+            os.rename(self.path, self.path.with_name(f".{self.path.name}.broken.{os.getpid()}"))
+        except FileNotFoundError:
+            return False
+        for old in self.path.parent.glob(f".{self.path.name}.broken.*"):
+            old.unlink(missing_ok=True)
+        return True
+
+    def _create(self, me: Owner) -> bool:
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return False
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(asdict(me)) + "\n")
+        self.owner = me
+        return True
+
+    def release(self) -> None:
+        holder = self.holder()
+        if self.owner is not None and holder is not None and holder.run == self.owner.run:
+            self.path.unlink(missing_ok=True)
+        self.owner = None
+
+
+class Journal:
+    """Per-device phases of one deploy run, on disk after every change (see module doc)."""
+
+    def __init__(self, path: Path, data: dict[str, Any]) -> None:
+        self.path = path
+        self.data = data
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def path_for(directory: Path, fabric: str) -> Path:
+        return directory / f"{fabric}.journal.json"
+
+    @classmethod
+    def load(cls, path: Path) -> Journal | None:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise DeployRefused(f"deploy journal {path} is unreadable ({exc}) (fix: inspect the devices, then "
+                                f"`fabricgen deploy --discard`)") from None
+        if not isinstance(data, dict) or not isinstance(data.get("devices"), dict):
+            raise DeployRefused(f"deploy journal {path} is not a fabricgen journal (fix: `fabricgen deploy "
+                                f"--discard`)")
+        return cls(path, data)
+
+    @classmethod
+    def start(cls, path: Path, owner: Owner, build: str, manifest_sha256: str, hosts: list[str],
+              resumed: Journal | None = None) -> Journal:
+        devices = {h: {"phase": PENDING, "at": now_iso(), "reason": ""} for h in hosts}
+        if resumed is not None:
+            for host, entry in resumed.devices.items():
+                if entry.get("phase") in DONE_PHASES:
+                    devices[host] = dict(entry)
+        data = {"version": 1, "run": owner.run, "owner": asdict(owner), "build": build,
+                "manifest_sha256": manifest_sha256, "started": owner.started, "state": "running",
+                "resumed_from": resumed.run if resumed is not None else None, "devices": devices}
+        journal = cls(path, data)
+        journal.save()
+        return journal
+
+    @property
+    def run(self) -> str:
+        return str(self.data.get("run", ""))
+
+    @property
+    def state(self) -> str:
+        return str(self.data.get("state", ""))
+
+    @property
+    def devices(self) -> dict[str, dict[str, Any]]:
+        devices: dict[str, dict[str, Any]] = self.data["devices"]
+        return devices
+
+    def phase(self, host: str) -> str:
+        return str(self.devices.get(host, {}).get("phase", PENDING))
+
+    @property
+    def unfinished(self) -> bool:
+        return self.state != "done"
+
+    def owner(self) -> Owner | None:
+        return Owner.from_json(self.data.get("owner"))
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_write(self.path, json.dumps(self.data, indent=1, sort_keys=True) + "\n")
+
+    def set(self, host: str, phase: str, reason: str = "") -> None:
+        with self._lock:
+            self.devices[host] = {"phase": phase, "at": now_iso(), "reason": reason}
+            self.save()
+
+    def finish(self, state: str) -> None:
+        with self._lock:
+            self.data["state"] = state
+            self.data["finished"] = now_iso()
+            self.save()
+
+    def summary(self) -> str:
+        """``leaf01 committing, leaf02 pending, ...`` for the hosts with work left."""
+        left = [f"{h} {e.get('phase')}" for h, e in sorted(self.devices.items()) if e.get("phase") not in DONE_PHASES]
+        return ", ".join(left) or "nothing"

@@ -1,0 +1,70 @@
+"""FRR config text as FRR itself lays it out: canonical order for exact diffs, policy objects per daemon.
+
+``show running-config`` prints top-level stanzas in a fixed order (interfaces, ``router
+bgp``, prefix-lists, route-maps, ``bfd``), whatever order the file had.  Diffing a rendered
+file against it line by line shows every stanza that merely moved; :func:`canonical_lines`
+puts both sides in FRR's order first, so a no-op is an empty diff.
+"""
+
+from __future__ import annotations
+
+import re
+
+from fabricgen.drivers._parsers import normalise_frr_config
+
+# Rank of each kind of top-level stanza in FRR 8.4's `show running-config` (lower prints first).
+_ORDER = (
+    (re.compile(r"^(frr |hostname |log |service |password |enable password )"), 0),
+    (re.compile(r"^(vrf |interface )"), 1),
+    (re.compile(r"^(router |segment-routing)"), 2),
+    (re.compile(r"^ip prefix-list "), 3),
+    (re.compile(r"^ipv6 prefix-list "), 4),
+    (re.compile(r"^(bgp (as-path|community-list|extcommunity-list|large-community-list) )"), 5),
+    (re.compile(r"^route-map "), 6),
+    (re.compile(r"^ip (route|nht) "), 7),
+    (re.compile(r"^bfd$"), 8),
+    (re.compile(r"^line vty"), 9),
+)
+_POLICY_RE = re.compile(r"^(ip prefix-list|ipv6 prefix-list|route-map) (\S+)")
+
+
+def _rank(head: str) -> int:
+    for pattern, rank in _ORDER:
+        if pattern.match(head):
+            return rank
+    return 5
+
+
+def stanzas(text: str) -> list[list[str]]:
+    """Top-level stanzas (a top-level line and its indented lines) of normalised FRR config."""
+    out: list[list[str]] = []
+    for line in normalise_frr_config(text):
+        if line[:1] != " " or not out:
+            out.append([line])
+        else:
+            out[-1].append(line)
+    return out
+
+
+def canonical_lines(text: str) -> list[str]:
+    """The config's lines with top-level stanzas in FRR's print order (stable within a kind)."""
+    ordered = sorted(enumerate(stanzas(text)), key=lambda item: (_rank(item[1][0]), item[0]))
+    return [line for _, stanza in ordered for line in stanza]
+
+
+def policy_objects(text: str) -> dict[str, list[str]]:
+    """``"route-map RM-IMPORT"`` / ``"ip prefix-list PL-LOCAL-V4"`` -> the config lines defining it."""
+    out: dict[str, list[str]] = {}
+    for stanza in stanzas(text):
+        m = _POLICY_RE.match(stanza[0])
+        if m:
+            out.setdefault(f"{m.group(1)} {m.group(2)}", []).extend(stanza)
+    return out
+
+
+def missing_policy(candidate: str, daemon_running: str) -> dict[str, list[str]]:
+    """Policy objects of ``candidate`` that a daemon's own running config lacks or holds differently."""
+    want = policy_objects(candidate)
+    have = policy_objects(daemon_running)
+    return {name: lines for name, lines in want.items()
+            if [ln.strip() for ln in lines] != [ln.strip() for ln in have.get(name, [])]}

@@ -1,0 +1,146 @@
+"""The one SSH helper of fabricgen: verified host keys for every connection it opens.
+
+Drivers (netmiko for ``frr``/``sonic``, napalm's ``nxos_ssh``) and validate's server
+pings all connect through here, so host keys are checked the same way everywhere:
+
+* known_hosts is ``--known-hosts FILE``, else ``$FABRICGEN_KNOWN_HOSTS``, else the lab's own
+  ``known_hosts`` (when deploy/validate target a running lab), else ``~/.ssh/known_hosts``;
+* a host that is not in it, or whose key differs, is refused while the SSH handshake is
+  still at key exchange: paramiko checks the host key before it authenticates, so no
+  password or key signature is ever sent to it;
+* the refusal (:class:`HostKeyError`) names the host, the key's SHA256 fingerprint (as
+  ``ssh-keygen -l`` prints it) and the file, so the operator can compare it out of band.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import paramiko
+from napalm.base.exceptions import ConnectionException
+
+KNOWN_HOSTS_ENV = "FABRICGEN_KNOWN_HOSTS"
+
+
+def default_known_hosts() -> Path:
+    """``$FABRICGEN_KNOWN_HOSTS`` if set, else ``~/.ssh/known_hosts``."""
+    env = os.environ.get(KNOWN_HOSTS_ENV)
+    return Path(env) if env else Path.home() / ".ssh" / "known_hosts"
+
+
+def fingerprint(key: paramiko.PKey) -> str:
+    """``ssh-ed25519 SHA256:...``: the form ``ssh-keygen -lf`` and ``ssh`` print."""
+    digest = base64.b64encode(hashlib.sha256(key.asbytes()).digest()).decode().rstrip("=")
+    return f"{key.get_name()} SHA256:{digest}"
+
+
+def known_hosts_name(host: str, port: int = 22) -> str:
+    """How known_hosts names a host: ``198.18.0.1``, or ``[198.18.0.1]:2222`` off port 22."""
+    return host if port == 22 else f"[{host}]:{port}"
+
+
+class HostKeyError(ConnectionException):
+    """The device's host key is unknown or changed; nothing was sent to it."""
+
+    def __init__(self, host: str, problem: str, known_hosts: Path | str, got: str, expected: str = "") -> None:
+        self.host, self.problem, self.known_hosts = host, problem, str(known_hosts)
+        self.got, self.expected = got, expected
+        if problem == "changed":
+            text = (f"host key of {host} CHANGED: it offers {got}, {known_hosts} has {expected}; refused before "
+                    f"authenticating (possible man-in-the-middle, or the device was rebuilt: verify the new key "
+                    f"out of band, then replace its line in {known_hosts})")
+        else:
+            where = known_hosts if Path(known_hosts).is_file() else f"{known_hosts} (file does not exist)"
+            text = (f"host key of {host} is unknown: it offers {got}, which is not in {where}; refused before "
+                    f"authenticating (verify the fingerprint out of band, then add the key: "
+                    f"ssh-keyscan {host} >> {known_hosts})")
+        super().__init__(text)
+
+
+class StrictHostKeyPolicy(paramiko.MissingHostKeyPolicy):
+    """Refuse a host paramiko found no key for: known keys are checked by paramiko itself."""
+
+    def __init__(self, known_hosts: Path) -> None:
+        self.known_hosts = known_hosts
+
+    def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
+        raise HostKeyError(hostname, "unknown", self.known_hosts, fingerprint(key))
+
+
+def _host_key_failure(exc: BaseException, host: str, known_hosts: Path) -> HostKeyError | None:
+    """The HostKeyError behind ``exc`` (netmiko wraps paramiko's exceptions in its own)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, HostKeyError):
+            return seen
+        if isinstance(seen, paramiko.BadHostKeyException):
+            return HostKeyError(host, "changed", known_hosts, fingerprint(seen.key), fingerprint(seen.expected_key))
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def strict_client(known_hosts: Path) -> paramiko.SSHClient:
+    """A paramiko client that knows only ``known_hosts`` and refuses everything else."""
+    client = paramiko.SSHClient()
+    if known_hosts.is_file():
+        client.load_host_keys(str(known_hosts))
+    client.set_missing_host_key_policy(StrictHostKeyPolicy(known_hosts))
+    return client
+
+
+@contextlib.contextmanager
+def connect(host: str, username: str | None, password: str | None, key_file: str | None, known_hosts: Path,
+            timeout: float = 20.0, port: int = 22) -> Iterator[paramiko.SSHClient]:
+    """An open, host-key-verified paramiko client (validate's exec channels)."""
+    client = strict_client(known_hosts)
+    try:
+        try:
+            client.connect(host, port=port, username=username, password=password, key_filename=key_file,
+                           look_for_keys=not key_file, allow_agent=not key_file, timeout=timeout,
+                           banner_timeout=timeout, auth_timeout=timeout)
+        except Exception as exc:
+            failure = _host_key_failure(exc, host, known_hosts)
+            if failure is not None:
+                raise failure from None
+            raise
+        yield client
+    finally:
+        client.close()
+
+
+# Host-key settings fabricgen decides; a caller's netmiko arguments never override them.
+_NETMIKO_HOST_KEY_ARGS = ("ssh_strict", "system_host_keys", "alt_host_keys", "alt_key_file")
+
+
+def netmiko_connect(device_type: str, host: str, username: str, password: str | None, timeout: float,
+                    known_hosts: Path, **netmiko_kwargs: Any) -> Any:
+    """A netmiko connection whose paramiko client verifies the host key against ``known_hosts``."""
+    from netmiko import ConnectHandler
+
+    kwargs = {k: v for k, v in netmiko_kwargs.items() if k not in _NETMIKO_HOST_KEY_ARGS}
+    conn = ConnectHandler(device_type=device_type, host=host, username=username, password=password or "",
+                          timeout=timeout, ssh_strict=True, system_host_keys=False, alt_host_keys=True,
+                          alt_key_file=str(known_hosts), auto_connect=False, **kwargs)
+    conn.key_policy = StrictHostKeyPolicy(known_hosts)
+    try:
+        conn._open()  # netmiko's documented split of construction and connection
+    except Exception as exc:
+        with contextlib.suppress(Exception):
+            conn.paramiko_cleanup()
+        failure = _host_key_failure(exc, host, known_hosts)
+        if failure is not None:
+            raise failure from None
+        raise
+    return conn
+
+
+def known_hosts_option(optional_args: dict[str, Any]) -> Path:
+    """A driver's ``known_hosts`` optional argument, else the default file."""
+    value = optional_args.get("known_hosts")
+    return Path(str(value)) if value else default_known_hosts()

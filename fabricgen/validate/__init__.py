@@ -1,0 +1,30 @@
+"""Validate: read live state through nornir/napalm getters and compare it with the plan.
+
+Modules: ``checks`` (pure comparisons on getter-shaped data), ``collect`` (switches via
+nornir, servers over SSH), ``output`` (table, JSON, JUnit and ``fabricgen validate``).
+"""
+
+from fabricgen.validate.checks import (
+    CHECKS,
+    Outcome,
+    Report,
+    check_bfd,
+    check_bgp,
+    check_config,
+    check_ecmp,
+    check_gpu_output,
+    check_interfaces,
+    check_lldp,
+    check_mtu,
+    check_persisted,
+    check_routes,
+    check_timers,
+    gpu_targets,
+)
+from fabricgen.validate.collect import ping_script, run_validate, server_script
+from fabricgen.validate.output import print_table, register_cli, render_report
+
+__all__ = ["CHECKS", "Outcome", "Report", "check_bfd", "check_bgp", "check_config", "check_ecmp",
+           "check_gpu_output", "check_interfaces", "check_lldp", "check_mtu", "check_persisted", "check_routes",
+           "check_timers", "gpu_targets", "ping_script", "print_table", "register_cli", "render_report",
+           "run_validate", "server_script"]

@@ -1,0 +1,196 @@
+"""Live collection: switches through nornir/napalm getters, servers over SSH, then the pure checks.
+
+Switch configs are compared with the checked build (its manifest), never with a fresh
+render.  Every SSH connection verifies host keys (fabricgen.ssh).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from nornir.core.task import Result, Task
+
+from fabricgen.manifest import Build
+from fabricgen.model import Plan, Server
+from fabricgen.validate.checks import (
+    CHECKS,
+    LinkEnd,
+    Outcome,
+    Report,
+    check_bfd,
+    check_bgp,
+    check_config,
+    check_ecmp,
+    check_gpu_output,
+    check_interfaces,
+    check_lldp,
+    check_mtu,
+    check_persisted,
+    check_routes,
+    check_timers,
+    gpu_targets,
+    server_mtus,
+)
+
+
+@dataclass
+class SwitchData:
+    outcomes: list[Outcome]
+    mtus: dict[LinkEnd, int]
+
+
+def _compare_with_build(device: Any, candidate: str) -> tuple[str, str | None]:
+    """(running-vs-build diff, saved-vs-build diff or None when the driver cannot tell)."""
+    device.load_replace_candidate(config=candidate)
+    try:
+        running = device.compare_config()
+        persisted = getattr(device, "fabricgen_persisted_diff", None)
+        saved = persisted() if persisted is not None else None
+    finally:
+        device.discard_config()
+    return running, saved
+
+
+def collect_switch(task: Task, plan: Plan, checks: tuple[str, ...], build: Build | None,
+                   expected: dict[str, dict[str, int]]) -> Result:
+    """nornir task: read every getter the checks need from one switch and compare."""
+    from fabricgen.deploy.phases import candidate_config
+
+    sw = plan.switches[task.host.name]
+    device = task.host.get_connection("napalm", task.nornir.config)
+    out: list[Outcome] = []
+    mtus: dict[LinkEnd, int] = {}
+    bgp = device.get_bgp_neighbors() if {"bgp", "routes"} & set(checks) else {}
+    if "bgp" in checks:
+        out += check_bgp(sw, bgp)
+    if "routes" in checks:
+        out += check_routes(sw, bgp, expected.get(sw.hostname, {}))
+    if "timers" in checks:
+        out += check_timers(sw, device.get_bgp_neighbors_detail())
+    if "bfd" in checks and hasattr(device, "get_bfd_peers"):
+        out += check_bfd(sw, device.get_bfd_peers())
+    if "ecmp" in checks and sw.role == "leaf":
+        routes = {}
+        for other in plan.by_role("leaf"):
+            if other.hostname != sw.hostname:
+                prefix = f"{other.loopback}/32"
+                routes[prefix] = device.get_route_to(destination=prefix)
+        out += check_ecmp(plan, sw, routes)
+    if "lldp" in checks:
+        out += check_lldp(plan, sw, device.get_lldp_neighbors_detail())
+    if {"interfaces", "mtu"} & set(checks):
+        interfaces = device.get_interfaces()
+        mtus = {(sw.hostname, name): int(d["mtu"]) for name, d in interfaces.items() if d.get("mtu")}
+        if "interfaces" in checks:
+            out += check_interfaces(sw, interfaces, device.get_interfaces_ip())
+    if build is not None and {"config", "persisted"} & set(checks):
+        running, saved = _compare_with_build(device, candidate_config(build, sw))
+        if "config" in checks:
+            out += check_config(sw, running)
+        if "persisted" in checks:
+            out += check_persisted(sw, saved)
+    return Result(host=task.host, result=SwitchData(out, mtus))
+
+
+def server_script(pairs: list[tuple[str, str, str]], mtu: int) -> str:
+    """The NICs' link state, then per pair a full-size don't-fragment ping (and a small one when it fails)."""
+    size = max(0, mtu - 28)  # ICMP payload: MTU minus the IPv4 (20) and ICMP (8) headers
+    pings = [f"if ping -c1 -W1 -M do -s {size} -I {s} {d} >/dev/null 2>&1; then echo OK {s} {d}; "
+             f"elif ping -c1 -W1 -I {s} {d} >/dev/null 2>&1; then echo SMALL {s} {d}; else echo FAIL {s} {d}; fi"
+             for s, d, _ in pairs]
+    return "; ".join(["echo '### links'", "ip -j link show", "echo", "echo '### pings'", *pings])
+
+
+def ping_script(pairs: list[tuple[str, str, str]]) -> str:
+    """Small pings only (kept for callers that do not check MTU)."""
+    return "; ".join(f"if ping -c1 -W1 -I {s} {d} >/dev/null 2>&1; then echo OK {s} {d}; else echo FAIL {s} {d}; fi"
+                     for s, d, _ in pairs)
+
+
+def ssh_run(host: str, creds: dict[str, Any], command: str, timeout: float = 60.0) -> str:
+    """One command on its own SSH exec channel (no shell prompt games), host key verified; returns stdout."""
+    from pathlib import Path
+
+    from fabricgen.ssh import connect
+
+    with connect(host, creds["username"], creds["password"], creds["key_file"], Path(creds["known_hosts"]),
+                 timeout=20) as client:
+        _, stdout, _ = client.exec_command(command, timeout=timeout)
+        return str(stdout.read().decode(errors="replace"))
+
+
+def server_mtu(plan: Plan, srv: Server) -> int:
+    """The MTU planned on the leaf ports the server's NICs are cabled to (the smallest of them)."""
+    ports = {(sw.hostname, itf.name): itf.mtu for sw in plan.switches.values() for itf in sw.interfaces}
+    return min((ports.get((nic.leaf, nic.leaf_port), plan.intent.qos.mtu) for nic in srv.nics),
+               default=plan.intent.qos.mtu)
+
+
+def collect_servers(plan: Plan, creds: dict[str, Any], workers: int) -> tuple[list[Outcome], dict[LinkEnd, int]]:
+    """From every server over SSH: its NICs' MTU, and pings across rails at the planned MTU, don't fragment."""
+    from fabricgen.deploy.run import describe
+
+    def one(srv: Server) -> tuple[list[Outcome], dict[LinkEnd, int]]:
+        pairs = gpu_targets(plan, srv)
+        mtu = server_mtu(plan, srv)
+        try:
+            output = ssh_run(srv.mgmt_ip, creds, server_script(pairs, mtu))
+        except Exception as exc:  # noqa: BLE001 - an unreachable server is a finding, not a crash
+            return [Outcome(srv.name, "gpu", "ssh", False, f"reachable over SSH at {srv.mgmt_ip}",
+                            describe(exc))], {}
+        return check_gpu_output(srv, pairs, output, mtu), server_mtus(srv, output)
+
+    outcomes: list[Outcome] = []
+    mtus: dict[LinkEnd, int] = {}
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        for found, live in pool.map(one, plan.servers):
+            outcomes += found
+            mtus.update(live)
+    return outcomes, mtus
+
+
+def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None = None, role: str | None = None,
+                 workers: int = 10, build: Build | None = None, lab_dir: str | None = None,
+                 known_hosts: str | None = None) -> Report:
+    """Validate the live fabric against the plan (and ``build`` for config/persisted)."""
+    from fabricgen.deploy.run import describe, select
+    from fabricgen.expect import expected_prefixes
+    from fabricgen.nornir_inventory import connection_settings, nornir_for
+
+    report = Report()
+    creds = connection_settings(plan, lab_dir, known_hosts)
+    nr = select(nornir_for(plan, creds, workers=workers), limit, role)
+    expected: dict[str, dict[str, int]] = {}
+    if "routes" in checks:
+        for (host, ip), count in expected_prefixes(plan).items():
+            expected.setdefault(host, {})[ip] = count
+    try:
+        results = nr.run(task=collect_switch, plan=plan, checks=checks, build=build, expected=expected,
+                         on_failed=True)
+    finally:
+        nr.close_connections(on_failed=True)
+    mtus: dict[LinkEnd, int] = {}
+    for host in sorted(results):
+        multi = results[host]
+        if multi.failed:
+            exc = multi[0].exception
+            report.add([Outcome(host, "reachability", "napalm", False,
+                                f"device answers getters at {plan.switches[host].mgmt_ip}",
+                                describe(exc) if exc is not None else str(multi[0].result))])
+        else:
+            data: SwitchData = multi[0].result
+            report.add(data.outcomes)
+            mtus.update(data.mtus)
+    whole_fabric = not limit and not role
+    if whole_fabric and ({"gpu", "mtu"} & set(checks)) and plan.servers:
+        outcomes, server_live = collect_servers(plan, creds, workers)
+        if "gpu" in checks:
+            report.add(outcomes)
+        elif any(o.item == "ssh" for o in outcomes):
+            report.add(o for o in outcomes if o.item == "ssh")
+        mtus.update(server_live)
+    if "mtu" in checks:
+        report.add(check_mtu(plan, mtus, None if whole_fabric else set(results)))
+    return report

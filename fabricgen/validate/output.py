@@ -1,0 +1,118 @@
+"""validate's output: a table for people, JSON and JUnit for machines; ``fabricgen validate``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from xml.etree import ElementTree as ET
+
+from rich.console import Console
+from rich.table import Table
+
+from fabricgen.validate.checks import CHECKS, Outcome, Report
+from fabricgen.validate.collect import run_validate
+
+FOLD = 20  # lines of one finding shown in the table; the rest is folded with its count
+
+
+def folded(text: str, limit: int = FOLD) -> str:
+    """``text`` cut to ``limit`` lines, saying how many were folded (JSON shows them all)."""
+    lines = text.splitlines()
+    if len(lines) <= limit:
+        return text
+    return "\n".join(lines[:limit] + [f"... {len(lines) - limit} more line(s) folded (--format json shows all)"])
+
+
+def render_report(report: Report, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps({"ok": report.ok, "failures": [asdict(o) for o in report.failures],
+                           "checked": len(report.outcomes)}, indent=2, sort_keys=True) + "\n"
+    if fmt == "junit":
+        suites = ET.Element("testsuites", name="fabricgen validate")
+        by_check: dict[str, list[Outcome]] = {}
+        for o in report.outcomes:
+            by_check.setdefault(o.check, []).append(o)
+        for check, items in sorted(by_check.items()):
+            suite = ET.SubElement(suites, "testsuite", name=check, tests=str(len(items)),
+                                  failures=str(sum(1 for o in items if not o.ok)))
+            for o in items:
+                case = ET.SubElement(suite, "testcase", classname=f"{check}.{o.device}", name=o.item)
+                if not o.ok:
+                    ET.SubElement(case, "failure", message=f"expected {o.expected}, got {o.actual}")
+        return ET.tostring(suites, encoding="unicode") + "\n"
+    raise ValueError(fmt)
+
+
+def print_table(report: Report, con: Console) -> None:
+    summary = Table(title="validation")
+    for col in ("check", "passed", "failed"):
+        summary.add_column(col, justify="left" if col == "check" else "right")
+    for check in sorted({o.check for o in report.outcomes}):
+        items = [o for o in report.outcomes if o.check == check]
+        bad = sum(1 for o in items if not o.ok)
+        summary.add_row(check, str(len(items) - bad), str(bad))
+    con.print(summary)
+    if report.failures:
+        t = Table(title="failures")
+        for col in ("device", "check", "item", "expected", "actual"):
+            t.add_column(col)
+        for o in report.failures:
+            t.add_row(o.device, o.check, o.item, o.expected, folded(o.actual))
+        con.print(t)
+    con.print("PASS" if report.ok else f"FAIL: {len(report.failures)} failure(s)")
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from fabricgen import manifest
+    from fabricgen.errors import FabricError
+    from fabricgen.plan import load_plan
+
+    plan = load_plan(args.intent)
+    checks = tuple(c for c in CHECKS if c not in set(args.skip or []))
+    build = None
+    if {"config", "persisted"} & set(checks):
+        try:
+            build = manifest.load(args.build, plan)
+        except FabricError as exc:
+            raise FabricError(exc.source, [p.__class__(p.path, p.message, p.hint + " (or --skip config --skip "
+                                                       "persisted to validate without a build)", p.line)
+                                           for p in exc.problems]) from None
+        problems = build.problems(plan.switches[h] for h in plan.switches)
+        if problems and not args.force:
+            con = Console(stderr=True, highlight=False, soft_wrap=True)
+            con.print("validate refused: the build is not what was checked:", markup=False)
+            for line in problems:
+                con.print("  " + line, markup=False)
+            con.print("  (--force compares with the files as they are)", markup=False)
+            return 2
+    report = run_validate(plan, checks, args.limit, args.role, args.workers, build=build, lab_dir=args.lab_dir,
+                          known_hosts=args.known_hosts)
+    if args.format == "table":
+        print_table(report, Console(highlight=False, soft_wrap=True))
+    else:
+        sys.stdout.write(render_report(report, args.format))
+    return 0 if report.ok else 1
+
+
+def register_cli(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("validate", help="compare live BGP (sessions, timers, BFD, routes), ECMP, LLDP, "
+                                        "interfaces, MTU, config (running and saved) and GPU reachability "
+                                        "with the plan")
+    p.add_argument("-i", "--intent", default="inventory/fabric.yaml")
+    p.add_argument("--format", choices=["table", "json", "junit"], default="table")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--limit", help="comma-separated hostnames")
+    scope.add_argument("--role", choices=["leaf", "spine", "super_spine"])
+    p.add_argument("--skip", action="append", choices=list(CHECKS), help="skip a check (repeatable)")
+    p.add_argument("--workers", type=int, default=10)
+    p.add_argument("-b", "--build", default="build", help="the checked build to compare configs with (default build/)")
+    p.add_argument("--force", action="store_true", help="compare with build files that changed after their check")
+    p.add_argument("--lab-dir", default=None,
+                   help="the lab's state directory (default: wherever `fabricgen lab up` of this fabric put it)")
+    p.add_argument("--known-hosts", default=None,
+                   help="SSH known_hosts to verify devices against (default $FABRICGEN_KNOWN_HOSTS, the lab's, "
+                        "or ~/.ssh/known_hosts)")
+    p.set_defaults(func=cmd_validate)
+
