@@ -191,4 +191,4 @@ def render_all(plan: Plan, outdir: str | Path, workers: int | None = None,
         if checks is not None:
             checks(tmp)
         manifest.write(tmp, plan, checked=checks is not None)  # what deploy and validate will push
-    return RenderResult(target, files, lines, len(hosts))
+    return RenderResult(target, files + 1, lines, len(hosts))
