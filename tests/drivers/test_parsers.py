@@ -278,7 +278,8 @@ def test_unified_diff_format() -> None:
 
 
 def test_frr_reload_test_listing() -> None:
-    out = recorded("commit_initial", "/usr/lib/frr/frr-reload.py --test /etc/frr/.fabricgen/fabricgen-0123456789ab-frr.conf")
+    out = recorded("commit_initial",
+                   "/usr/lib/frr/frr-reload.py --test /etc/frr/.fabricgen/fabricgen-0123456789ab-frr.conf")
     to_delete, to_add = P.parse_frr_reload_test(out)
     assert "router bgp 65001" in to_add
     assert any("neighbor 198.19.10.1 remote-as 65002" in line for line in to_add)
