@@ -18,8 +18,9 @@ from fabricgen.model import Plan
 # libyaml's emitter when PyYAML was built with it (10x faster on 30K-host inventories).
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
-# napalm driver names (nornir-napalm looks a host's platform up as a napalm driver).
-NAPALM_DRIVER = {"nxos": "nxos_ssh", "sonic": "sonic", "frr": "frr"}
+# napalm driver names (nornir-napalm looks a host's platform up as a napalm driver).  NX-OS: napalm's
+# nxos_ssh with fabricgen's owned-section config workflow (napalm_nxos_fabricgen; see drivers/nxos.py).
+NAPALM_DRIVER = {"nxos": "nxos_fabricgen", "sonic": "sonic", "frr": "frr"}
 
 
 def hosts(plan: Plan) -> dict[str, Any]:

@@ -27,7 +27,7 @@ def test_nornir_loads_it(example_plan) -> None:  # type: ignore[no-untyped-def]
     for name, host in nr.inventory.hosts.items():
         sw = example_plan.switches[name]
         assert host.hostname == sw.mgmt_ip
-        assert host.platform == {"nxos": "nxos_ssh", "sonic": "sonic", "frr": "frr"}[sw.platform]
+        assert host.platform == {"nxos": "nxos_fabricgen", "sonic": "sonic", "frr": "frr"}[sw.platform]
         assert host["role"] == sw.role and host["asn"] == sw.asn
 
 

@@ -52,14 +52,21 @@ class Sessions:
     accepted: dict[str, int] = field(default_factory=dict)
 
 
+def accepted_prefixes(peer: dict[str, Any]) -> int:
+    """IPv4 prefixes a napalm ``get_bgp_neighbors`` peer accepted; drivers that cannot tell report
+    -1 (napalm's nxos_ssh), and then the received count stands in."""
+    af = peer.get("address_family", {}).get("ipv4", {})
+    accepted = int(af.get("accepted_prefixes", 0) or 0)
+    return accepted if accepted >= 0 else max(0, int(af.get("received_prefixes", 0) or 0))
+
+
 def sessions(device: Any) -> Sessions:
     peers = device.get_bgp_neighbors().get("global", {}).get("peers", {})
     out = Sessions()
     for ip, p in peers.items():
         if p.get("is_up"):
             out.up.add(ip)
-        accepted = p.get("address_family", {}).get("ipv4", {}).get("accepted_prefixes", 0)
-        out.accepted[ip] = max(0, int(accepted or 0))
+        out.accepted[ip] = accepted_prefixes(p)
     return out
 
 

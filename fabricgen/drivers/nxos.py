@@ -1,0 +1,291 @@
+"""NX-OS deploy that cannot cut a switch off: napalm's ``nxos_ssh`` transport, owned-section candidates.
+
+napalm's own ``nxos_ssh`` replace is ``rollback running-config file <candidate>``: a full
+replace, and fabricgen's ``nxos.cfg`` is a partial config (no boot variable, management VRF
+route, users, AAA, NTP, logging, SNMP or CoPP).  This driver keeps napalm's driver for the
+connection and every getter, and replaces the config workflow:
+
+* **candidate** = the device's running config with only the sections fabricgen owns replaced
+  by the rendered ones (hier_config's NX-OS model gives the hierarchy).  Owned: the
+  interfaces the plan names (never ``mgmt0``), the class-maps and policy-maps it names,
+  ``system qos``, ``router bgp``, the route-maps and prefix-lists it names, ``hardware
+  profile dlb``, ``ip load-sharing``, global BFD and PFC-watchdog lines, ``hostname``, and the
+  ``feature`` lines it needs (added, never removed).  Everything else stays as it is.
+* **compare_config** = a unified diff of the owned sections only; ``last_changes`` holds the
+  exact commands (hier_config's remediation, running -> candidate) the commit will send.
+* **commit_config** = ``checkpoint fabricgen-<UTC time>``, the remediation commands in config
+  mode, ``copy running-config startup-config``.  A command NX-OS rejects rolls the switch back
+  to the checkpoint.  ``rollback()`` (deploy's failed post-check) returns to that checkpoint
+  and saves again, so saved = running after every commit and rollback.
+
+Nothing outside the owned sections is ever sent, so boot, management, users and AAA can
+never be removed.  Host keys are verified (fabricgen.ssh).  Platform name ``nxos_fabricgen``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from hier_config import Host
+from hier_config.options import options_for
+from napalm.base.exceptions import ReplaceConfigException
+from napalm.nxos_ssh.nxos_ssh import NXOSSSHDriver
+
+from fabricgen.ssh import known_hosts_option, netmiko_connect
+
+# Top-level sections fabricgen owns outright (whatever their name), and by-name sections.
+OWNED_ALWAYS = (
+    re.compile(r"^hostname "),
+    re.compile(r"^system qos$"),
+    re.compile(r"^router bgp "),
+    re.compile(r"^hardware profile dlb$"),
+    re.compile(r"^ip load-sharing "),
+    re.compile(r"^bfd interval "),
+    re.compile(r"^priority-flow-control watch-dog-interval "),
+)
+NEVER_OWNED = re.compile(r"^(interface mgmt\d+|vrf context management|boot |username |aaa |tacacs|radius|ntp |"
+                         r"logging |snmp-server |copp |line )")
+# What names a section: the kind and the name, e.g. ("route-map", "RM-REDIST-DIRECT").
+_NAMED = (
+    (re.compile(r"^interface (\S+)$"), "interface"),
+    (re.compile(r"^class-map type \S+ (?:match-any |match-all )?(\S+)$"), "class-map"),
+    (re.compile(r"^policy-map type \S+ (\S+)$"), "policy-map"),
+    (re.compile(r"^route-map (\S+) "), "route-map"),
+    (re.compile(r"^ip prefix-list (\S+) "), "ip prefix-list"),
+    (re.compile(r"^ipv6 prefix-list (\S+) "), "ipv6 prefix-list"),
+)
+# Remediation order: objects before what references them, removals of objects after.
+ORDERING = [
+    {"lineage": [{"startswith": ["feature "]}], "order": 100},
+    {"lineage": [{"startswith": ["ip prefix-list", "ipv6 prefix-list", "class-map "]}], "order": 200},
+    {"lineage": [{"startswith": ["route-map ", "policy-map "]}], "order": 300},
+    {"lineage": [{"startswith": ["system qos"]}], "order": 400},
+    {"lineage": [{"startswith": ["no route-map ", "no policy-map "]}], "order": 800},
+    {"lineage": [{"startswith": ["no ip prefix-list", "no ipv6 prefix-list", "no class-map "]}], "order": 900},
+]
+# NX-OS answers a rejected config line with one of these (napalm's nxos merge checks the first).
+REJECTED = re.compile(r"^\s*(% Invalid|Invalid command|% Incomplete|% Ambiguous|ERROR:|Syntax error)", re.M)
+
+
+def _section_key(text: str) -> tuple[str, str] | None:
+    for pattern, kind in _NAMED:
+        m = pattern.match(text)
+        if m:
+            return kind, m.group(1)
+    return None
+
+
+def _options() -> dict[str, Any]:
+    opts = dict(options_for("nxos"))
+    opts["ordering"] = list(opts.get("ordering", [])) + ORDERING
+    return opts
+
+
+def parse(text: str) -> Any:
+    """NX-OS config text -> hier_config tree (comments, version and boot lines are not config)."""
+    host = Host("fabricgen", "nxos", _options())
+    host.load_running_config(text)
+    return host.running_config
+
+
+def _render(children: Iterable[Any]) -> list[str]:
+    out = []
+    for child in children:
+        out.append(child.cisco_style_text())
+        out += _render(child.children)
+    return out
+
+
+def _owned_sorted(tree: Any, names: set[tuple[str, str]]) -> list[str]:
+    """Owned sections in a canonical order (by their first line): NX-OS keeps a section where it
+    was first created, so where it sits says nothing about the config."""
+    sections = [c for c in tree.children if is_owned(c.text, names, list(OWNED_ALWAYS))]
+    return _render(sorted(sections, key=lambda c: c.text))
+
+
+@dataclass
+class OwnedChange:
+    """What a deploy would do to one NX-OS switch."""
+
+    candidate: str  # the running config with the owned sections replaced
+    commands: list[str] = field(default_factory=list)  # remediation, in order, indented for config mode
+    diff: str = ""  # unified diff of the owned sections, running -> rendered
+    names: set[tuple[str, str]] = field(default_factory=set)  # the by-name sections the build owns
+    rendered: list[str] = field(default_factory=list)  # the owned sections as rendered
+
+
+def owned(rendered: Any) -> tuple[set[tuple[str, str]], list[re.Pattern[str]]]:
+    """The by-name sections the rendered config defines, and the always-owned patterns."""
+    names = set()
+    for child in rendered.children:
+        if NEVER_OWNED.match(child.text):
+            continue
+        key = _section_key(child.text)
+        if key is not None:
+            names.add(key)
+    return names, list(OWNED_ALWAYS)
+
+
+def is_owned(text: str, names: set[tuple[str, str]], always: list[re.Pattern[str]]) -> bool:
+    if NEVER_OWNED.match(text):
+        return False
+    if any(p.match(text) for p in always):
+        return True
+    key = _section_key(text)
+    return key is not None and key in names
+
+
+def plan_change(running_text: str, rendered_text: str) -> OwnedChange:
+    """The candidate (running with owned sections replaced), its remediation and the owned diff."""
+    running, rendered = parse(running_text), parse(rendered_text)
+    names, always = owned(rendered)
+    candidate = parse("")
+    for child in running.children:  # keep the device's own sections, in their place
+        if not is_owned(child.text, names, always):
+            candidate.add_deep_copy_of(child)
+    for child in rendered.children:  # then every owned section as rendered
+        wanted = is_owned(child.text, names, always) or child.text.startswith("feature ")
+        if wanted and candidate.get_child("equals", child.text) is None:
+            candidate.add_deep_copy_of(child)
+    remediation = running.config_to_get_to(candidate)
+    remediation.set_order_weight()
+    commands = [c.cisco_style_text() for c in remediation.all_children_sorted()]
+    before = _owned_sorted(running, names)
+    after = _owned_sorted(rendered, names)
+    diff = _diff(before, after, "running (fabricgen-owned sections)", "candidate")
+    return OwnedChange("\n".join(_render(candidate.children)) + "\n", commands, diff, names, after)
+
+
+class NxosDriver(NXOSSSHDriver):
+    """napalm ``nxos_ssh`` with owned-section candidates, checkpoint/rollback and verified host keys."""
+
+    def __init__(self, hostname: str, username: str, password: str, timeout: int = 60,
+                 optional_args: dict[str, Any] | None = None) -> None:
+        args = dict(optional_args or {})
+        self.known_hosts = known_hosts_option(args)
+        args.pop("known_hosts", None)
+        self.checkpoint_prefix = str(args.pop("checkpoint_prefix", "fabricgen"))
+        super().__init__(hostname, username, password, timeout=timeout, optional_args=args)
+        self.change: OwnedChange | None = None
+        self._owned_names: set[tuple[str, str]] = set()  # of the last loaded build
+        self.last_changes = ""
+        self._last_checkpoint: str | None = None
+
+    # ------------------------------------------------------------------ connection
+
+    def _connect(self) -> Any:
+        """The netmiko connection (tests replace this with a recorded-output device)."""
+        return netmiko_connect("cisco_nxos", self.hostname, self.username, self.password, self.timeout,
+                               self.known_hosts, **self.netmiko_optional_args)
+
+    def open(self) -> None:
+        self.device = self._connect()
+        self._netmiko_device = self.device
+
+    # ------------------------------------------------------------------ config
+
+    def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        if filename:
+            config = Path(filename).read_text(encoding="utf-8")
+        if not config or not config.strip():
+            raise ReplaceConfigException("load_replace_candidate needs a non-empty rendered config")
+        running = self.get_config(retrieve="running")["running"]
+        self.change = plan_change(running, config)
+        self._owned_names = self.change.names
+        self.last_changes = "\n".join(self.change.commands)
+        self.loaded, self.replace = True, True
+
+    def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        raise NotImplementedError("fabricgen's NX-OS driver replaces owned sections (load_replace_candidate)")
+
+    def compare_config(self) -> str:
+        """Unified diff of the fabricgen-owned sections ("" when the remediation is empty)."""
+        if self.change is None or not self.change.commands:
+            return ""
+        return self.change.diff or "\n".join(self.change.commands) + "\n"
+
+    def discard_config(self) -> None:
+        self.change = None
+        self.loaded = False
+
+    def _checkpoint_name(self) -> str:
+        return f"{self.checkpoint_prefix}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
+
+    def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
+        """Checkpoint, send the remediation, save; any rejected line rolls back to the checkpoint."""
+        if revert_in is not None or message:
+            raise NotImplementedError("commit confirm and commit messages are not supported")
+        if self.change is None:
+            raise ReplaceConfigException("no candidate loaded (load_replace_candidate first)")
+        if not self.change.commands:
+            self.discard_config()
+            return
+        checkpoint = self._checkpoint_name()
+        # NX-OS keeps at most ten checkpoints: drop this session's previous one (its commit was checked)
+        drop = [f"no checkpoint {self._last_checkpoint}"] if self._last_checkpoint else []
+        self._send_command_list(["terminal dont-ask", *drop, f"checkpoint {checkpoint}", "no terminal dont-ask"])
+        self._last_checkpoint = checkpoint
+        sent = self._send_config(self.change.commands)
+        output = sent if isinstance(sent, str) else "\n".join(map(str, sent))
+        rejected = REJECTED.search(output)
+        if rejected:
+            reason = output[rejected.start():].strip().splitlines()[0]
+            try:
+                self.rollback()
+            except Exception as exc:  # noqa: BLE001
+                raise ReplaceConfigException(
+                    f"{self.hostname}: NX-OS rejected a line ({reason}) AND the rollback to checkpoint {checkpoint} "
+                    f"failed ({exc}); the device config is undetermined") from exc
+            raise ReplaceConfigException(f"{self.hostname}: NX-OS rejected a line, rolled back to checkpoint "
+                                         f"{checkpoint}:\n{output.strip()}")
+        self._copy_run_start()
+        self.discard_config()
+
+    def rollback(self) -> None:
+        """Back to the checkpoint of the last commit, then save (saved = running)."""
+        if not self._last_checkpoint:
+            raise ReplaceConfigException(f"{self.hostname}: no checkpoint of a commit in this session to roll back to")
+        result = self._send_command_list(
+            ["terminal dont-ask", f"rollback running-config checkpoint {self._last_checkpoint}",
+             "no terminal dont-ask"], expect_string=r"[#>]", read_timeout=90)
+        text = result if isinstance(result, str) else "\n".join(map(str, result))
+        if "completed" not in text.lower():
+            raise ReplaceConfigException(f"{self.hostname}: rollback to checkpoint {self._last_checkpoint} failed:\n"
+                                         f"{text.strip()}")
+        self._copy_run_start()
+
+    # ------------------------------------------------------------------ fabricgen extensions
+
+    def fabricgen_persisted_diff(self) -> str:
+        """Owned sections of the startup config vs the build ("" = a reboot keeps the build)."""
+        if self.change is None:
+            return ""
+        startup = owned_lines(self.get_config(retrieve="startup")["startup"], self.change.names)
+        return _diff(startup, self.change.rendered, "startup (fabricgen-owned sections)", "build")
+
+    def fabricgen_verify(self) -> tuple[list[str], list[str]]:
+        """After a commit: saved = running for every owned section."""
+        config = self.get_config(retrieve="all")
+        diff = _diff(owned_lines(config["startup"], self._owned_names),
+                     owned_lines(config["running"], self._owned_names), "startup", "running")
+        return [], ([f"the startup config differs from the running config:\n{diff}"] if diff else [])
+
+
+def owned_lines(text: str, names: set[tuple[str, str]]) -> list[str]:
+    """The lines of the sections of ``text`` that fabricgen owns (by-name sections from ``names``)."""
+    return _owned_sorted(parse(text), names)
+
+
+def _diff(a: list[str], b: list[str], fromfile: str, tofile: str) -> str:
+    return "".join(difflib.unified_diff([ln + "\n" for ln in a], [ln + "\n" for ln in b], fromfile, tofile))
+
+
+def commands_touching(commands: Iterable[str], pattern: re.Pattern[str]) -> list[str]:
+    """Remediation lines matching ``pattern`` (tests: nothing may touch management, boot, users, AAA)."""
+    return [c for c in commands if pattern.search(c)]
