@@ -170,7 +170,8 @@ def _stage_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
     """The later pipeline stages (check, lab, deploy, validate) each register their own sub-command."""
     import importlib
 
-    modules = ("fabricgen.check.cli", "fabricgen.lab.cli", "fabricgen.deploy", "fabricgen.validate")
+    modules = ("fabricgen.check.cli", "fabricgen.lab.cli", "fabricgen.deploy", "fabricgen.validate",
+               "fabricgen.analyze.cli")
     return [importlib.import_module(m).register_cli for m in modules]
 
 

@@ -1,0 +1,149 @@
+"""`fabricgen analyze ecmp|failures|deadlock`, `fabricgen diagram`, `fabricgen docs`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from fabricgen.analyze.hashing import HASHES
+
+DEFAULT_INTENT = "inventory/fabric.yaml"
+
+
+def _console() -> Console:
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _plain(value: Any) -> Any:
+    """JSON-safe: numpy arrays and numbers to lists and floats, inf to a string."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, float | np.floating):
+        f = float(value)
+        return "inf" if f == float("inf") else round(f, 6)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def write_result(result: dict[str, Any], path: str | None) -> None:
+    if not path:
+        return
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps(_plain(result), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(out)
+
+
+def _fmt_slowdown(s: float) -> str:
+    return "stalled" if s == float("inf") else f"{s:.2f}x"
+
+
+# --------------------------------------------------------------------------- ecmp
+
+
+def cmd_ecmp(args: argparse.Namespace) -> int:
+    from fabricgen.analyze.ecmp import ecmp_report
+    from fabricgen.analyze.fabric import from_plan
+    from fabricgen.plan import load_plan
+
+    fabric = from_plan(load_plan(args.intent))
+    seeds = "tier" if args.seed_per_tier else args.seeds
+    result = ecmp_report(fabric, args.pattern, args.qps_per_conn, args.hash, seeds, args.jobs, args.cross_rail,
+                         args.salt)
+    write_result(result, args.output)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(_plain({k: v for k, v in result.items() if k != "link_load"}), indent=1) + "\n")
+        return 0
+    print_ecmp(result)
+    return 0
+
+
+def print_ecmp(result: dict[str, Any]) -> None:
+    con = _console()
+    cols = result["columns"]
+    con.print(f"[bold]{result['fabric']}[/bold]: {result['pattern']} per rail, {cols[0]['connections']} connections; "
+              f"hash {result['hash']} over {', '.join(result['hash_fields'])} (a model: real ASIC hashes are "
+              f"proprietary)" + ("; the plan enables adaptive routing" if result["adaptive_routing_planned"] else ""))
+    t = Table(title="ECMP load: max/mean per tier, slowdown of the collective")
+    t.add_column("")
+    for c in cols:
+        t.add_column(c["setting"], justify="right")
+    t.add_row("flows (QPs)", *[f"{c['flows']:,}" for c in cols])
+    tiers = [k for k in ("gpu_leaf", "leaf_spine", "spine_super_spine") if k in cols[0]["tiers"]]
+    for tier in tiers:
+        t.add_row(f"{tier} max/mean", *[_ratio(c["tiers"][tier]) for c in cols])
+        t.add_row(f"{tier} max flows/link", *[f"{c['tiers'][tier]['max_flows']:.1f}" for c in cols])
+    pols = sorted({k for c in cols for k in c["polarization"]})
+    for p in pols:
+        t.add_row(f"polarization {p}", *[f"{c['polarization'][p]:.2f}" if p in c["polarization"] else "-"
+                                         for c in cols])
+    t.add_row("slowdown (worst job)", *[_fmt_slowdown(c["slowdown"]) for c in cols])
+    t.add_row("bus bandwidth", *[f"{100 / c['slowdown']:.0f}% of line rate" if c["slowdown"] != float("inf")
+                                 else "0" for c in cols])
+    con.print(t)
+    if len(cols[0]["jobs"]) > 1:
+        j = Table(title="jobs")
+        for col in ("job", "servers", "pattern", *[c["setting"] for c in cols]):
+            j.add_column(col)
+        for i, job in enumerate(cols[0]["jobs"]):
+            j.add_row(job["name"], str(job["servers"]), job["pattern"],
+                      *[_fmt_slowdown(c["jobs"][i]["slowdown"]) for c in cols])
+        con.print(j)
+    hot = cols[0]["hottest"]
+    if hot:
+        h = Table(title=f"hottest links ({cols[0]['setting']})")
+        for col in ("link", "tier", "flows", "GB", "busy ms"):
+            h.add_column(col, justify="left" if col in ("link", "tier") else "right")
+        for row in hot:
+            h.add_row(row["link"], row["tier"], f"{row['flows']:.0f}", f"{row['gbytes']:.2f}",
+                      f"{row['busy_ms']:.1f}")
+        con.print(h)
+
+
+def _ratio(stats: dict[str, float]) -> str:
+    return f"{stats['max_over_mean']:.2f}" if stats["used"] else "idle"
+
+
+# --------------------------------------------------------------------------- registration
+
+
+def _intent(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-i", "--intent", default=DEFAULT_INTENT, help=f"fabric intent YAML (default {DEFAULT_INTENT})")
+
+
+def register_cli(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("analyze", help="predict ECMP collisions, failure impact and PFC deadlock from the plan")
+    asub = p.add_subparsers(dest="analysis", required=True)
+
+    e = asub.add_parser("ecmp", help="route a collective's QPs through the planned ECMP groups",
+                        description="Route NCCL-like flows (per rail, N QPs per connection, one UDP source port "
+                                    "each) hop by hop through the planned ECMP groups with a modelled hash; "
+                                    "report per-link load by tier, polarization and the predicted slowdown, with "
+                                    "what-if columns for more QPs, per-tier seeds and adaptive routing.")
+    _intent(e)
+    e.add_argument("--pattern", choices=["ring", "tree", "alltoall"], default="ring")
+    e.add_argument("--qps-per-conn", type=int, default=1, metavar="N", help="QPs per connection (default 1)")
+    e.add_argument("--hash", choices=list(HASHES), default="crc32", help="modelled hash (default crc32)")
+    e.add_argument("--seeds", choices=["same", "tier", "switch"], default="same",
+                   help="hash seed per switch: one for all (default), per tier, or per switch")
+    e.add_argument("--seed-per-tier", action="store_true", help="same as --seeds tier")
+    e.add_argument("--cross-rail", action="store_true",
+                   help="alltoall from every GPU to every GPU over the sender's NIC (NCCL without PXN)")
+    e.add_argument("--jobs", metavar="FILE", help="YAML list of jobs on server subsets (fragmented placement)")
+    e.add_argument("--salt", type=int, default=0, help="vary QP numbers and seeds (default 0)")
+    e.add_argument("--format", choices=["table", "json"], default="table")
+    e.add_argument("-o", "--output", metavar="FILE", help="also write the full result as JSON (for diagram --heat)")
+    e.set_defaults(func=cmd_ecmp)

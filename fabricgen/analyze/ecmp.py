@@ -1,0 +1,351 @@
+"""`analyze ecmp`: route every QP hop by hop through the planned ECMP groups and weigh the links.
+
+Hashed routing follows each QP along one path: at every switch the modelled
+hash of its 5-tuple picks a member of the switch's ECMP group towards the
+destination leaf.  Adaptive routing is modelled as ideal spreading at flowlet
+granularity: every switch splits each flow's bytes evenly over its group.
+
+The collective's completion time is set by its most loaded link: a link busy
+for bytes/capacity seconds delays every flow crossing it.  The slowdown of a
+job is that time over the time its NICs alone would need (a non-blocking
+fabric), and its predicted bus bandwidth is line rate divided by the slowdown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fabricgen.analyze.fabric import Fabric
+from fabricgen.analyze.flows import Flows, Job, generate
+from fabricgen.analyze.hashing import HashModel, hash_model, keys
+from fabricgen.analyze.routing import LOCAL, NO_ROUTE, Routes
+
+MAX_HOPS = 16
+TIER_NAMES = {0: "leaf", 1: "spine", 2: "super-spine"}
+
+
+@dataclass
+class Traversal:
+    """Where every flow went: the arc, switch and group of each hop."""
+
+    arcs: np.ndarray  # int64 [hops, flows], -1 where the flow made no hop
+    nodes: np.ndarray  # int64 [hops, flows]: the switch that chose the arc (-1: the NIC or none)
+    groups: np.ndarray  # int64 [hops, flows]: the ECMP group it chose from (-1: none)
+    delivered: np.ndarray  # bool per flow
+
+
+def route_hashed(routes: Routes, flows: Flows, model: HashModel) -> Traversal:
+    f = routes.fabric
+    n = len(flows)
+    key = keys(f.ep_ip[flows.src], f.ep_ip[flows.dst], flows.sport, f.hash_fields)
+    arcs = [f.ep_up_arc(flows.src).astype(np.int64)]
+    nodes = [np.full(n, -1, dtype=np.int64)]
+    groups = [np.full(n, -1, dtype=np.int64)]
+    cur = f.ep_leaf[flows.src].astype(np.int64)
+    dcol = routes.column[f.ep_leaf[flows.dst]]
+    down = f.ep_down_arc(flows.dst).astype(np.int64)
+    delivered = np.zeros(n, dtype=bool)
+    active = np.flatnonzero(np.ones(n, dtype=bool))
+    if f.switch_arcs and routes.fabric.arc_dst.size:
+        arc_dst = f.arc_dst.astype(np.int64)
+    else:
+        arc_dst = np.zeros(0, dtype=np.int64)
+    for _ in range(MAX_HOPS):
+        if not len(active):
+            break
+        step_arc = np.full(n, -1, dtype=np.int64)
+        step_node = np.full(n, -1, dtype=np.int64)
+        step_group = np.full(n, -1, dtype=np.int64)
+        here = cur[active]
+        g = routes.group_of[here, dcol[active]].astype(np.int64)
+        step_node[active] = here
+        local = g == LOCAL
+        done = active[local]
+        step_arc[done] = down[done]
+        delivered[done] = True
+        fwd = g >= 0
+        idx = active[fwd]
+        gf = g[fwd]
+        if len(idx):
+            member = model.member(key[idx], here[fwd], routes.g_size[gf])
+            arc = routes.g_members[routes.g_offset[gf] + member]
+            step_arc[idx] = arc
+            step_group[idx] = gf
+            cur[idx] = arc_dst[arc]
+        arcs.append(step_arc)
+        nodes.append(step_node)
+        groups.append(step_group)
+        active = idx  # flows with NO_ROUTE stop here, undelivered
+    return Traversal(np.vstack(arcs), np.vstack(nodes), np.vstack(groups), delivered)
+
+
+@dataclass
+class Loads:
+    bytes: np.ndarray  # per arc
+    flows: np.ndarray  # per arc (fractional under ideal spreading)
+    job_arcs: list[np.ndarray]  # arcs each job puts bytes on
+    undelivered: np.ndarray  # flows per job that found no route or looped
+
+
+def loads_hashed(fabric: Fabric, flows: Flows, tr: Traversal) -> Loads:
+    n_arcs = fabric.n_arcs
+    hop_arcs = tr.arcs
+    used = hop_arcs >= 0
+    flat_arcs = hop_arcs[used]
+    flat_bytes = np.broadcast_to(flows.nbytes, hop_arcs.shape)[used]
+    by = np.bincount(flat_arcs, weights=flat_bytes, minlength=n_arcs)
+    fl = np.bincount(flat_arcs, minlength=n_arcs).astype(np.float64)
+    jobs = np.broadcast_to(flows.job, hop_arcs.shape)[used].astype(np.int64)
+    pairs = np.unique(jobs * n_arcs + flat_arcs)
+    job_arcs = [pairs[(pairs // n_arcs) == j] % n_arcs for j in range(len(flows.jobs))]
+    undelivered = np.bincount(flows.job[~tr.delivered], minlength=len(flows.jobs))
+    return Loads(by, fl, job_arcs, undelivered)
+
+
+def loads_spread(routes: Routes, flows: Flows) -> Loads:
+    """Ideal spreading: each switch splits every flow's bytes evenly over its ECMP group."""
+    f = routes.fabric
+    n_arcs = f.n_arcs
+    by = np.zeros(n_arcs)
+    fl = np.zeros(n_arcs)
+    n_jobs = len(flows.jobs)
+    job_used = np.zeros((n_jobs, n_arcs), dtype=bool)
+    up = f.ep_up_arc(flows.src)
+    down = f.ep_down_arc(flows.dst)
+    np.add.at(by, up, flows.nbytes)
+    np.add.at(fl, up, 1.0)
+    job_used[flows.job, up] = True
+    # states: (job, node, destination column) with bytes and flow weight, merged at every hop
+    node = f.ep_leaf[flows.src].astype(np.int64)
+    dcol = routes.column[f.ep_leaf[flows.dst]].astype(np.int64)
+    job = flows.job.astype(np.int64)
+    w = flows.nbytes.astype(np.float64)
+    c = np.ones(len(flows))
+    # final NIC arcs are deterministic: add them once for delivered traffic
+    dleaf_arcs = down
+    undelivered = np.zeros(n_jobs, dtype=np.int64)
+    delivered_mask = np.zeros(len(flows), dtype=bool)
+    # track per original flow whether it can be delivered (routes are loop-free in practice)
+    n_dests = len(routes.dests)
+    for _ in range(MAX_HOPS):
+        if not len(node):
+            break
+        g = routes.group_of[node, dcol].astype(np.int64)
+        fwd = g >= 0
+        lost = g == NO_ROUTE
+        if lost.any():
+            undelivered += np.bincount(job[lost], minlength=n_jobs)
+        node, dcol, job, w, c, g = node[fwd], dcol[fwd], job[fwd], w[fwd], c[fwd], g[fwd]
+        if not len(node):
+            break
+        size = routes.g_size[g]
+        rep = np.repeat(np.arange(len(g)), size)
+        offs = np.arange(len(rep)) - np.repeat(np.cumsum(size) - size, size)
+        arc = routes.g_members[routes.g_offset[g][rep] + offs]
+        share_w = w[rep] / size[rep]
+        share_c = c[rep] / size[rep]
+        np.add.at(by, arc, share_w)
+        np.add.at(fl, arc, share_c)
+        job_used[job[rep], arc] = True
+        nxt = f.arc_dst[arc].astype(np.int64)
+        # merge states that meet at the same (job, node, destination)
+        key = (job[rep] * len(f.nodes) + nxt) * n_dests + dcol[rep]
+        uniq, inv = np.unique(key, return_inverse=True)
+        w = np.bincount(inv, weights=share_w).astype(np.float64)
+        c = np.bincount(inv, weights=share_c).astype(np.float64)
+        dcol = uniq % n_dests
+        rest = uniq // n_dests
+        node = rest % len(f.nodes)
+        job = rest // len(f.nodes)
+        at_dest = routes.group_of[node, dcol] == LOCAL
+        node, dcol, job, w, c = node[~at_dest], dcol[~at_dest], job[~at_dest], w[~at_dest], c[~at_dest]
+    # the leaf -> NIC arcs: every flow whose destination leaf is reachable from its source
+    src_g = routes.group_of[f.ep_leaf[flows.src], routes.column[f.ep_leaf[flows.dst]]]
+    delivered_mask = src_g != NO_ROUTE
+    np.add.at(by, dleaf_arcs[delivered_mask], flows.nbytes[delivered_mask])
+    np.add.at(fl, dleaf_arcs[delivered_mask], 1.0)
+    job_used[flows.job[delivered_mask], dleaf_arcs[delivered_mask]] = True
+    return Loads(by, fl, [np.flatnonzero(job_used[j]) for j in range(n_jobs)], undelivered)
+
+
+def job_slowdowns(fabric: Fabric, flows: Flows, loads: Loads) -> list[float]:
+    """Per job: time of its most loaded link / time its NICs alone need (inf when traffic is lost)."""
+    cap = fabric.arc_capacity() * 1e9 / 8  # bytes/s
+    busy = np.divide(loads.bytes, cap, out=np.zeros_like(loads.bytes), where=cap > 0)
+    out = []
+    for j in range(len(flows.jobs)):
+        mine = flows.job == j
+        if loads.undelivered[j]:
+            out.append(float("inf"))
+            continue
+        if not mine.any():
+            out.append(1.0)
+            continue
+        nic_arcs = np.concatenate([fabric.ep_up_arc(flows.src[mine]), fabric.ep_down_arc(flows.dst[mine])])
+        nic_bytes = np.bincount(nic_arcs, weights=np.concatenate([flows.nbytes[mine]] * 2),
+                                minlength=fabric.n_arcs)
+        ideal = float(np.max(np.divide(nic_bytes, cap, out=np.zeros_like(nic_bytes), where=cap > 0)))
+        actual = float(busy[loads.job_arcs[j]].max()) if len(loads.job_arcs[j]) else 0.0
+        out.append(actual / ideal if ideal > 0 else 1.0)
+    return out
+
+
+def tier_stats(fabric: Fabric, loads: Loads) -> dict[str, dict[str, float]]:
+    tiers = fabric.arc_tiers()
+    stats: dict[str, dict[str, float]] = {}
+    for tier in ("gpu_leaf", "leaf_spine", "spine_super_spine"):
+        mask = tiers == tier
+        if not mask.any():
+            continue
+        b = loads.bytes[mask]
+        fl = loads.flows[mask]
+        mean = float(b.mean())
+        stats[tier] = {
+            "links": int(mask.sum()),
+            "used": int((b > 0).sum()),
+            "max_flows": float(fl.max()),
+            "mean_flows": float(fl.mean()),
+            "max_gbytes": float(b.max()) / 1e9,
+            "mean_gbytes": mean / 1e9,
+            "max_over_mean": float(b.max()) / mean if mean > 0 else 0.0,
+        }
+    return stats
+
+
+def hottest(fabric: Fabric, loads: Loads, top: int = 10) -> list[dict[str, Any]]:
+    cap = fabric.arc_capacity() * 1e9 / 8
+    busy = np.divide(loads.bytes, cap, out=np.zeros_like(loads.bytes), where=cap > 0)
+    fabric_arcs = np.arange(fabric.switch_arcs)
+    if not len(fabric_arcs):
+        return []
+    order = fabric_arcs[np.lexsort((fabric_arcs, -busy[fabric_arcs]))][:top]
+    tiers = fabric.arc_tiers()
+    return [{"link": fabric.arc_label(int(a)), "tier": str(tiers[a]), "flows": float(loads.flows[a]),
+             "gbytes": float(loads.bytes[a]) / 1e9, "busy_ms": float(busy[a]) * 1e3}
+            for a in order if loads.bytes[a] > 0]
+
+
+def polarization(fabric: Fabric, routes: Routes, tr: Traversal) -> dict[str, float]:
+    """Between consecutive hashed hops: 0 = independent choices, 1 = flows that shared a link always share again.
+
+    For flows that took the same link at one hop and meet the same ECMP group at
+    the next, independent hashing makes them collide again with probability
+    1/group size; the index is how far the observed rate sits above that.
+    """
+    out: dict[str, float] = {}
+    rank = fabric.rank.astype(np.int64)
+    a1s, a2s, gs, labels = [], [], [], []
+    for k in range(1, tr.arcs.shape[0] - 1):
+        g1, g2 = tr.groups[k], tr.groups[k + 1]
+        ok = (g1 >= 0) & (g2 >= 0)
+        ok &= (routes.g_size[np.maximum(g1, 0)] > 1) & (routes.g_size[np.maximum(g2, 0)] > 1)
+        if ok.any():
+            a1s.append(tr.arcs[k][ok])
+            a2s.append(tr.arcs[k + 1][ok])
+            gs.append(g2[ok])
+            labels.append(rank[tr.nodes[k][ok]] * 3 + rank[tr.nodes[k + 1][ok]])
+    if not a1s:
+        return out
+    a1, a2, gg, lab = (np.concatenate(x) for x in (a1s, a2s, gs, labels))
+    for code in np.unique(lab).tolist():
+        m = lab == code
+        _, c_full = np.unique(np.stack([a1[m], gg[m], a2[m]]), axis=1, return_counts=True)
+        groups_key, c_grp = np.unique(np.stack([a1[m], gg[m]]), axis=1, return_counts=True)
+        same = float((c_full * (c_full - 1) / 2).sum())
+        pairs = c_grp * (c_grp - 1) / 2
+        total = float(pairs.sum())
+        expected = float((pairs / routes.g_size[groups_key[1]]).sum())
+        if total - expected <= 0:
+            continue
+        label = f"{TIER_NAMES.get(code // 3, '?')}->{TIER_NAMES.get(code % 3, '?')}"
+        out[label] = round(max(0.0, min(1.0, (same - expected) / (total - expected))), 3)
+    return out
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One column of the report: how traffic is hashed or spread."""
+
+    label: str
+    qps: int
+    hash: str
+    seeds: str
+    adaptive: bool = False
+
+
+def evaluate(fabric: Fabric, routes: Routes, jobs: list[Job], setting: Setting, salt: int = 0,
+             want_traversal: bool = False) -> dict[str, Any]:
+    jobs_q = [Job(j.name, j.servers, j.pattern, setting.qps, j.message_bytes, j.cross_rail) for j in jobs]
+    flows = generate(fabric, jobs_q, salt)
+    pol: dict[str, float] = {}
+    if setting.adaptive:
+        loads = loads_spread(routes, flows)
+    else:
+        model = hash_model(setting.hash, fabric.rank, setting.seeds, salt)
+        tr = route_hashed(routes, flows, model)
+        loads = loads_hashed(fabric, flows, tr)
+        pol = polarization(fabric, routes, tr)
+    slow = job_slowdowns(fabric, flows, loads)
+    return {
+        "setting": setting.label,
+        "qps_per_conn": setting.qps,
+        "hash": "adaptive (ideal flowlet spreading)" if setting.adaptive else setting.hash,
+        "seeds": "-" if setting.adaptive else setting.seeds,
+        "flows": len(flows),
+        "connections": int(len(np.unique(flows.conn))) if len(flows) else 0,
+        "tiers": tier_stats(fabric, loads),
+        "hottest": hottest(fabric, loads),
+        "polarization": pol,
+        "jobs": [{"name": j.name, "servers": len(j.servers), "pattern": j.pattern,
+                  "slowdown": s, "busbw_fraction": (1.0 / s) if s and s != float("inf") else 0.0}
+                 for j, s in zip(jobs_q, slow, strict=True)],
+        "slowdown": max(slow) if slow else 1.0,
+        "link_load": {"bytes": loads.bytes, "flows": loads.flows},
+    }
+
+
+def settings_for(qps: int, hash_kind: str, seeds: str) -> list[Setting]:
+    """The asked setting plus the what-if columns: more QPs, per-tier seeds, adaptive routing."""
+    more = max(4 * qps, 8)
+    other_seeds = "tier" if seeds != "tier" else "same"
+    return [
+        Setting(f"{qps} QP{'s' if qps > 1 else ''}, {hash_kind}, {seeds} seed", qps, hash_kind, seeds),
+        Setting(f"{more} QPs", more, hash_kind, seeds),
+        Setting(f"{other_seeds} seeds" if other_seeds == "tier" else "same seed", qps, hash_kind, other_seeds),
+        Setting("adaptive routing", qps, hash_kind, seeds, adaptive=True),
+    ]
+
+
+def ecmp_report(fabric: Fabric, pattern: str, qps: int, hash_kind: str, seeds: str, jobs_file: str | None = None,
+                cross_rail: bool = False, salt: int = 0) -> dict[str, Any]:
+    """The whole `analyze ecmp` result: one column per setting, link loads of the first for heat maps."""
+    from fabricgen.analyze.flows import whole_fabric_job
+    from fabricgen.analyze.jobs import load_jobs
+    from fabricgen.analyze.routing import compute_routes
+
+    if qps < 1:
+        from fabricgen.errors import FabricError
+
+        raise FabricError.single("--qps-per-conn", "", f"{qps} QPs per connection", "use 1 or more")
+    jobs = (load_jobs(jobs_file, fabric, pattern, qps, cross_rail) if jobs_file
+            else [whole_fabric_job(fabric, pattern, qps, cross_rail=cross_rail)])
+    routes = compute_routes(fabric)
+    columns = [evaluate(fabric, routes, jobs, s, salt) for s in settings_for(qps, hash_kind, seeds)]
+    link_load = columns[0].pop("link_load")
+    for c in columns[1:]:
+        c.pop("link_load")
+    return {
+        "kind": "ecmp",
+        "fabric": fabric.name,
+        "pattern": pattern + (" (cross-rail)" if cross_rail else ""),
+        "hash": hash_kind,
+        "hash_fields": list(fabric.hash_fields),
+        "adaptive_routing_planned": fabric.adaptive_routing,
+        "columns": columns,
+        "link_load": {"arcs": [fabric.arc_label(a) for a in range(fabric.switch_arcs)],
+                      "bytes": link_load["bytes"][: fabric.switch_arcs],
+                      "capacity_gbps": fabric.arc_speed},
+    }
