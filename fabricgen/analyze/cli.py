@@ -18,7 +18,11 @@ DEFAULT_INTENT = "inventory/fabric.yaml"
 
 
 def _console() -> Console:
-    return Console(highlight=False, soft_wrap=True)
+    """Wide enough for the report tables when stdout is a file or a pipe."""
+    con = Console(highlight=False)
+    if not con.is_terminal:
+        con = Console(highlight=False, width=160)
+    return con
 
 
 def _plain(value: Any) -> Any:
@@ -117,6 +121,60 @@ def _ratio(stats: dict[str, float]) -> str:
     return f"{stats['max_over_mean']:.2f}" if stats["used"] else "idle"
 
 
+# --------------------------------------------------------------------------- failures
+
+
+def _jobs_for(args: argparse.Namespace, fabric: Any) -> list[Any]:
+    from fabricgen.analyze.flows import whole_fabric_job
+    from fabricgen.analyze.jobs import load_jobs
+
+    if getattr(args, "jobs", None):
+        return load_jobs(args.jobs, fabric, args.pattern, args.qps_per_conn)
+    return [whole_fabric_job(fabric, args.pattern, args.qps_per_conn)]
+
+
+def cmd_failures(args: argparse.Namespace) -> int:
+    from fabricgen.analyze.fabric import from_plan
+    from fabricgen.analyze.failures import failures_report
+    from fabricgen.plan import load_plan
+
+    fabric = from_plan(load_plan(args.intent))
+    seeds = "tier" if args.seed_per_tier else args.seeds
+    result = failures_report(fabric, _jobs_for(args, fabric), args.hash, seeds, args.fail, args.any,
+                             args.min_rail_capacity, args.top)
+    write_result(result, args.output)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(_plain(result), indent=1) + "\n")
+        return 1 if result["rules"] else 0
+    con = _console()
+    con.print(f"[bold]{result['fabric']}[/bold]: {result['scenarios']} failure scenario(s), worst first; "
+              f"intact slowdown {_fmt_slowdown(result['slowdown_intact'])}")
+    t = Table(title="failure impact")
+    for col in ("failure", "slowdown", "min leaf cap", "worst oversub", "GPUs cut off", "GPUs degraded", "rails",
+                "groups shrunk", "routes withdrawn"):
+        t.add_column(col, justify="left" if col == "failure" else "right")
+    for row in result["worst"]:
+        t.add_row(row["failure"], _fmt_slowdown(row["slowdown"]), f"{100 * row['min_leaf_capacity']:.0f}%",
+                  "-" if not row["worst_oversubscription"] else f"{row['worst_oversubscription']:.2f}:1",
+                  str(row["gpus_cut_off"]), str(row["gpus_degraded"]),
+                  ",".join(map(str, row["rails_affected"])) or "-", str(row["ecmp_groups_shrunk"]),
+                  str(row["routes_withdrawn"]))
+    con.print(t)
+    if result["worst"]:
+        w = result["worst"][0]
+        r = Table(title=f"remaining capacity: {w['failure']}")
+        r.add_column("rail / plane")
+        r.add_column("capacity", justify="right")
+        for rail, frac in sorted(w["rails"].items()):
+            r.add_row(f"rail {rail}", f"{100 * frac:.0f}%")
+        for plane, frac in sorted(w["planes"].items()):
+            r.add_row(f"plane {plane}", f"{100 * frac:.0f}%")
+        con.print(r)
+    for f in result["rules"]:
+        con.print(f"[yellow]rule {f['rule']}[/yellow] {f['where']}: {f['message']} (source: {f['source']})")
+    return 1 if result["rules"] else 0
+
+
 # --------------------------------------------------------------------------- registration
 
 
@@ -147,3 +205,20 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--format", choices=["table", "json"], default="table")
     e.add_argument("-o", "--output", metavar="FILE", help="also write the full result as JSON (for diagram --heat)")
     e.set_defaults(func=cmd_ecmp)
+
+    f = asub.add_parser("failures", help="capacity, routes and slowdown after named or every single/double failure")
+    _intent(f)
+    f.add_argument("--fail", metavar="DEV|DEV:PORT,...", help="one scenario: these switches and cables down")
+    f.add_argument("--any", type=int, choices=[1, 2], default=1, help="every single (1) or double (2) failure")
+    f.add_argument("--pattern", choices=["ring", "tree", "alltoall"], default="ring")
+    f.add_argument("--qps-per-conn", type=int, default=1, metavar="N")
+    f.add_argument("--hash", choices=list(HASHES), default="crc32")
+    f.add_argument("--seeds", choices=["same", "tier", "switch"], default="same")
+    f.add_argument("--seed-per-tier", action="store_true")
+    f.add_argument("--jobs", metavar="FILE")
+    f.add_argument("--min-rail-capacity", type=float, default=0.75, metavar="FRACTION",
+                   help="rule: a single failure must leave every rail this much uplink capacity (default 0.75)")
+    f.add_argument("--top", type=int, default=20, help="rows to show (default 20)")
+    f.add_argument("--format", choices=["table", "json"], default="table")
+    f.add_argument("-o", "--output", metavar="FILE", help="also write the result as JSON (for diagram --heat)")
+    f.set_defaults(func=cmd_failures)

@@ -101,6 +101,128 @@ def bgp_run(fabric: Fabric, adj: Adjacency, origin: int, dead: frozenset[int] = 
     return BgpRun(origin, paths, nexthops)
 
 
+def _evaluate(fabric: Fabric, adj: Adjacency, paths: list[tuple[int, ...] | None], v: int,
+              asn: list[int], allowas: list[int], peer_check: list[bool], max_paths: list[int]
+              ) -> tuple[tuple[int, ...] | None, tuple[int, ...]]:
+    """Best path and ECMP members of v given its neighbours' current paths."""
+    best_len = 1 << 30
+    cands: list[tuple[int, tuple[int, ...]]] = []
+    own = asn[v]
+    for u, arcs in adj[v]:
+        path_u = paths[u]
+        if path_u is None or len(path_u) > best_len:
+            continue
+        a = arcs[0] ^ 1  # u -> v
+        seen = path_u.count(own)
+        if (seen and peer_check[a]) or seen > allowas[a]:
+            continue
+        if len(path_u) < best_len:
+            best_len = len(path_u)
+            cands = []
+        cands.append((u, arcs))
+    if not cands:
+        return None, ()
+    best_path = paths[cands[0][0]]
+    assert best_path is not None
+    members = [a for _u, arcs in cands for a in arcs]
+    return (own, *best_path), tuple(sorted(members[: max_paths[v]]))
+
+
+def bgp_update(fabric: Fabric, adj: Adjacency, base: BgpRun, failed_arcs: frozenset[int],
+               dead: frozenset[int]) -> BgpRun:
+    """The run of `base.origin` after arcs and switches fail, recomputing only what depended on them.
+
+    A switch is re-evaluated when one of its ECMP members failed or a neighbour's
+    advertised path changed; a change of path (not only of members) spreads to
+    its neighbours, in path-length order.  Falls back to a full run if the
+    changes do not settle.
+    """
+    origin = base.origin
+    if origin in dead:
+        return bgp_run(fabric, adj, origin, dead)
+    asn = fabric.asn.tolist()
+    allowas = fabric.arc_allowas.tolist()
+    peer_check = fabric.arc_peer_check.tolist()
+    max_paths = fabric.max_paths.tolist()
+    paths = list(base.paths)
+    nexthops = list(base.nexthops)
+    arc_src = fabric.arc_src
+    touched = {int(arc_src[a]) for a in failed_arcs} | {int(arc_src[a ^ 1]) for a in failed_arcs}
+    for d in dead:
+        touched.add(d)
+        touched.update(v for v, _arcs in base_neighbours(fabric, d))
+    import heapq
+
+    heap = [(len(paths[v]) if paths[v] is not None else 1 << 30, v) for v in touched]  # type: ignore[arg-type]
+    heapq.heapify(heap)
+    budget = 20 * len(paths) + 100
+    while heap:
+        budget -= 1
+        if budget < 0:
+            return bgp_run(fabric, adj, origin, dead)
+        _, v = heapq.heappop(heap)
+        if v == origin:
+            continue
+        new_path: tuple[int, ...] | None
+        new_nh: tuple[int, ...]
+        if v in dead:
+            new_path, new_nh = None, ()
+        else:
+            new_path, new_nh = _evaluate(fabric, adj, paths, v, asn, allowas, peer_check, max_paths)
+        nexthops[v] = new_nh
+        if new_path != paths[v]:
+            paths[v] = new_path
+            for w, _arcs in adj[v]:
+                heapq.heappush(heap, (len(paths[w]) if paths[w] is not None else 1 << 30, w))  # type: ignore[arg-type]
+    return BgpRun(origin, paths, nexthops)
+
+
+def base_neighbours(fabric: Fabric, node: int) -> list[tuple[int, tuple[int, ...]]]:
+    arcs = np.flatnonzero(fabric.arc_src == node)
+    by: dict[int, list[int]] = defaultdict(list)
+    for a in arcs.tolist():
+        by[int(fabric.arc_dst[a])].append(a)
+    return sorted((d, tuple(x)) for d, x in by.items())
+
+
+class RouteBase:
+    """The intact fabric's adjacency and BGP runs, reused by every failure scenario."""
+
+    def __init__(self, fabric: Fabric) -> None:
+        self.fabric = fabric
+        self.adj = adjacency(fabric)
+        self._runs: dict[int, BgpRun] = {}
+
+    def run(self, origin: int) -> BgpRun:
+        run = self._runs.get(origin)
+        if run is None:
+            run = self._runs[origin] = bgp_run(self.fabric, self.adj, origin)
+        return run
+
+    def patched(self, failed: frozenset[int], dead: frozenset[int]) -> Adjacency:
+        """The adjacency with failed cables and dead switches removed (only touched nodes rebuilt)."""
+        if not failed and not dead:
+            return self.adj
+        f = self.fabric
+        touched = {int(f.arc_src[a]) for a in failed} | {int(f.arc_dst[a]) for a in failed} | set(dead)
+        for d in dead:
+            touched.update(v for v, _arcs in self.adj[d])
+        adj = list(self.adj)
+        for v in touched:
+            if v in dead:
+                adj[v] = []
+                continue
+            row = []
+            for u, arcs in self.adj[v]:
+                if u in dead:
+                    continue
+                keep = tuple(a for a in arcs if a not in failed and (a ^ 1) not in failed)
+                if keep:
+                    row.append((u, keep))
+            adj[v] = row
+        return adj
+
+
 @dataclass
 class Routes:
     """ECMP groups of every switch towards every leaf, as arrays."""
@@ -157,23 +279,40 @@ def twin_classes(fabric: Fabric, adj: Adjacency, dead: frozenset[int]) -> list[l
     return list(classes.values())
 
 
-def _relabel(arcs: tuple[int, ...], rep: int, m: int, fabric: Fabric,
-             pair_arcs: dict[tuple[int, int], tuple[int, ...]]) -> tuple[int, ...]:
+class _PairArcs:
+    """Working arcs from s to d, looked up lazily per node."""
+
+    def __init__(self, adj: Adjacency) -> None:
+        self.adj = adj
+        self.rows: dict[int, dict[int, tuple[int, ...]]] = {}
+
+    def get(self, s: int, d: int) -> tuple[int, ...]:
+        row = self.rows.get(s)
+        if row is None:
+            row = self.rows[s] = dict(self.adj[s])
+        return row.get(d, ())
+
+
+def _relabel(arcs: tuple[int, ...], rep: int, m: int, fabric: Fabric, pair_arcs: _PairArcs) -> tuple[int, ...]:
     """Swap twins rep and m in arcs: v->rep becomes the matching v->m, rep->x becomes m->x."""
     out = []
     for a in arcs:
         s, d = int(fabric.arc_src[a]), int(fabric.arc_dst[a])
         s2 = m if s == rep else rep if s == m else s
         d2 = m if d == rep else rep if d == m else d
-        out.append(a if (s2, d2) == (s, d) else pair_arcs[s2, d2][pair_arcs[s, d].index(a)])
+        out.append(a if (s2, d2) == (s, d) else pair_arcs.get(s2, d2)[pair_arcs.get(s, d).index(a)])
     return tuple(sorted(out))
 
 
-def compute_routes(fabric: Fabric, failed_arcs: Iterable[int] = (), dead: Iterable[int] = ()) -> Routes:
-    """Routes of the fabric with the given arcs (both directions of their cables) and switches down."""
-    failed = frozenset(failed_arcs)
+def compute_routes(fabric: Fabric, failed_arcs: Iterable[int] = (), dead: Iterable[int] = (),
+                   base: RouteBase | None = None) -> Routes:
+    """Routes of the fabric with the given arcs (both directions of their cables) and switches down.
+
+    With `base` (the intact fabric's runs) only what the failure touches is recomputed.
+    """
+    failed = frozenset(failed_arcs) | frozenset(a ^ 1 for a in failed_arcs)
     dead_set = frozenset(dead)
-    adj = adjacency(fabric, failed, dead_set)
+    adj = base.patched(failed, dead_set) if base is not None else adjacency(fabric, failed, dead_set)
     n = len(fabric.nodes)
     dests = fabric.leaves()
     column = np.full(n, -1, dtype=np.int64)
@@ -192,16 +331,17 @@ def compute_routes(fabric: Fabric, failed_arcs: Iterable[int] = (), dead: Iterab
         return g
 
     # Arcs between each pair of neighbours in port order: what relabelling a twin maps onto.
-    pair_arcs = {(s, d): arcs for s, lst in enumerate(adj) for d, arcs in lst}
+    pair_arcs = _PairArcs(adj)
     runs: dict[int, BgpRun] = {}
     rep_of: dict[int, int] = {}
     for members in twin_classes(fabric, adj, dead_set):
         rep = members[0]
-        run = bgp_run(fabric, adj, rep, dead_set)
+        run = (bgp_update(fabric, adj, base.run(rep), failed, dead_set) if base is not None
+               else bgp_run(fabric, adj, rep, dead_set))
         runs[rep] = run
-        base = np.array([gid(nh) for nh in run.nexthops], dtype=np.int32)
+        base_gid = np.array([gid(nh) for nh in run.nexthops], dtype=np.int32)
         cols = column[members]
-        group_of[:, cols] = base[:, None]
+        group_of[:, cols] = base_gid[:, None]
         neighbours = [v for v, _arcs in adj[rep]]
         for m in members:
             rep_of[m] = rep
@@ -210,7 +350,12 @@ def compute_routes(fabric: Fabric, failed_arcs: Iterable[int] = (), dead: Iterab
                 continue
 
             for v in neighbours:
-                group_of[v, column[m]] = gid(_relabel(run.nexthops[v], rep, m, fabric, pair_arcs))
+                nh = run.nexthops[v]
+                direct = pair_arcs.get(v, rep)
+                if nh == direct:  # the usual case: all of v's cables to the destination leaf
+                    group_of[v, column[m]] = gid(pair_arcs.get(v, m))
+                else:
+                    group_of[v, column[m]] = gid(_relabel(nh, rep, m, fabric, pair_arcs))
             group_of[rep, column[m]] = gid(_relabel(run.nexthops[m], rep, m, fabric, pair_arcs))
         for d in dead_set:
             group_of[d, :] = NO_ROUTE
