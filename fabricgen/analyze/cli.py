@@ -175,6 +175,47 @@ def cmd_failures(args: argparse.Namespace) -> int:
     return 1 if result["rules"] else 0
 
 
+# --------------------------------------------------------------------------- deadlock
+
+
+def cmd_deadlock(args: argparse.Namespace) -> int:
+    from fabricgen.analyze.deadlock import deadlock_report
+    from fabricgen.analyze.fabric import from_plan, replan_with_asn_scheme
+    from fabricgen.analyze.failures import parse_failures
+    from fabricgen.plan import load_plan
+
+    plan = load_plan(args.intent)
+    schemes = ([plan.intent.bgp.asn_scheme] if args.asn_scheme == "planned"
+               else ["multi-as", "same-tier"] if args.asn_scheme == "both" else [args.asn_scheme])
+    results = []
+    for scheme in schemes:
+        fabric = from_plan(replan_with_asn_scheme(plan, scheme))
+        failures = [parse_failures(fabric, args.fail)] if args.fail else None
+        results.append(deadlock_report(fabric, args.any, scheme, failures))
+    if args.format == "json":
+        sys.stdout.write(json.dumps(_plain(results), indent=1) + "\n")
+    else:
+        con = _console()
+        for r in results:
+            what = "the intact fabric" + (f" and {r['scenarios'] - 1} failure scenario(s), converged and converging"
+                                          if r["scenarios"] > 1 else "")
+            head = f"[bold]{r['fabric']}[/bold] ({r['asn_scheme']}): {what}: "
+            if r["acyclic"]:
+                con.print(head + "[green]the lossless buffer-dependency graph is acyclic[/green]"
+                          + (f"; {r['with_bounces']} scenario(s) route through bounce paths" if r["with_bounces"]
+                             else "; every route is valley-free"))
+            else:
+                con.print(head + f"[red]{len(r['cycles'])} scenario(s) with a buffer-dependency cycle[/red]")
+                for c in r["cycles"][:3]:
+                    con.print(f"  failure: {c['failure']}")
+                    for b in c["bounces"]:
+                        con.print("    bounce: " + " -> ".join(b))
+                    con.print("    cycle:  " + " -> ".join([*c["cycle"], c["cycle"][0]]))
+            for b in r["bounce_examples"][:2] if r["acyclic"] else []:
+                con.print(f"  bounce after {b['failure']}: " + " -> ".join(b["bounces"][0]))
+    return 0 if all(r["acyclic"] for r in results) else 1
+
+
 # --------------------------------------------------------------------------- registration
 
 
@@ -222,3 +263,13 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--format", choices=["table", "json"], default="table")
     f.add_argument("-o", "--output", metavar="FILE", help="also write the result as JSON (for diagram --heat)")
     f.set_defaults(func=cmd_failures)
+
+    d = asub.add_parser("deadlock", help="simulate eBGP routes and look for PFC buffer-dependency cycles")
+    _intent(d)
+    d.add_argument("--any", type=int, choices=[0, 1, 2], default=1,
+                   help="also every single (1, default) or double (2) cable/switch failure; 0: intact only")
+    d.add_argument("--fail", metavar="DEV|DEV:PORT,...", help="only this failure scenario")
+    d.add_argument("--asn-scheme", choices=["planned", "multi-as", "same-tier", "both"], default="planned",
+                   help="analyse the plan's ASN scheme (default) or re-plan the intent with another")
+    d.add_argument("--format", choices=["table", "json"], default="table")
+    d.set_defaults(func=cmd_deadlock)

@@ -239,6 +239,7 @@ class Routes:
     rep_of: dict[int, int] = field(default_factory=dict)  # leaf -> its class representative
     failed_arcs: frozenset[int] = frozenset()
     dead: frozenset[int] = frozenset()
+    members_cache: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # deadlock: every (node, col, arc)
 
     def nexthops(self, node: int, dest: int) -> tuple[int, ...]:
         g = int(self.group_of[node, self.column[dest]])
@@ -364,3 +365,21 @@ def compute_routes(fabric: Fabric, failed_arcs: Iterable[int] = (), dead: Iterab
     flat = np.fromiter((a for g in groups for a in g), dtype=np.int64, count=int(sizes.sum()))
     return Routes(fabric, dests, column, group_of, groups, offsets.astype(np.int64), sizes, flat, runs, rep_of,
                   failed, dead_set)
+
+
+def static_routes(fabric: Fabric, nexthops: dict[tuple[int, int], tuple[int, ...]]) -> Routes:
+    """Routes given by hand, {(switch, destination leaf): egress arcs}: for constructed cases and tests."""
+    n = len(fabric.nodes)
+    dests = fabric.leaves()
+    column = np.full(n, -1, dtype=np.int64)
+    column[dests] = np.arange(len(dests))
+    group_of = np.full((n, len(dests)), NO_ROUTE, dtype=np.int32)
+    group_of[dests, column[dests]] = LOCAL
+    groups: list[tuple[int, ...]] = []
+    for (node, dest), arcs in sorted(nexthops.items()):
+        group_of[node, column[dest]] = len(groups)
+        groups.append(tuple(sorted(arcs)))
+    sizes = np.array([len(g) for g in groups], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if groups else np.zeros(0, np.int64)
+    flat = np.array([a for g in groups for a in g], dtype=np.int64)
+    return Routes(fabric, dests, column, group_of, groups, offsets, sizes, flat)
