@@ -216,6 +216,30 @@ def cmd_deadlock(args: argparse.Namespace) -> int:
     return 0 if all(r["acyclic"] for r in results) else 1
 
 
+# --------------------------------------------------------------------------- diagram and docs
+
+
+def cmd_diagram(args: argparse.Namespace) -> int:
+    from fabricgen.analyze import diagram
+    from fabricgen.analyze.fabric import from_plan
+    from fabricgen.plan import load_plan
+
+    fabric = from_plan(load_plan(args.intent))
+    heat = diagram.load_heat(args.heat) if args.heat else None
+    diagram.write(diagram.draw(fabric, heat), args.output)
+    _console().print(f"diagram of {len(fabric.nodes)} switches -> {args.output}", markup=False)
+    return 0
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    from fabricgen.analyze.docs import write_docs
+    from fabricgen.plan import load_plan
+
+    n = write_docs(load_plan(args.intent), args.output)
+    _console().print(f"{n} documentation files -> {args.output}", markup=False)
+    return 0
+
+
 # --------------------------------------------------------------------------- registration
 
 
@@ -273,3 +297,14 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
                    help="analyse the plan's ASN scheme (default) or re-plan the intent with another")
     d.add_argument("--format", choices=["table", "json"], default="table")
     d.set_defaults(func=cmd_deadlock)
+
+    g = sub.add_parser("diagram", help="draw the fabric as SVG, optionally a heat map of an analyze result")
+    _intent(g)
+    g.add_argument("-o", "--output", default="build/diagram.svg", help="SVG file (default build/diagram.svg)")
+    g.add_argument("--heat", metavar="RESULT.json", help="colour by `analyze ecmp -o` or `analyze failures -o`")
+    g.set_defaults(func=cmd_diagram)
+
+    m = sub.add_parser("docs", help="write Markdown fabric documentation (overview, devices, cabling, BOM)")
+    _intent(m)
+    m.add_argument("-o", "--output", default="build/docs", help="directory (default build/docs)")
+    m.set_defaults(func=cmd_docs)
