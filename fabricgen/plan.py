@@ -16,6 +16,7 @@ from fabricgen.errors import FabricError, Problem
 from fabricgen.intent import Intent, line_for, load_intent
 from fabricgen.model import TIERS, Plan
 from fabricgen.physical import build_physical, cabling_rows
+from fabricgen.platforms.facts import intent_problems
 from fabricgen.topology import Design, TopologyError, build_topology
 from fabricgen.underlay import build_underlay
 
@@ -46,6 +47,9 @@ def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, 
     """Resolve an intent into a plan; every cross-field problem becomes a FabricError."""
     lines = lines or {}
     plan = Plan(intent=intent)
+    unsupported = intent_problems(intent)
+    if unsupported:
+        raise _located(source, unsupported, lines)
     try:
         d = build_topology(intent, plan)
         check_oversubscription(intent, d, plan)

@@ -181,12 +181,13 @@ def assign_addresses(intent: Intent, d: Design, plan: Plan) -> None:
 
 
 def equal_cost_paths(d: Design, role: str) -> int:
-    """Equal-cost next hops a switch of `role` needs towards the farthest destination."""
-    if role == "leaf":
-        return d.leaf_up
-    if role == "spine":
-        return max(d.leaf_spine_links, d.spine_up)
-    return d.spine_super_links
+    """`maximum-paths` a switch of `role` needs: at least its own equal-cost next hops towards the
+    farthest destination, and never fewer than the envelope's widest uplink set (leaf or spine
+    uplinks).  A spine with one link per leaf would otherwise get `maximum-paths 1`, and a second
+    cable to a leaf, added by growth or by mistake, would quietly carry nothing.
+    """
+    own = {"leaf": d.leaf_up, "spine": max(d.leaf_spine_links, d.spine_up)}.get(role, d.spine_super_links)
+    return max(own, d.leaf_up, d.spine_up)
 
 
 def build_bgp(intent: Intent, d: Design, plan: Plan) -> None:
@@ -198,7 +199,8 @@ def build_bgp(intent: Intent, d: Design, plan: Plan) -> None:
         need = equal_cost_paths(d, sw.role)
         if bgp.maximum_paths is not None and bgp.maximum_paths < need:
             problems.append(Problem("bgp.maximum_paths",
-                                    f"{bgp.maximum_paths} is below the {need} equal-cost uplinks of a {sw.role}",
+                                    f"{bgp.maximum_paths} is below the {need} equal-cost paths a {sw.role} of this "
+                                    "design needs (its widest uplink set)",
                                     f"set it to at least {need} or leave it out to derive it"))
             break
         sb = SwitchBgp(asn=sw.asn, router_id=sw.loopback, maximum_paths=bgp.maximum_paths or need,

@@ -95,6 +95,11 @@ def test_header_and_globals(plan: Plan, spine_texts: dict[str, str]) -> None:
         assert feature in b
     assert "feature interface-vlan" not in b
     assert "priority-flow-control watch-dog-interval on" in b
+    # the intent's timers (200 ms detection, restoration and poll): NX-OS polls every 200 ms,
+    # declares a queue stuck after 1 interval and restores it after 1 quiet interval
+    assert "priority-flow-control watch-dog interval 200" in b
+    assert "priority-flow-control watch-dog shutdown-multiplier 1" in b
+    assert "priority-flow-control auto-restore multiplier 1" in b
     assert "ip load-sharing address source-destination port source-destination" in b
     assert "bfd interval 300 min_rx 300 multiplier 3" in b
     assert b["interface mgmt0"] == ["vrf member management", f"ip address {sw.mgmt_ip}/24"]
@@ -131,7 +136,7 @@ def test_every_fabric_interface(plan: Plan, spine_texts: dict[str, str]) -> None
     for sw in plan.by_role("spine"):
         b = blocks(spine_texts[sw.hostname])
         eth = [k for k in b if k.startswith("interface Ethernet")]
-        assert len(eth) == len(sw.interfaces)
+        assert len(eth) == 64  # every front-panel port of the 64-port model: 32 planned, 32 unused
         for itf in sw.interfaces:
             lines = b[f"interface {itf.name}"]
             assert lines[0] == f"description {itf.description}"
@@ -156,6 +161,7 @@ def test_qos_numbers_agree(plan: Plan, spine_texts: dict[str, str]) -> None:
             "class class-default", "set qos-group 0"]
         nq = sub_blocks(text, "policy-map type network-qos qos_network", "class type network-qos")
         assert nq == {f"c-8q-nq{roce}": ["mtu 9216", f"pause pfc-cos {roce}"],
+                      f"c-8q-nq{cnp}": ["mtu 9216"],  # CNPs keep no 1500-byte default MTU
                       "c-8q-nq-default": ["mtu 9216"]}
         assert f"pause pfc-cos {cnp}" not in text
         queues = sub_blocks(text, "policy-map type queuing QOS_EGRESS_PORT", "class type queuing")
@@ -172,6 +178,70 @@ def test_qos_numbers_agree(plan: Plan, spine_texts: dict[str, str]) -> None:
         assert sum(shares) == 100
         assert sum(1 for q in queues.values() if q == ["bandwidth remaining percent 0"]) == 5
         assert text.count("random-detect") == 1
+
+
+def test_unplanned_ports_are_shut_and_described_unused(tmp_path: Path) -> None:
+    """A 48-server NX-OS leaf fabric: each rail leaf uses 16 of its 32 server ports and all its uplinks."""
+    p = example_nxos_leaf_plan(tmp_path, servers__count=16)
+    leaf = p.switches["ai256-leaf01"]
+    b = blocks(render(leaf, p))
+    used = {i.index for i in leaf.interfaces}
+    assert len(used) == 16 + 32
+    unused = [i for i in range(64) if i not in used]
+    assert unused == list(range(16, 32))
+    for i in unused:
+        assert b[f"interface Ethernet1/{i + 1}"] == ["description unused: not in the fabric plan", "shutdown"]
+    for itf in leaf.interfaces:
+        assert "no shutdown" in b[f"interface {itf.name}"]
+        assert "shutdown" not in b[f"interface {itf.name}"]
+
+
+def test_breakout_names_of_unused_ports(tmp_path: Path) -> None:
+    p = example_nxos_leaf_plan(tmp_path, switch_models__spine={"model": "N9364D-GX2A", "ports": 32,
+                                                               "port_speed": "1600G", "breakout": 4})
+    sw = p.switches["ai256-spine01"]
+    b = blocks(render(sw, p))
+    assert b["interface Ethernet1/9/1"] == ["description unused: not in the fabric plan", "shutdown"]
+    assert sum(1 for k in b if k.startswith("interface Ethernet1/")) == 128
+
+
+def test_maximum_paths_covers_the_envelope() -> None:
+    """nxos-1024: one link per leaf-spine pair gave spines `maximum-paths 1`; the envelope's 32 uplinks rule."""
+    p = load_plan(Path(__file__).resolve().parent.parent / "inventory" / "examples" / "nxos-1024.yaml")
+    for sw in p.switches.values():
+        assert sw.bgp is not None and sw.bgp.maximum_paths == 32, sw.hostname
+    text = render(p.switches["ai1k-spine01"], p)
+    assert blocks(text)["router bgp 4200100000"].count("maximum-paths 32") == 1
+
+
+def test_watchdog_timers_follow_the_intent(tmp_path: Path) -> None:
+    p = example_nxos_leaf_plan(tmp_path, qos__pfc_watchdog={"detection_ms": 450, "restoration_ms": 2000,
+                                                            "poll_ms": 150})
+    b = blocks(render(p.switches["ai256-spine01"], p))
+    assert "priority-flow-control watch-dog interval 150" in b
+    assert "priority-flow-control watch-dog shutdown-multiplier 3" in b  # 3 x 150 = 450 ms
+    assert "priority-flow-control auto-restore multiplier 14" in b  # 2000 ms rounded up to 14 x 150 = 2100 ms
+
+
+def test_watchdog_off_renders_no_watchdog(tmp_path: Path) -> None:
+    p = example_nxos_leaf_plan(tmp_path, qos__pfc_watchdog={"enabled": False})
+    text = render(p.switches["ai256-spine01"], p)
+    assert "watch-dog" not in text and "auto-restore" not in text
+
+
+@pytest.mark.parametrize(("watchdog", "field", "text"), [
+    ({"detection_ms": 2000, "poll_ms": 100}, "qos.pfc_watchdog.detection_ms", "20 x the 100 ms poll interval"),
+    ({"action": "forward"}, "qos.pfc_watchdog.action", "'forward' is not a storm action"),
+])
+def test_watchdog_nxos_cannot_express_is_an_error(watchdog: dict[str, Any], field: str, text: str) -> None:
+    from fabricgen.errors import FabricError
+
+    data = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
+    data["qos"]["pfc_watchdog"].update(watchdog)
+    with pytest.raises(FabricError) as info:
+        build_plan(Intent.model_validate(data))
+    (problem,) = info.value.problems
+    assert problem.path == field and text in problem.message and "nxos (spines)" in problem.message
 
 
 def test_no_dlb_towards_sonic_leaves(plan: Plan, spine_texts: dict[str, str]) -> None:

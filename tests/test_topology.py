@@ -173,7 +173,7 @@ def test_growth_renumbers_nothing(small: dict[str, Any], grown: dict[str, Any]) 
     ({"addressing__gpu": "198.18.32.0/28"}, "addressing.gpu", "growth envelope"),
     ({"topology__leaf_uplinks": 4, "topology__scalable_unit": 8, "servers__count": 8},
      "topology.leaf_uplinks", "oversubscription is 2.00:1"),
-    ({"bgp__maximum_paths": 2}, "bgp.maximum_paths", "below the 8 equal-cost uplinks"),
+    ({"bgp__maximum_paths": 2}, "bgp.maximum_paths", "below the 8 equal-cost paths a"),
     ({"bgp__leaf_asn_base": 65530, "bgp__spine_asn_base": 65000}, "bgp.leaf_asn_base", "private range end"),
     ({"bgp__leaf_asn_base": 4200100000}, "bgp.leaf_asn_base", "overlaps"),
     ({"bgp__leaf_asn_base": 100}, "bgp.leaf_asn_base", "not a private ASN"),

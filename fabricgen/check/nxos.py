@@ -17,9 +17,12 @@ Rules (stable ids):
                                 thresholds differ from the plan
 * ``nxos-bandwidth``            `bandwidth remaining percent` of the non-priority queues does not sum to 100
 * ``nxos-interface-qos``        a RoCE port lacks PFC mode on, the watchdog or the classification policy
-* ``nxos-mtu``                  a RoCE port (or a network-qos class) is not at the planned MTU
+* ``nxos-mtu``                  a RoCE port (or a network-qos class) is not at the planned MTU, or (with a
+                                plan) a class that carries traffic (RoCE, CNP) has no network-qos class, so
+                                it keeps NX-OS's default MTU 1500
 * ``nxos-bgp-neighbor-subnet``  a BGP neighbor is on no subnet of an interface address
-* ``nxos-watchdog``             the global `priority-flow-control watch-dog-interval on` is missing
+* ``nxos-watchdog``             the global `priority-flow-control watch-dog-interval on` is missing, or (with a
+                                plan) a watchdog timer line is missing or differs from the intent's timers
 
 Without a plan, the expected classes come from the config itself: the qos-groups set by the
 fabricgen class-maps ``ROCEv2`` and ``CNP``, and every paused network-qos class is no-drop.
@@ -70,6 +73,8 @@ _RE_INTERFACE = re.compile(r"^interface (\S+)$")
 _RE_ROUTER_BGP = re.compile(r"^router bgp (\S+)$")
 _RE_NEIGHBOR = re.compile(r"^neighbor (\S+)")
 _RE_RM_REF = re.compile(r"\broute-map (\S+)(?: (?:in|out))?$")
+_RE_WATCHDOG_TIMER = re.compile(
+    r"^priority-flow-control (watch-dog interval|watch-dog shutdown-multiplier|auto-restore multiplier) (\d+)$")
 _RE_WRED = re.compile(
     r"^random-detect minimum-threshold (\d+) (bytes|kbytes|mbytes) maximum-threshold (\d+) (bytes|kbytes|mbytes)"
     r"(?: drop-probability (\d+))?(?: weight (\d+))?(?P<ecn> ecn)?$"
@@ -170,6 +175,7 @@ class _Interface:
 @dataclass
 class _Config:
     watchdog_line: int = 0
+    watchdog_timers: dict[str, tuple[int, int]] = field(default_factory=dict)  # keyword -> (value, line)
     class_maps: dict[str, _ClassMap] = field(default_factory=dict)
     policies: dict[str, dict[str, _Policy]] = field(
         default_factory=lambda: {"qos": {}, "network-qos": {}, "queuing": {}})
@@ -261,6 +267,8 @@ def parse(lines: list[str]) -> _Config:
         text = obj.text
         if text == "priority-flow-control watch-dog-interval on":
             cfg.watchdog_line = obj.line
+        elif m := _RE_WATCHDOG_TIMER.match(text):
+            cfg.watchdog_timers[m.group(1)] = (int(m.group(2)), obj.line)
         elif m := _RE_CLASS_MAP.match(text):
             cm = cfg.class_maps[m.group(1)] = _ClassMap(obj.line)
             for child in obj.children:
@@ -431,6 +439,14 @@ class _Checker:
                     if c.mtu is not None and c.mtu != exp.mtu:
                         self.add("nxos-mtu", c.mtu_line, f"network-qos class {cname} has MTU {c.mtu}, "
                                  f"the plan has {exp.mtu}")
+                for what, group in (("RoCE", exp.roce), ("CNP", exp.cnp)):
+                    if not group:
+                        continue
+                    tc, cls = group, nq.classes.get(render_nxos.nq_class(group))
+                    if cls is None or cls.mtu is None:
+                        self.add("nxos-mtu", cls.line if cls is not None else nq.line,
+                                 f"the {what} qos-group {tc} has no `mtu {exp.mtu}` in `class type network-qos "
+                                 f"{render_nxos.nq_class(tc)}`: it keeps NX-OS's default MTU 1500")
         # queuing: the lossless and CNP qos-groups have their own queue class.
         if queuing is not None:
             for tc in sorted(exp.lossless | ({exp.cnp} if exp.cnp is not None else set())):
@@ -593,6 +609,21 @@ class _Checker:
         if exp.watchdog and not self.cfg.watchdog_line:
             self.add("nxos-watchdog", 0, "global `priority-flow-control watch-dog-interval on` is missing: "
                      "a PFC storm would stall the lossless class")
+        if self.plan is None or not exp.watchdog:
+            return
+        want = render_nxos.build_watchdog(self.plan.intent.qos.pfc_watchdog)
+        if want is None:
+            return
+        for keyword, value in (("watch-dog interval", want.interval_ms),
+                               ("watch-dog shutdown-multiplier", want.shutdown_multiplier),
+                               ("auto-restore multiplier", want.restore_multiplier)):
+            have = self.cfg.watchdog_timers.get(keyword)
+            if have is None:
+                self.add("nxos-watchdog", self.cfg.watchdog_line, f"`priority-flow-control {keyword} {value}` is "
+                         "missing: NX-OS runs its default instead of the intent's PFC watchdog timers")
+            elif have[0] != value:
+                self.add("nxos-watchdog", have[1], f"`priority-flow-control {keyword} {have[0]}` differs from the "
+                         f"intent's {value} (qos.pfc_watchdog)")
 
     def run(self) -> list[Finding]:
         qos_policy = self.classification()

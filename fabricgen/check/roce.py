@@ -29,7 +29,7 @@ Rules (stable ids):
 * ``roce-pfc-both-ends``   a fabric-link end or a GPU-facing leaf port lacks PFC on exactly the
                            lossless priorities, or the PFC watchdog (when the plan enables it)
 * ``roce-mtu-both-ends``   the two ends of a switch-switch link have different MTUs
-* ``roce-maximum-paths``   `maximum-paths` is below the equal-cost uplinks of the switch's role
+* ``roce-maximum-paths``   `maximum-paths` is below what the switch's role needs (underlay.equal_cost_paths)
 * ``roce-p2p-pair``        the two ends of a /31 are not a distinct pair in one /31, a BGP neighbor
                            is missing or its remote-as is not the peer's local AS, or a device's
                            local AS is not the planned one
@@ -975,8 +975,8 @@ def _bgp_device(plan: Plan, sw: Switch, f: DeviceFacts, out: _Out) -> None:
                 "equal-cost paths")
     for value, loc in f.maximum_paths:
         if value < need:
-            out.add(f, f.device, PATHS, loc, f"maximum-paths {value} is below the {need} equal-cost uplinks of "
-                    f"a {sw.role}: ECMP would use only {value} of them")
+            out.add(f, f.device, PATHS, loc, f"maximum-paths {value} is below the {need} equal-cost paths a "
+                    f"{sw.role} of this design needs: ECMP would use only {value} of them")
 
 
 def _expected_pfc(q: QosPolicy) -> frozenset[int]:

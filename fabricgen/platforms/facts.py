@@ -23,9 +23,11 @@ Sources (vendor reference, ../shared/reference/roce-fabric-vendor-reference.md):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from fabricgen.intent import Platform
+from fabricgen.errors import Problem
+from fabricgen.intent import Intent, PfcWatchdog, Platform
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +38,23 @@ class WatchdogFacts:
     detection_multiplier: tuple[int, int]  # intervals before a stuck queue is shut
     restore_multiplier: tuple[int, int]  # intervals without PFC before it is restored
     actions: frozenset[str]  # storm actions the platform implements
+
+
+@dataclass(frozen=True, slots=True)
+class WatchdogTimers:
+    """The intent's PFC watchdog in a platform's terms: a poll interval and two multiples of it."""
+
+    interval_ms: int
+    detection_multiplier: int  # stuck after this many intervals (detection = interval x multiplier)
+    restore_multiplier: int  # restored after this many intervals without PFC
+
+    @property
+    def detection_ms(self) -> int:
+        return self.interval_ms * self.detection_multiplier
+
+    @property
+    def restoration_ms(self) -> int:
+        return self.interval_ms * self.restore_multiplier
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +89,50 @@ PLATFORM_FACTS: dict[str, PlatformFacts] = {
     "sonic": PlatformFacts(name="sonic"),
     "frr": PlatformFacts(name="frr"),
 }
+
+
+def watchdog_timers(wd: PfcWatchdog, facts: WatchdogFacts) -> WatchdogTimers:
+    """Poll interval = the intent's poll_ms; detection and restoration rounded up to whole intervals.
+
+    Rounding up never makes the watchdog fire earlier than the intent says.  Raises ValueError
+    naming the intent field when the platform cannot express the timers or the action.
+    """
+    lo, hi = facts.interval_ms
+    if not lo <= wd.poll_ms <= hi:
+        raise ValueError(f"poll_ms: {wd.poll_ms} ms is outside the watchdog interval range {lo}..{hi} ms")
+    detect = math.ceil(wd.detection_ms / wd.poll_ms)
+    restore = math.ceil(wd.restoration_ms / wd.poll_ms)
+    for field, value, (low, high), ms in (("detection_ms", detect, facts.detection_multiplier, wd.detection_ms),
+                                          ("restoration_ms", restore, facts.restore_multiplier, wd.restoration_ms)):
+        if not low <= value <= high:
+            raise ValueError(f"{field}: {ms} ms is {value} x the {wd.poll_ms} ms poll interval, the platform takes "
+                             f"{low}..{high} intervals (at most {high * wd.poll_ms} ms)")
+    if wd.action not in facts.actions:
+        raise ValueError(f"action: {wd.action!r} is not a storm action of the platform "
+                         f"({', '.join(sorted(facts.actions))})")
+    return WatchdogTimers(wd.poll_ms, detect, restore)
+
+
+def intent_problems(intent: Intent) -> list[Problem]:
+    """Settings of the intent that a role's platform cannot render: errors, before anything is planned."""
+    roles = ["leaf", "spine"] + (["super_spine"] if intent.topology.tiers == 3 else [])
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    wd = intent.qos.pfc_watchdog
+    for role in roles:
+        platform = getattr(intent.platforms, role)
+        facts = platform_facts(platform)
+        if platform in seen or facts.watchdog is None or not wd.enabled:
+            continue
+        seen.add(platform)
+        try:
+            watchdog_timers(wd, facts.watchdog)
+        except ValueError as exc:
+            field, _, message = str(exc).partition(": ")
+            problems.append(Problem(f"qos.pfc_watchdog.{field}", f"{platform} ({role}s) cannot run this PFC "
+                                    f"watchdog: {message}", "pick timers and an action every platform of the "
+                                    "fabric supports"))
+    return problems
 
 
 def platform_facts(platform: str) -> PlatformFacts:

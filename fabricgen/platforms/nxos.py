@@ -16,8 +16,11 @@ from dataclasses import dataclass, field
 
 import jinja2
 
+from fabricgen.intent import PfcWatchdog
 from fabricgen.model import Interface, Plan, QosPolicy, QosProfile, Switch
 from fabricgen.platforms import runs
+from fabricgen.platforms.facts import platform_facts, watchdog_timers
+from fabricgen.topology import port_name
 
 FILENAME = "nxos.cfg"
 TEMPLATE = "nxos/nxos.cfg.j2"
@@ -75,6 +78,16 @@ class QueueClass:
 
 
 @dataclass(frozen=True, slots=True)
+class NxWatchdog:
+    """Global PFC watchdog: `priority-flow-control watch-dog interval <ms>`, `watch-dog shutdown-multiplier
+    <n>` (stuck after n intervals) and `auto-restore multiplier <n>` (restored after n quiet intervals)."""
+
+    interval_ms: int
+    shutdown_multiplier: int
+    restore_multiplier: int
+
+
+@dataclass(frozen=True, slots=True)
 class NxQos:
     class_maps: tuple[ClassMap, ...]
     classification: str
@@ -82,7 +95,7 @@ class NxQos:
     nq_classes: tuple[NetworkQosClass, ...]
     queuing: str
     queues: tuple[QueueClass, ...]
-    watchdog: bool
+    watchdog: NxWatchdog | None  # None: watchdog off
 
 
 @dataclass(slots=True)
@@ -95,6 +108,13 @@ class NxInterface:
     qos_policy: str  # classification policy attached as `service-policy type qos input`
     watchdog: bool
     no_redirects: bool  # BFD needs ICMP redirects off
+
+
+@dataclass(frozen=True, slots=True)
+class UnusedPort:
+    """A front-panel port the plan does not use: shut, and described as unused."""
+
+    name: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +193,7 @@ class NxosConfig:
     loopback: str  # "198.18.0.1/32"
     loopback_v6: str
     interfaces: list[NxInterface]
+    unused_ports: list[UnusedPort]
     qos: NxQos
     load_sharing: str
     bfd: Bfd | None
@@ -247,7 +268,20 @@ def _split(total: int, parts: int) -> list[int]:
     return [base + (1 if i < extra else 0) for i in range(parts)]
 
 
-def build_qos(policy: QosPolicy, wred: Wred) -> NxQos:
+def build_watchdog(wd: PfcWatchdog) -> NxWatchdog | None:
+    """The intent's watchdog timers in NX-OS multiples of the poll interval (None when it is off).
+
+    The plan step `platforms.facts.intent_problems` has already refused timers NX-OS cannot express.
+    """
+    if not wd.enabled:
+        return None
+    facts = platform_facts("nxos").watchdog
+    assert facts is not None
+    t = watchdog_timers(wd, facts)
+    return NxWatchdog(t.interval_ms, t.detection_multiplier, t.restore_multiplier)
+
+
+def build_qos(policy: QosPolicy, wred: Wred, watchdog: NxWatchdog | None) -> NxQos:
     """Classification, network-qos and queuing policies from the fabric QoS policy.
 
     Every DSCP the policy maps to a non-zero traffic class gets a class-map (RoCE and CNP, plus
@@ -267,7 +301,10 @@ def build_qos(policy: QosPolicy, wred: Wred) -> NxQos:
 
     class_maps = tuple(ClassMap(cm_name(tc), dscp_list(by_tc[tc]), tc) for tc in sorted(by_tc))
     lossless = tuple(sorted(policy.lossless_tcs))
-    nq = [NetworkQosClass(nq_class(tc), policy.mtu, tc) for tc in lossless]
+    # Every class that carries traffic gets the fabric MTU: a system class left out of the policy keeps
+    # NX-OS's default MTU 1500, which would cut the CNP class (and any extra class) short of the fabric.
+    nq = [NetworkQosClass(nq_class(tc), policy.mtu, tc if tc in lossless else None)
+          for tc in sorted(set(lossless) | set(by_tc))]
     nq.append(NetworkQosClass(nq_class(0), policy.mtu, None))
     shares = dict(zip(lossless, _split(policy.bandwidth["roce"], len(lossless)), strict=True))
     queues: list[QueueClass] = []
@@ -280,7 +317,14 @@ def build_qos(policy: QosPolicy, wred: Wred) -> NxQos:
             queues.append(QueueClass(queue_class(tc)))
     queues.append(QueueClass(queue_class(0), bandwidth=policy.bandwidth["default"]))
     return NxQos(class_maps, POLICY_CLASSIFICATION, POLICY_NETWORK_QOS, tuple(nq), POLICY_QUEUING,
-                 tuple(queues), policy.watchdog_enabled)
+                 tuple(queues), watchdog)
+
+
+def unused_ports(sw: Switch, plan: Plan) -> list[UnusedPort]:
+    """Front-panel ports of the switch model that the plan leaves free, in port order."""
+    model = getattr(plan.intent.switch_models, sw.role)
+    used = {itf.index for itf in sw.interfaces}
+    return [UnusedPort(port_name(sw.platform, model, i)) for i in range(model.logical_ports) if i not in used]
 
 
 def _le(prefixlen: int, maxlen: int) -> int:
@@ -351,7 +395,8 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
         loopback=f"{sw.loopback}/32" if sw.loopback else "",
         loopback_v6=f"{sw.loopback_v6}/128" if sw.loopback_v6 else "",
         interfaces=interfaces,
-        qos=build_qos(policy, wred_for(ecn_profile(sw, plan))),
+        unused_ports=unused_ports(sw, plan),
+        qos=build_qos(policy, wred_for(ecn_profile(sw, plan)), build_watchdog(intent.qos.pfc_watchdog)),
         load_sharing=load_sharing(intent.ecmp.hash_fields),
         bfd=bfd,
         dlb=dlb,

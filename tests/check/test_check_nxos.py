@@ -148,9 +148,8 @@ MUTATIONS: list[tuple[str, Mutation, str, str]] = [
      "nxos-class-mismatch", "policy-map type queuing QOS_EGRESS_PORT"),
     ("cnp-not-priority", lambda t: replace_once(t, "    priority level 1", "    bandwidth remaining percent 0"),
      "nxos-cnp-lossless", "  class type queuing c-out-8q-q6"),
-    ("cnp-paused", lambda t: replace_once(t, "  class type network-qos c-8q-nq-default",
-                                          "  class type network-qos c-8q-nq6\n    mtu 9216\n    pause pfc-cos 6\n"
-                                          "  class type network-qos c-8q-nq-default"),
+    ("cnp-paused", lambda t: replace_once(t, "  class type network-qos c-8q-nq6",
+                                          "  class type network-qos c-8q-nq6\n    pause pfc-cos 6"),
      "nxos-cnp-lossless", "    pause pfc-cos 6"),
     ("ecn-keyword-missing", lambda t: t.replace("weight 0 ecn", "weight 0"), "nxos-ecn", "WRED"),
     ("ecn-min-above-max", swap_wred, "nxos-ecn", "WRED"),
@@ -181,6 +180,14 @@ MUTATIONS: list[tuple[str, Mutation, str, str]] = [
      "nxos-bgp-neighbor-subnet", "  neighbor 198.18.16.3"),
     ("no-global-watchdog", lambda t: replace_once(t, "priority-flow-control watch-dog-interval on", ""),
      "nxos-watchdog", ""),
+    ("watchdog-interval-off-intent", lambda t: replace_once(t, "priority-flow-control watch-dog interval 200",
+                                                            "priority-flow-control watch-dog interval 100"),
+     "nxos-watchdog", "priority-flow-control watch-dog interval 100"),
+    ("watchdog-multiplier-missing", lambda t: replace_once(t, "priority-flow-control watch-dog shutdown-multiplier 1",
+                                                           ""),
+     "nxos-watchdog", "priority-flow-control watch-dog-interval on"),
+    ("cnp-class-default-mtu", lambda t: delete_block(t, "  class type network-qos c-8q-nq6"),
+     "nxos-mtu", "policy-map type network-qos qos_network"),
 ]
 
 

@@ -469,9 +469,9 @@ def test_nxos_p2p_address_changed(example: Rendered, tmp_path: Path) -> None:
 
 def test_nxos_maximum_paths_lowered(example: Rendered, tmp_path: Path) -> None:
     t = Tree(example, tmp_path)
-    line = t.replace("ai256-spine07", "nxos.cfg", "maximum-paths 4", "maximum-paths 2")
+    line = t.replace("ai256-spine07", "nxos.cfg", "maximum-paths 32", "maximum-paths 4")
     (f,) = only(t.check(), "ai256-spine07", "roce-maximum-paths")
-    assert f.location == f"L{line}" and "below the 4 equal-cost" in f.message
+    assert f.location == f"L{line}" and "below the 32 equal-cost paths a spine" in f.message
 
 
 def test_nxos_config_deleted(example: Rendered, tmp_path: Path) -> None:
