@@ -377,3 +377,19 @@ def test_render_speed(plan: Plan) -> None:
         nxos.render(sw, plan, env)
     per_switch = (time.perf_counter() - start) / n
     assert per_switch < 0.01, f"{per_switch * 1e3:.2f} ms per switch"
+
+
+def test_watchdog_limits_apply_only_to_platforms_in_use() -> None:
+    """A single-tier SONiC fabric has no NX-OS switch: NX-OS's drop-only watchdog does not constrain it."""
+    from tests.conftest import small_intent
+
+    data = small_intent(servers__count=16, topology__tiers=1, topology__planes=4, servers__nics_per_server=1,
+                        qos__pfc_watchdog={"action": "forward"})
+    data["switch_models"] = {"leaf": {"ports": 512, "port_speed": "100G", "lanes_per_port": 1}}
+    data["servers"]["nic_speed"] = "100G"
+    data["topology"].pop("spines")
+    data["topology"].pop("scalable_unit")
+    data["addressing"]["gpu"] = "198.18.32.0/20"
+    assert data["platforms"]["spine"] == "nxos"
+    p = build_plan(Intent.model_validate(data))
+    assert {sw.platform for sw in p.switches.values()} == {"sonic"}

@@ -115,7 +115,7 @@ def watchdog_timers(wd: PfcWatchdog, facts: WatchdogFacts) -> WatchdogTimers:
 
 def intent_problems(intent: Intent) -> list[Problem]:
     """Settings of the intent that a role's platform cannot render: errors, before anything is planned."""
-    roles = ["leaf", "spine"] + (["super_spine"] if intent.topology.tiers == 3 else [])
+    roles = ["leaf", "spine", "super_spine"][:intent.topology.tiers]
     problems: list[Problem] = []
     seen: set[str] = set()
     wd = intent.qos.pfc_watchdog

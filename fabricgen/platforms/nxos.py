@@ -20,7 +20,7 @@ from fabricgen.intent import PfcWatchdog
 from fabricgen.model import Interface, Plan, QosPolicy, QosProfile, Switch
 from fabricgen.platforms import runs
 from fabricgen.platforms.facts import platform_facts, watchdog_timers
-from fabricgen.topology import port_name
+from fabricgen.topology import Design, cage_port_name
 
 FILENAME = "nxos.cfg"
 TEMPLATE = "nxos/nxos.cfg.j2"
@@ -321,10 +321,20 @@ def build_qos(policy: QosPolicy, wred: Wred, watchdog: NxWatchdog | None) -> NxQ
 
 
 def unused_ports(sw: Switch, plan: Plan) -> list[UnusedPort]:
-    """Front-panel ports of the switch model that the plan leaves free, in port order."""
+    """Front-panel ports the plan leaves free, in cage order: free sub-ports of the design's down- and
+    uplink cages (named with their side's breakout) and spare cages beyond them (unbroken)."""
+    d: Design = plan.facts["design"]
     model = getattr(plan.intent.switch_models, sw.role)
-    used = {itf.index for itf in sw.interfaces}
-    return [UnusedPort(port_name(sw.platform, model, i)) for i in range(model.logical_ports) if i not in used]
+    down, up = d.sides(sw.role)
+    used = {(itf.cage, itf.subport) for itf in sw.interfaces}
+    free = []
+    for index in range(down.ports + up.ports):
+        cage, sub, breakout = d.port_position(sw.role, index)
+        if (cage, sub) not in used:
+            free.append(cage_port_name(sw.platform, model.lanes_per_port, cage, sub, breakout))
+    free += [cage_port_name(sw.platform, model.lanes_per_port, cage, 0, 1)
+             for cage in range(down.cages + up.cages, model.ports)]
+    return [UnusedPort(name) for name in free]
 
 
 def _le(prefixlen: int, maxlen: int) -> int:
