@@ -52,7 +52,10 @@ def test_same_tier_allowas_in_failure_bounces_and_cycles() -> None:
         "t-spine01[in:Ethernet1/1 from t-leaf01]", "t-leaf01[in:Ethernet64 from t-spine01]",
         "t-spine02[in:Ethernet1/1 from t-leaf01]", "t-leaf01[in:Ethernet72 from t-spine02]"]
     report = deadlock_report(fabric, 0, "same-tier", [two])
-    assert not report["acyclic"] and report["cycles"][0]["failure"].endswith("(converging)")
+    # spines ECMP over the envelope's 8 uplinks (underlay.equal_cost_paths), so once converged they spread the
+    # bounced traffic over several leaves and the queues wait in a ring even in the steady state
+    failures = [c["failure"] for c in report["cycles"]]
+    assert not report["acyclic"] and failures == [two.name, f"{two.name} (converging)"]
 
 
 def test_planned_same_tier_scheme_cannot_bounce() -> None:
