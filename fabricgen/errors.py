@@ -1,4 +1,7 @@
-"""User-facing errors: every bad input names the file, the YAML path, the line and a fix."""
+"""User-facing errors: every bad input names the file, the YAML path, the line and a fix.
+
+A `Problem` cannot be made without its fix: the README promises `(fix: …)` on every error.
+"""
 
 from __future__ import annotations
 
@@ -11,15 +14,12 @@ class Problem:
 
     path: str  # dotted YAML path, e.g. "topology.oversubscription"
     message: str
-    hint: str = ""
+    hint: str  # what to do about it; printed as "(fix: …)"
     line: int | None = None
 
     def format(self, source: str) -> str:
         where = f"{source}:{self.line}" if self.line else source
-        text = f"{where}: {self.path or '<root>'}: {self.message}"
-        if self.hint:
-            text += f" (fix: {self.hint})"
-        return text
+        return f"{where}: {self.path or '<root>'}: {self.message} (fix: {self.hint})"
 
 
 @dataclass
@@ -33,5 +33,5 @@ class FabricError(Exception):
         return "\n".join(p.format(self.source) for p in self.problems)
 
     @classmethod
-    def single(cls, source: str, path: str, message: str, hint: str = "", line: int | None = None) -> FabricError:
+    def single(cls, source: str, path: str, message: str, hint: str, line: int | None = None) -> FabricError:
         return cls(source, [Problem(path, message, hint, line)])

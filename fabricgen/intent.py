@@ -1,21 +1,27 @@
 """The fabric intent: one YAML file, validated by pydantic v2.
 
 Only what an operator decides lives here; everything derivable (ports, links,
-addresses, ASNs, thresholds) is computed by the later pipeline steps.  Loading
-maps every validation error back to its YAML path and line number.
+addresses, ASNs, thresholds) is computed by the later pipeline steps.  The file
+is read by `intent_file` (bounded, typed YAML); loading maps every validation
+error back to its YAML path and line number, with its fix.
+
+Every string field has a type that fits where the value goes (`HostLabel`,
+`HostPrefix`, `Token`, `Text`, `MacAddress`); every number field rejects booleans
+(`Int`, `Float`) and non-finite values.  New fields use these types.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterator
+import unicodedata
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -24,7 +30,9 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
+from fabricgen import intent_file
 from fabricgen.errors import FabricError, Problem
 
 NIC_SPEEDS = (100, 200, 400, 800)
@@ -32,69 +40,156 @@ PORT_SPEEDS = (25, 50, 100, 200, 400, 800, 1600)
 PLATFORMS = ("nxos", "sonic", "frr")
 Platform = Literal["nxos", "sonic", "frr"]
 Role = Literal["leaf", "spine", "super_spine"]
-_HOSTNAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$")
+
+
+def invalid(problem: str, fix: str, at: str = "") -> PydanticCustomError:
+    """A validation error that carries its fix; `load_intent` prints it as `problem (fix: fix)`.
+
+    `at` names the field (relative to the model that raises) a cross-field rule blames.
+    """
+    return PydanticCustomError("fabricgen", "{problem}", {"problem": problem, "fix": fix, "at": at})
+
+
+# --------------------------------------------------------------------------- strings
+#
+# Every string of the intent ends up in a file name, a hostname or a config line, so
+# each has a type that fits where it goes.  New string fields use one of these; the
+# templates escape nothing by hand because the model guarantees the values.
+
+_LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
+_TOKEN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+_TEXT_CHARS = frozenset(map(chr, range(0x20, 0x7F)))
+_MAC = re.compile(r"[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}")
+
+
+def _shown(ch: str) -> str:
+    """A character as an operator can read it in an error message: '/' or U+000A LINE FEED."""
+    if ch.isprintable() and ch != " " and ch.isascii():
+        return repr(ch)
+    return f"U+{ord(ch):04X} {unicodedata.name(ch, 'control character')}"
+
+
+def _string_check(what: str, allowed: frozenset[str], max_len: int, rule: str,
+                  shape: Callable[[str], bool] = lambda v: True) -> Callable[[str], str]:
+    """A validator: only `allowed` characters, at most `max_len` of them, and `shape` holds."""
+
+    def check(value: str) -> str:
+        for i, ch in enumerate(value):
+            if ch not in allowed:
+                raise invalid(f"character {i + 1} of {what} is {_shown(ch)}, which is not allowed there", rule)
+        if len(value) > max_len:
+            raise invalid(f"{what} has {len(value)} characters, more than {max_len}", rule)
+        if not shape(value):
+            raise invalid(f"{value!r} is not {what}", rule)
+        return value
+
+    return check
+
+
+def _label(max_len: int, prefix: bool) -> Callable[[str], str]:
+    if prefix:
+        return _string_check("a hostname prefix", _LABEL_CHARS, max_len,
+                             f"use 1-{max_len} characters from a-z, 0-9 and '-', starting with a letter or digit",
+                             lambda v: v[:1].isalnum())
+    return _string_check("a hostname label (RFC 1123)", _LABEL_CHARS, max_len,
+                         f"use 1-{max_len} characters from a-z, 0-9 and '-', "
+                         "starting and ending with a letter or digit",
+                         lambda v: v[:1].isalnum() and v[-1:].isalnum())
+
+
+def _mac_check(value: str) -> str:
+    if not _MAC.fullmatch(value):
+        raise invalid(f"{value!r} is not a MAC address", "write six hex octets separated by ':' (00:cc:cc:cc:cc:cc)")
+    if int(value[:2], 16) & 1:
+        raise invalid(f"{value!r} is a multicast MAC address", "use a unicast MAC (even first octet)")
+    return value.lower()
+
+
+HostLabel = Annotated[str, AfterValidator(_label(32, prefix=False))]
+"""A lower-case RFC 1123 label: a fabric name, anything that becomes a hostname or a file name."""
+HostPrefix = Annotated[str, AfterValidator(_label(32, prefix=True))]
+"""The start of a hostname that digits complete (`gpu` -> gpu0001): may end with '-'."""
+Token = Annotated[str, AfterValidator(_string_check(
+    "a name", _TOKEN_CHARS, 64,
+    "use 1-64 characters from A-Z, a-z, 0-9, '.', '_' and '-', starting with a letter or digit",
+    lambda v: v[:1].isalnum() and ".." not in v))]
+"""One word naming a vendor thing (a SKU, a platform name): letters, digits, '.', '_', '-'."""
+Text = Annotated[str, AfterValidator(_string_check(
+    "a one-line text", _TEXT_CHARS, 128,
+    "keep it to one line of at most 128 printable ASCII characters (no newline, tab or control character)"))]
+"""Free text that lands in a config comment or description: one printable ASCII line."""
+MacAddress = Annotated[str, AfterValidator(_mac_check)]
+"""A unicast MAC address, normalised to lower case."""
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+def _number(value: Any) -> Any:
+    """YAML's true/false/yes/no are booleans: never let one count as 1 or 0."""
+    if isinstance(value, bool):
+        raise invalid(f"{str(value).lower()} is a boolean where a number is expected", "write a number")
+    return value
+
+
+def _flag(value: Any) -> Any:
+    if not isinstance(value, bool):
+        raise invalid(f"{value!r} is not a boolean", "write true or false")
+    return value
 
 
 def _parse_speed(value: Any) -> Any:
     """Accept 400, "400", "400G", "400g", "400Gb" as 400 (Gb/s)."""
     if isinstance(value, str):
-        m = re.fullmatch(r"\s*(\d+)\s*(g|gb|gbps|gbe)?\s*", value, re.IGNORECASE)
+        m = re.fullmatch(r"\s*(\d+)\s*(g|gb|gbps|gbe)?\s*", value, re.IGNORECASE | re.ASCII)
         if not m:
-            raise ValueError(f"speed {value!r} is not like '400G'")
+            raise invalid(f"speed {value!r} is not a speed", "write it like 400G")
         return int(m.group(1))
-    return value
+    return _number(value)
 
 
 def _parse_ratio(value: Any) -> Any:
     """Accept "1:1", "3:1", 1, 1.5 as a down:up bandwidth ratio."""
     if isinstance(value, str):
-        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)\s*", value)
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)\s*", value, re.ASCII)
         if not m:
-            raise ValueError(f"oversubscription {value!r} is not like '1:1' or '3:1'")
-        return float(Fraction(m.group(1)) / Fraction(m.group(2)))
-    return value
+            raise invalid(f"oversubscription {value!r} is not a down:up ratio", "write it like '1:1' or '3:1'")
+        down, up = Fraction(m.group(1)), Fraction(m.group(2))
+        if not down or not up:
+            raise invalid(f"oversubscription {value!r} has a zero side", "write two positive numbers, like '1:1'")
+        return float(down / up)
+    return _number(value)
 
 
-class HintedError(ValueError):
-    """A validation error that also says how to fix it (the loader shows the hint as "fix:")."""
-
-    def __init__(self, message: str, hint: str) -> None:
-        super().__init__(message)
-        self.hint = hint
-
-
+Int = Annotated[int, BeforeValidator(_number)]
+Float = Annotated[float, BeforeValidator(_number)]
+Flag = Annotated[bool, BeforeValidator(_flag)]
 Speed = Annotated[int, BeforeValidator(_parse_speed)]
 Ratio = Annotated[float, BeforeValidator(_parse_ratio)]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class FabricMeta(_Model):
-    name: str = Field(description="fabric name, used as hostname prefix")
-    description: str = ""
-
-    @field_validator("name")
-    @classmethod
-    def _hostname_safe(cls, v: str) -> str:
-        if not _HOSTNAME.match(v):
-            raise ValueError("must be lowercase letters, digits and '-', at most 32 characters")
-        return v
+    name: HostLabel = Field(description="fabric name, used as hostname prefix")
+    description: Text = ""
 
 
 class Servers(_Model):
-    count: int = Field(ge=1)
-    gpus_per_server: int = Field(default=8, ge=1, le=16)
-    nics_per_server: int = Field(default=8, ge=1, le=16)
+    count: Int = Field(ge=1)
+    gpus_per_server: Int = Field(default=8, ge=1, le=16)
+    nics_per_server: Int = Field(default=8, ge=1, le=16)
+    ports_per_nic: Int = Field(default=1, ge=1, le=4, description="back-end ports of one NIC (one per plane)")
     nic_speed: Speed = 400
-    name_prefix: str = "gpu"
+    name_prefix: HostPrefix = "gpu"
 
     @field_validator("nic_speed")
     @classmethod
     def _nic_speed(cls, v: int) -> int:
         if v not in NIC_SPEEDS:
-            raise ValueError(f"NIC speed must be one of {', '.join(f'{s}G' for s in NIC_SPEEDS)}")
+            raise invalid(f"{v}G is not a NIC speed", f"use one of {', '.join(f'{s}G' for s in NIC_SPEEDS)}")
         return v
 
 
@@ -108,8 +203,7 @@ Breakout = Literal[1, 2, 4, 8]
 
 def _port_speed(v: int) -> int:
     if v not in PORT_SPEEDS:
-        raise HintedError(f"port speed must be one of {', '.join(f'{s}G' for s in PORT_SPEEDS)}",
-                          "use a standard Ethernet speed such as 400G")
+        raise invalid(f"{v}G is not a port speed", f"use one of {', '.join(f'{s}G' for s in PORT_SPEEDS)}")
     return v
 
 
@@ -126,12 +220,12 @@ class PortGroup(_Model):
 
 
 class SwitchModel(_Model):
-    model: str = "generic"
-    ports: int = Field(ge=4, le=MAX_CHASSIS_PORTS,
+    model: Text = "generic"
+    ports: Int = Field(ge=4, le=MAX_CHASSIS_PORTS,
                        description=f"physical front-panel cages (at most {MAX_CHASSIS_PORTS}: {LARGEST_CHASSIS})")
     port_speed: Speed = 400
     breakout: Breakout = 1
-    lanes_per_port: int = Field(default=8, ge=1, le=8, description="SerDes lanes per physical port")
+    lanes_per_port: Int = Field(default=8, ge=1, le=8, description="SerDes lanes per physical port")
     cage: Cage | None = Field(default=None, description="default: from the cage speed and lanes (see physical.py)")
     downlink: PortGroup | None = Field(default=None, description="server-facing ports; default: speed/breakout")
     uplink: PortGroup | None = Field(default=None, description="ports to the next tier; default: speed/breakout")
@@ -144,19 +238,22 @@ class SwitchModel(_Model):
     @model_validator(mode="after")
     def _groups_fit_the_cage(self) -> SwitchModel:
         if self.lanes_per_port % self.breakout:
-            raise ValueError(f"breakout {self.breakout} does not divide the {self.lanes_per_port} lanes of a port")
+            raise invalid(f"breakout {self.breakout} does not divide the {self.lanes_per_port} lanes of a port",
+                          "use a breakout that divides lanes_per_port", at="breakout")
         for side in ("downlink", "uplink"):
             group: PortGroup | None = getattr(self, side)
             if group is None:
                 continue
             n = group.breakout or self.port_speed // group.speed
             if group.breakout is None and (self.port_speed % group.speed or n not in (1, 2, 4, 8)):
-                raise ValueError(f"{side} speed {group.speed}G does not split a {self.port_speed}G cage into "
-                                 "1, 2, 4 or 8 ports; give its breakout")
+                raise invalid(f"{side} speed {group.speed}G does not split a {self.port_speed}G cage into "
+                              "1, 2, 4 or 8 ports", f"give {side}.breakout", at=side)
             if n * group.speed > self.port_speed:
-                raise ValueError(f"{side}: {n} x {group.speed}G exceeds the {self.port_speed}G cage")
+                raise invalid(f"{side}: {n} x {group.speed}G exceeds the {self.port_speed}G cage",
+                              f"lower {side}.speed or {side}.breakout", at=side)
             if self.lanes_per_port % n:
-                raise ValueError(f"{side}: breakout {n} does not divide the {self.lanes_per_port} lanes of a port")
+                raise invalid(f"{side}: breakout {n} does not divide the {self.lanes_per_port} lanes of a port",
+                              f"use a {side}.breakout that divides lanes_per_port", at=side)
         return self
 
     def side(self, direction: Literal["down", "up"]) -> tuple[int, int]:
@@ -201,8 +298,8 @@ class TierRatios(_Model):
 
 def _at_least_one(v: float) -> float:
     if v < 1.0:
-        raise HintedError("oversubscription below 1:1 means more uplink than downlink bandwidth",
-                          "use '1:1' (non-blocking) or a larger first number, e.g. '2:1'")
+        raise invalid("oversubscription below 1:1 means more uplink than downlink bandwidth",
+                      "use '1:1' (non-blocking) or a larger first number, e.g. '2:1'")
     return v
 
 
@@ -214,29 +311,29 @@ def _tier_ratios(value: Any) -> Any:
 
 
 class Topology(_Model):
-    tiers: Literal[1, 2, 3] = 2
-    rail_optimized: bool = True
-    planes: int = Field(default=1, ge=1, le=8)
+    tiers: Annotated[Literal[1, 2, 3], BeforeValidator(_number)] = 2
+    rail_optimized: Flag = True
+    planes: Int = Field(default=1, ge=1, le=8)
     oversubscription: Annotated[TierRatios, BeforeValidator(_tier_ratios)] = Field(
         default=TierRatios(), description="down:up bandwidth target of the leaves, '1:1' = non-blocking; "
                                           "or per tier {leaf:, spine:}")
-    scalable_unit: int | None = Field(
+    scalable_unit: Int | None = Field(
         default=None, ge=1, description="servers per scalable unit (SU); default: what one rail leaf holds")
-    rails_per_leaf: Literal[1, 2, 4, 8] = Field(
+    rails_per_leaf: Annotated[Literal[1, 2, 4, 8], BeforeValidator(_number)] = Field(
         default=1, description="rails one leaf carries (rail-optimized designs smaller than a scalable unit)")
-    leaf_uplinks: int | None = Field(
+    leaf_uplinks: Int | None = Field(
         default=None, ge=1, description="uplinks per leaf; default: what the oversubscription target allows"
     )
-    spines: int | None = Field(
+    spines: Int | None = Field(
         default=None, ge=1,
         description="spines per plane (2-tier) or per pod (3-tier); default: the fewest that hold the leaves")
-    super_spines_per_group: int | None = Field(
+    super_spines_per_group: Int | None = Field(
         default=None, ge=1,
         description="3-tier: super-spines each pod-spine index connects to; default: the fewest for the pods")
-    max_pods: int | None = Field(
+    max_pods: Int | None = Field(
         default=None, ge=1, description="3-tier growth envelope in pods; default: the pods planned"
     )
-    max_servers: int | None = Field(
+    max_servers: Int | None = Field(
         default=None, ge=1, description="growth envelope in servers; default: the servers planned"
     )
 
@@ -245,45 +342,56 @@ class Topology(_Model):
         return self.oversubscription.leaf if tier == "leaf" else self.oversubscription.spine
 
 
+def _network_text(value: Any) -> Any:
+    if not isinstance(value, str):
+        raise invalid(f"{value!r} is not an address pool", "write it as text like 198.18.0.0/24")
+    return value
+
+
+IPv4Pool = Annotated[ipaddress.IPv4Network, BeforeValidator(_network_text)]
+IPv6Pool = Annotated[ipaddress.IPv6Network, BeforeValidator(_network_text)]
+
+
 class Addressing(_Model):
-    loopbacks: ipaddress.IPv4Network
-    p2p: ipaddress.IPv4Network = Field(description="pool for /31 fabric links")
-    gpu: ipaddress.IPv4Network = Field(description="pool for GPU-NIC /31s")
-    management: ipaddress.IPv4Network
-    loopbacks_v6: ipaddress.IPv6Network | None = None
-    p2p_v6: ipaddress.IPv6Network | None = None
+    loopbacks: IPv4Pool
+    p2p: IPv4Pool = Field(description="pool for /31 fabric links")
+    gpu: IPv4Pool = Field(description="pool for GPU-NIC /31s")
+    management: IPv4Pool
+    loopbacks_v6: IPv6Pool | None = None
+    p2p_v6: IPv6Pool | None = None
 
 
 class Bfd(_Model):
-    enabled: bool = True
-    min_tx_ms: int = Field(default=300, ge=10, le=10000)
-    min_rx_ms: int = Field(default=300, ge=10, le=10000)
-    multiplier: int = Field(default=3, ge=2, le=50)
+    enabled: Flag = True
+    min_tx_ms: Int = Field(default=300, ge=10, le=10000)
+    min_rx_ms: Int = Field(default=300, ge=10, le=10000)
+    multiplier: Int = Field(default=3, ge=2, le=50)
 
 
 class Bgp(_Model):
     asn_scheme: Literal["multi-as", "same-tier"] = "multi-as"
-    leaf_asn_base: int = Field(default=4_200_000_000, ge=1, le=4_294_967_294)
-    spine_asn_base: int = Field(default=4_200_100_000, ge=1, le=4_294_967_294)
-    super_spine_asn: int = Field(default=4_200_200_000, ge=1, le=4_294_967_294)
-    keepalive: int = Field(default=3, ge=1, le=3600)
-    holdtime: int = Field(default=9, ge=3, le=65535)
+    leaf_asn_base: Int = Field(default=4_200_000_000, ge=1, le=4_294_967_294)
+    spine_asn_base: Int = Field(default=4_200_100_000, ge=1, le=4_294_967_294)
+    super_spine_asn: Int = Field(default=4_200_200_000, ge=1, le=4_294_967_294)
+    keepalive: Int = Field(default=3, ge=1, le=3600)
+    holdtime: Int = Field(default=9, ge=3, le=65535)
     bfd: Bfd = Bfd()
-    maximum_paths: int | None = Field(default=None, ge=1, le=1024, description="default: equal-cost uplinks")
-    allowas_in: int = Field(default=1, ge=1, le=10)
+    maximum_paths: Int | None = Field(default=None, ge=1, le=1024, description="default: equal-cost uplinks")
+    allowas_in: Int = Field(default=1, ge=1, le=10)
 
     @model_validator(mode="after")
     def _timers(self) -> Bgp:
         if self.holdtime < 3 * self.keepalive:
-            raise ValueError(f"holdtime {self.holdtime} must be at least 3 x keepalive ({3 * self.keepalive})")
+            raise invalid(f"holdtime {self.holdtime} must be at least 3 x keepalive ({3 * self.keepalive})",
+                          f"raise bgp.holdtime to {3 * self.keepalive} or lower bgp.keepalive", at="holdtime")
         return self
 
 
 class AdaptiveRouting(_Model):
-    enabled: bool = False
+    enabled: Flag = False
     mode: Literal["flowlet", "per-packet"] = "flowlet"
-    flowlet_aging_us: int = Field(default=500, ge=1, le=2_000_000)
-    mac_address: str = "00:cc:cc:cc:cc:cc"
+    flowlet_aging_us: Int = Field(default=500, ge=1, le=2_000_000)
+    mac_address: MacAddress = "00:cc:cc:cc:cc:cc"
 
 
 class Ecmp(_Model):
@@ -300,19 +408,21 @@ class Ecmp(_Model):
     @classmethod
     def _entropy(cls, v: tuple[str, ...]) -> tuple[str, ...]:
         if "l4-src-port" not in v:
-            raise ValueError("must include 'l4-src-port': RoCEv2 carries its flow entropy in the UDP source port")
+            raise invalid("the hash leaves out 'l4-src-port': RoCEv2 carries its flow entropy in the UDP source port",
+                          "add l4-src-port to ecmp.hash_fields")
         return v
 
 
 class EcnThreshold(_Model):
-    min_bytes: int = Field(ge=1024)
-    max_bytes: int = Field(ge=1024)
-    probability: int = Field(ge=1, le=100)
+    min_bytes: Int = Field(ge=1024)
+    max_bytes: Int = Field(ge=1024)
+    probability: Int = Field(ge=1, le=100)
 
     @model_validator(mode="after")
     def _order(self) -> EcnThreshold:
         if self.min_bytes >= self.max_bytes:
-            raise ValueError(f"ECN min {self.min_bytes} must be below max {self.max_bytes}")
+            raise invalid(f"ECN min {self.min_bytes} must be below max {self.max_bytes}",
+                          "lower min_bytes or raise max_bytes", at="min_bytes")
         return self
 
 
@@ -327,41 +437,41 @@ def _default_ecn() -> dict[int, EcnThreshold]:
 
 
 class PfcWatchdog(_Model):
-    enabled: bool = True
-    detection_ms: int = Field(default=200, ge=100, le=5000)
-    restoration_ms: int = Field(default=200, ge=100, le=60000)
-    poll_ms: int = Field(default=200, ge=100, le=1000)
+    enabled: Flag = True
+    detection_ms: Int = Field(default=200, ge=100, le=5000)
+    restoration_ms: Int = Field(default=200, ge=100, le=60000)
+    poll_ms: Int = Field(default=200, ge=100, le=1000)
     action: Literal["drop", "forward", "alert"] = "drop"
 
 
 class Headroom(_Model):
     """ASIC constants of SONiC's dynamic headroom formula (defaults: NVIDIA Spectrum-4)."""
 
-    cell_size: int = Field(default=192, ge=64)
-    pipeline_latency_kb: float = Field(default=19, ge=0)
-    mac_phy_delay_kb: float = Field(default=0.8, ge=0)
-    small_packet_percentage: int = Field(default=50, ge=0, le=100)
-    lossless_mtu: int = Field(default=1024, ge=64, le=9216)
+    cell_size: Int = Field(default=192, ge=64, le=4096)
+    pipeline_latency_kb: Float = Field(default=19, ge=0, le=1024)
+    mac_phy_delay_kb: Float = Field(default=0.8, ge=0, le=1024)
+    small_packet_percentage: Int = Field(default=50, ge=0, le=100)
+    lossless_mtu: Int = Field(default=1024, ge=64, le=9216)
 
 
 class Bandwidth(_Model):
-    roce: int = Field(default=50, ge=0, le=100)
-    default: int = Field(default=50, ge=0, le=100)
+    roce: Int = Field(default=50, ge=0, le=100)
+    default: Int = Field(default=50, ge=0, le=100)
 
 
 class NicSettings(_Model):
     trust: Literal["dscp", "pcp"] = "dscp"
-    cnp_dscp: int | None = Field(default=None, ge=0, le=63, description="default: the fabric's CNP DSCP")
-    ecn_capable: bool = True
+    cnp_dscp: Int | None = Field(default=None, ge=0, le=63, description="default: the fabric's CNP DSCP")
+    ecn_capable: Flag = True
 
 
 class Qos(_Model):
-    roce_dscp: tuple[int, ...] = (26,)
-    cnp_dscp: int = Field(default=48, ge=0, le=63)
-    roce_tc: int = Field(default=3, ge=0, le=7, description="traffic class, PFC priority and queue of RoCE")
-    cnp_tc: int = Field(default=6, ge=0, le=7, description="strict-priority class of CNPs")
-    lossless_tcs: tuple[int, ...] | None = Field(default=None, description="default: (roce_tc,)")
-    mtu: int = Field(default=9216, ge=1500, le=9216)
+    roce_dscp: tuple[Int, ...] = (26,)
+    cnp_dscp: Int = Field(default=48, ge=0, le=63)
+    roce_tc: Int = Field(default=3, ge=0, le=7, description="traffic class, PFC priority and queue of RoCE")
+    cnp_tc: Int = Field(default=6, ge=0, le=7, description="strict-priority class of CNPs")
+    lossless_tcs: tuple[Int, ...] | None = Field(default=None, description="default: (roce_tc,)")
+    mtu: Int = Field(default=9216, ge=1500, le=9216)
     ecn: dict[Speed, EcnThreshold] = Field(default_factory=_default_ecn)
     bandwidth: Bandwidth = Bandwidth()
     pfc_watchdog: PfcWatchdog = PfcWatchdog()
@@ -377,10 +487,10 @@ class Qos(_Model):
     @classmethod
     def _dscp_range(cls, v: tuple[int, ...]) -> tuple[int, ...]:
         if not v:
-            raise ValueError("at least one RoCE DSCP is needed")
+            raise invalid("no RoCE DSCP is given", "list at least one, e.g. [26]")
         bad = [d for d in v if not 0 <= d <= 63]
         if bad:
-            raise ValueError(f"DSCP values must be 0..63, got {bad}")
+            raise invalid(f"DSCP values must be 0..63, got {bad}", "use DSCP values from 0 to 63")
         return v
 
     @property
@@ -391,9 +501,9 @@ class Qos(_Model):
 class Cabling(_Model):
     """Cable length per tier in metres; drives optic choice and PFC headroom."""
 
-    gpu_leaf_m: float = Field(default=3, gt=0, le=10_000)
-    leaf_spine_m: float = Field(default=30, gt=0, le=10_000)
-    spine_super_spine_m: float = Field(default=150, gt=0, le=10_000)
+    gpu_leaf_m: Float = Field(default=3, gt=0, le=10_000)
+    leaf_spine_m: Float = Field(default=30, gt=0, le=10_000)
+    spine_super_spine_m: Float = Field(default=150, gt=0, le=10_000)
 
 
 class Intent(_Model):
@@ -411,46 +521,21 @@ class Intent(_Model):
     @model_validator(mode="after")
     def _three_tier_needs_super_spine(self) -> Intent:
         if self.topology.tiers == 3 and self.switch_models.super_spine is None:
-            raise ValueError("topology.tiers is 3 but switch_models.super_spine is missing")
+            raise invalid("topology.tiers is 3 but switch_models.super_spine is missing",
+                          "add switch_models.super_spine or use topology.tiers: 2", at="switch_models.super_spine")
+        return self
+
+    @model_validator(mode="after")
+    def _planes_fit_nics(self) -> Intent:
+        if self.topology.planes > self.servers.ports_per_nic:
+            raise invalid(f"topology.planes is {self.topology.planes} but a NIC has "
+                          f"{self.servers.ports_per_nic} port(s) (servers.ports_per_nic): each plane takes one port",
+                          f"set servers.ports_per_nic to {self.topology.planes} if the NICs have that many ports, "
+                          "or use fewer planes", at="topology.planes")
         return self
 
 
 # --------------------------------------------------------------------------- loading
-
-
-def _line_index(node: yaml.Node, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], int]]:
-    """Yield (yaml path, 1-based line) for every node of a composed YAML document."""
-    yield path, node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            k = key.value
-            if isinstance(k, str) and k.isdigit():
-                # numeric keys (qos.ecn.400) are parsed to int by pydantic; index both spellings
-                yield from _line_index(value, (*path, int(k)))
-            yield path + (k,), key.start_mark.line + 1
-            yield from _line_index(value, (*path, k))
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            yield from _line_index(item, (*path, i))
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate mapping keys instead of silently keeping the last."""
-
-
-def _no_duplicates(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-    seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} (first at line {seen[key]})", key_node.start_mark
-            )
-        seen[key] = key_node.start_mark.line + 1
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
 
 
 def dotted(loc: tuple[Any, ...]) -> str:
@@ -465,32 +550,23 @@ def load_intent(path: str | Path) -> tuple[Intent, dict[tuple[Any, ...], int]]:
     Raises FabricError (never a bare exception) for every kind of bad input.
     """
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise FabricError.single(source, "", f"cannot read intent file: {exc.strerror}",
-                                 "pass an existing file with -i") from None
-    try:
-        node = yaml.compose(text, Loader=_UniqueKeyLoader)
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise FabricError.single(source, "", f"malformed YAML: {problem}", "fix the YAML syntax", line) from None
+    data, lines = intent_file.load(path)
     if not isinstance(data, dict):
         raise FabricError.single(source, "", "the intent must be a YAML mapping (fabric:, servers:, ...)",
                                  "start from inventory/fabric.yaml")
-    lines = dict(_line_index(node)) if node is not None else {}
     try:
         intent = Intent.model_validate(data)
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-            problems.append(Problem(dotted(loc), _message(err), _hint(err), line_for(lines, loc)))
-        raise FabricError(source, problems) from None
+        raise FabricError(source, [_problem(err, lines) for err in exc.errors()]) from None
     return intent, lines
+
+
+def _problem(err: Any, lines: dict[tuple[Any, ...], int]) -> Problem:
+    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+    ctx = err.get("ctx") or {}
+    if ctx.get("at"):  # a cross-field rule names the field to change
+        loc = (*loc, *ctx["at"].split("."))
+    return Problem(dotted(loc), _message(err), _hint(err), line_for(lines, loc))
 
 
 def line_for(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> int | None:
@@ -502,30 +578,52 @@ def line_for(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> int | N
 
 
 def _message(err: Any) -> str:
-    msg = str(err["msg"])
-    if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
     if err["type"] == "extra_forbidden":
         return "unknown field"
     if err["type"] == "missing":
         return "required field is missing"
+    msg = str(err["msg"])
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
     return msg
 
 
+# The fix for each pydantic error type; `{name}` fields come from the error's context.
+_HINTS = {
+    "extra_forbidden": "remove it or check its spelling against inventory/fabric.yaml",
+    "missing": "add it (see inventory/fabric.yaml)",
+    "literal_error": "use one of {expected}",
+    "greater_than_equal": "use {ge} or more",
+    "greater_than": "use a value above {gt}",
+    "less_than_equal": "use {le} or less",
+    "less_than": "use a value below {lt}",
+    "int_type": "write a whole number",
+    "int_parsing": "write a whole number",
+    "int_from_float": "write a whole number",
+    "float_type": "write a number",
+    "float_parsing": "write a number",
+    "finite_number": "write a finite number",
+    "bool_type": "write true or false",
+    "bool_parsing": "write true or false",
+    "string_type": "write text (quote it)",
+    "dict_type": "write a mapping of its fields",
+    "model_type": "write a mapping of its fields",
+    "model_attributes_type": "write a mapping of its fields",
+    "tuple_type": "write a list, e.g. [a, b]",
+    "list_type": "write a list, e.g. [a, b]",
+    "ip_v4_network": "write the network address and prefix length with the host bits zero, e.g. 198.18.0.0/24",
+    "ip_v6_network": "write the network address and prefix length with the host bits zero, e.g. 2001:db8::/48",
+}
+
+
 def _hint(err: Any) -> str:
-    kind = err["type"]
     ctx = err.get("ctx") or {}
-    if isinstance(ctx.get("error"), HintedError):
-        return str(ctx["error"].hint)
-    if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
-        bound = next(iter(v for k, v in ctx.items() if k in ("ge", "le", "gt", "lt")), "")
-        word = {"greater_than_equal": "at least", "less_than_equal": "at most",
-                "greater_than": "more than", "less_than": "less than"}[kind]
-        return f"use a value {word} {bound}"
-    if kind == "extra_forbidden":
-        return "remove it or check its spelling against inventory/fabric.yaml"
-    if kind == "missing":
-        return "add it"
-    if kind.startswith("literal_error"):
-        return "use one of the allowed values"
-    return ""
+    if ctx.get("fix"):
+        return str(ctx["fix"])
+    template = _HINTS.get(err["type"])
+    if template is None:
+        return "see the field in inventory/fabric.yaml and the README's intent section"
+    try:
+        return template.format(**ctx)
+    except (KeyError, IndexError):
+        return template

@@ -23,6 +23,7 @@ import jinja2
 import orjson
 
 from fabricgen import inventory, manifest, qos
+from fabricgen.errors import FabricError
 from fabricgen.model import Plan, Switch
 from fabricgen.plan import cabling_csv, plan_dict
 
@@ -88,6 +89,19 @@ class RenderResult:
     switches: int
 
 
+def inside(root: str | Path, *names: str) -> Path:
+    """root/names..., each name one plain path component, so nothing is written outside `root`.
+
+    Defence in depth: the intent model already restricts hostnames and server names to
+    RFC 1123 labels; a name that escaped it still cannot climb out of the output.
+    """
+    for name in names:
+        if not name or name in (".", "..") or "/" in name or "\0" in name:
+            raise FabricError.single(str(root), "", f"refusing to write {name!r}: not a plain file name",
+                                     "report this as a fabricgen bug: the intent model should have refused it")
+    return Path(root, *names)
+
+
 # Set in the parent before forking; workers read it (copy-on-write) instead of unpickling a plan.
 _PLAN: Plan | None = None
 
@@ -105,10 +119,10 @@ def _run_job(args: tuple[Job, str]) -> tuple[int, int]:
         files = lines = 0
         for host in names:
             outputs = render_switch(plan.switches[host], plan, env)
-            d = Path(root, "configs", host)
+            d = inside(root, "configs", host)
             d.mkdir(parents=True, exist_ok=True)
             for name, text in outputs.items():
-                (d / name).write_text(text, encoding="utf-8")
+                inside(d, name).write_text(text, encoding="utf-8")
                 files += 1
                 lines += text.count("\n")
         return files, lines
@@ -118,7 +132,7 @@ def _run_job(args: tuple[Job, str]) -> tuple[int, int]:
         hosts_dir = Path(root, "hosts")
         hosts_dir.mkdir(exist_ok=True)
         for name in names:
-            path = hosts_dir / f"{name}.sh"
+            path = inside(hosts_dir, f"{name}.sh")
             path.write_text(qos.nic_script(servers[name], plan.qos), encoding="utf-8")
             path.chmod(0o755)
         return len(names), 0

@@ -63,7 +63,7 @@ def test_schema_errors_name_path_line_and_fix(tmp_path: Path) -> None:
     with pytest.raises(FabricError) as info:
         load_intent(path)
     by_path = {p.path: p for p in info.value.problems}
-    assert "servers.nic_speed" in by_path and "NIC speed must be one of" in by_path["servers.nic_speed"].message
+    assert "servers.nic_speed" in by_path and "300G is not a NIC speed" in by_path["servers.nic_speed"].message
     assert by_path["servers.nic_speed"].line == path.read_text().splitlines().index("  nic_speed: 300G") + 1
     assert by_path["topology.bogus"].message == "unknown field"
     assert "remove it" in by_path["topology.bogus"].hint
@@ -81,12 +81,13 @@ def test_missing_required_field(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("override", "path", "text"),
     [
-        ({"bgp__holdtime": 5, "bgp__keepalive": 3}, "bgp", "holdtime 5 must be at least 3 x keepalive"),
+        ({"bgp__holdtime": 5, "bgp__keepalive": 3}, "bgp.holdtime", "holdtime 5 must be at least 3 x keepalive"),
         ({"ecmp__hash_fields": ["src-ip", "dst-ip"]}, "ecmp.hash_fields", "l4-src-port"),
         ({"topology__oversubscription": "1:2"}, "topology.oversubscription", "below 1:1"),
-        ({"fabric__name": "Bad_Name"}, "fabric.name", "lowercase"),
-        ({"qos__ecn": {400: {"min_bytes": 9000, "max_bytes": 8000, "probability": 5}}}, "qos.ecn.400", "below max"),
-        ({"topology__tiers": 3}, "", "super_spine is missing"),
+        ({"fabric__name": "Bad_Name"}, "fabric.name", "is 'B', which is not allowed"),
+        ({"qos__ecn": {400: {"min_bytes": 9000, "max_bytes": 8000, "probability": 5}}}, "qos.ecn.400.min_bytes",
+         "below max"),
+        ({"topology__tiers": 3}, "switch_models.super_spine", "super_spine is missing"),
     ],
 )
 def test_field_rules(tmp_path: Path, override: dict, path: str, text: str) -> None:

@@ -192,7 +192,7 @@ def test_cross_field_errors(tmp_path: Path, override: dict[str, Any], path: str,
 
 def test_dual_plane_fabric_keeps_planes_apart() -> None:
     """planes: 2 gives every NIC one port per plane (Alibaba HPN style); the planes share nothing."""
-    plan = plan_of(small_intent(topology__planes=2, servers__count=4))
+    plan = plan_of(small_intent(topology__planes=2, servers__count=4, servers__ports_per_nic=2))
     by_plane = Counter((s.role, s.plane) for s in plan.switches.values())
     assert by_plane == {("leaf", 0): 4, ("leaf", 1): 4, ("spine", 0): 4, ("spine", 1): 4}
     assert all("-pl1-" in h or "-pl2-" in h for h in plan.switches)
