@@ -23,6 +23,17 @@ DEFAULT_OUT = "build"
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
+def positive_int(text: str) -> int:
+    """argparse type of counts such as --workers: a whole number, 1 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (fix: pass 1 or more)") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not 1 or more (fix: pass 1 or more, or leave it out)")
+    return value
+
+
 def _console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
@@ -152,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("render", help="write every switch config, the plan, cabling and NIC scripts")
     _add_intent(p)
     p.add_argument("-o", "--output", default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
-    p.add_argument("--workers", type=int, default=None, help="render processes (default: automatic)")
+    p.add_argument("--workers", type=positive_int, default=None, help="render processes (default: automatic)")
     p.add_argument("--no-check", action="store_true", help="skip the RoCE invariant and NIC checks")
     p.set_defaults(func=cmd_render)
 

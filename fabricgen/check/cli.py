@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from fabricgen.check.findings import format_findings
+from fabricgen.cli import positive_int
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -42,7 +43,7 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
                         "fetched, else ../shared/sonic-yang-models)")
     p.add_argument("--format", choices=["table", "json", "junit"], default="table")
     p.add_argument("--fast", action="store_true", help="only the RoCE invariant and NIC checks")
-    p.add_argument("--workers", type=int, default=None)
+    p.add_argument("--workers", type=positive_int, default=None)
     p.add_argument("--no-cache", action="store_true",
                    help="re-check every file: ignore and do not write <configs>/../.check-cache (per-file "
                         "SONiC YANG and FRR parser results, reused while a file's bytes, the checker, the "

@@ -8,6 +8,7 @@ import sys
 
 from rich.console import Console
 
+from fabricgen.cli import positive_int
 from fabricgen.deploy.run import CHECK_TIMEOUT, Abandoned, DeployOptions, run_deploy
 from fabricgen.deploy.state import DeployRefused
 
@@ -63,7 +64,7 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     scope = p.add_mutually_exclusive_group()
     scope.add_argument("--limit", help="comma-separated hostnames")
     scope.add_argument("--role", choices=["leaf", "spine", "super_spine"])
-    p.add_argument("--workers", type=int, default=10, help="devices in parallel (default 10)")
+    p.add_argument("--workers", type=positive_int, default=10, help="devices in parallel (default 10)")
     p.add_argument("--check-timeout", type=float, default=CHECK_TIMEOUT,
                    help="seconds for BGP sessions and their prefixes to come back after a commit (default 60)")
     p.add_argument("--force", action="store_true",

@@ -11,6 +11,7 @@ from xml.etree import ElementTree as ET
 from rich.console import Console
 from rich.table import Table
 
+from fabricgen.cli import positive_int
 from fabricgen.validate.checks import CHECKS, Outcome, Report
 from fabricgen.validate.collect import run_validate
 
@@ -106,7 +107,7 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     scope.add_argument("--limit", help="comma-separated hostnames")
     scope.add_argument("--role", choices=["leaf", "spine", "super_spine"])
     p.add_argument("--skip", action="append", choices=list(CHECKS), help="skip a check (repeatable)")
-    p.add_argument("--workers", type=int, default=10)
+    p.add_argument("--workers", type=positive_int, default=10)
     p.add_argument("-b", "--build", default="build", help="the checked build to compare configs with (default build/)")
     p.add_argument("--force", action="store_true", help="compare with build files that changed after their check")
     p.add_argument("--lab-dir", default=None,
