@@ -181,7 +181,7 @@ class Servers(_Model):
     count: Int = Field(ge=1)
     gpus_per_server: Int = Field(default=8, ge=1, le=16)
     nics_per_server: Int = Field(default=8, ge=1, le=16)
-    ports_per_nic: Int = Field(default=1, ge=1, le=4, description="back-end ports of one NIC (one per plane)")
+    ports_per_nic: Int = Field(default=1, ge=1, le=8, description="back-end ports of one NIC (one per plane)")
     nic_speed: Speed = 400
     name_prefix: HostPrefix = "gpu"
 
@@ -198,7 +198,7 @@ class Servers(_Model):
 LARGEST_CHASSIS = "16-slot modular chassis (Arista 7816R3 / Juniper PTX10016)"
 MAX_CHASSIS_PORTS = 576
 Cage = Literal["osfp", "qsfp-dd", "qsfp112", "qsfp56", "qsfp28"]
-Breakout = Literal[1, 2, 4, 8]
+Breakout = Annotated[Literal[1, 2, 4, 8], BeforeValidator(_number)]
 
 
 def _port_speed(v: int) -> int:

@@ -33,7 +33,8 @@ def intent(name: str, servers: int, leaf: dict[str, Any], spine: dict[str, Any] 
         models["super_spine"] = super_spine
     return {
         "fabric": {"name": name},
-        "servers": {"count": servers, "gpus_per_server": 8, "nics_per_server": nics, "nic_speed": nic_speed},
+        "servers": {"count": servers, "gpus_per_server": 8, "nics_per_server": nics, "nic_speed": nic_speed,
+                    "ports_per_nic": planes},
         "switch_models": models,
         "platforms": {"leaf": "sonic", "spine": "sonic", "super_spine": "sonic"},
         "topology": {"tiers": tiers, "planes": planes},
@@ -160,6 +161,8 @@ QM9700_FLAT = {"model": "QM9700-class 64 x 400G", "ports": 64, "port_speed": "40
 
 
 def test_multi_plane_deepseek_mpft() -> None:
+    # The model gives every NIC one port per plane, so 8 planes need 8 NIC ports (servers.ports_per_nic):
+    # this stands for MPFT's 8 single-port NICs, one per plane, until the intent can say "one NIC per plane".
     plan = plan_of(intent("mpft", 2048, QM9700_FLAT, QM9700_FLAT, planes=8, nics=1))
     leaves, spines, supers, links = counts(plan)
     assert (leaves, spines, supers, leaves + spines) == (512, 256, 0, 768)

@@ -146,7 +146,8 @@ def test_tor_mode_uses_the_real_port_budget() -> None:
 
 
 def test_single_tier_planes() -> None:
-    data = small_intent(servers__count=16, topology__tiers=1, topology__planes=4, servers__nics_per_server=1)
+    data = small_intent(servers__count=16, topology__tiers=1, topology__planes=4, servers__nics_per_server=1,
+                        servers__ports_per_nic=4)
     data["switch_models"] = {"leaf": {"ports": 512, "port_speed": "100G", "lanes_per_port": 1}}
     data["servers"]["nic_speed"] = "100G"
     data["topology"].pop("spines")
@@ -192,7 +193,7 @@ def _spine_speed_mismatch(d: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(("mutate", "path", "text"), [
-    ({"topology__rails_per_leaf": 3}, "topology.rails_per_leaf", "allowed values"),
+    ({"topology__rails_per_leaf": 3}, "topology.rails_per_leaf", "use one of 1, 2, 4 or 8"),
     ({"topology__rails_per_leaf": 8}, "topology.rails_per_leaf", "cannot be split evenly"),
     ({"topology__tiers": 1, "topology__leaf_uplinks": 4}, "topology.leaf_uplinks", "no uplinks"),
     ({"topology__tiers": 1, "servers__count": 40}, "servers.count", "single-tier plane holds"),
@@ -201,7 +202,7 @@ def _spine_speed_mismatch(d: dict[str, Any]) -> None:
     ({"topology__max_servers": 0}, "topology.max_servers", "greater than or equal to 1"),
     (_chassis_too_big, "switch_models.spine.ports", f"less than or equal to {MAX_CHASSIS_PORTS}"),
     (_no_spine, "switch_models.spine", "there is no spine model"),
-    (_bad_downlink, "switch_models.leaf.downlink.speed", "port speed must be one of"),
+    (_bad_downlink, "switch_models.leaf.downlink.speed", "is not a port speed"),
     (_wrong_downlink_speed, "switch_models.leaf.downlink.speed", "GPU NICs at 400G"),
     (_spine_speed_mismatch, "switch_models.spine.port_speed", "leaf uplinks at 400G"),
 ])
