@@ -161,7 +161,7 @@ def test_ratio_without_quotes_is_the_ratio(tmp_path: Path) -> None:
     """YAML 1.1 reads 3:1 as the base-60 number 181; fabricgen reads the ratio the operator wrote."""
     body = _small_yaml().replace("topology:\n", "topology:\n  oversubscription: 3:1\n", 1)
     intent, _ = load_intent(_yaml(tmp_path, body))
-    assert intent.topology.oversubscription == 3.0
+    assert intent.topology.ratio("leaf") == 3.0
 
 
 def test_merge_keys(tmp_path: Path) -> None:
