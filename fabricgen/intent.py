@@ -557,11 +557,12 @@ def load_intent(path: str | Path) -> tuple[Intent, dict[tuple[Any, ...], int]]:
     try:
         intent = Intent.model_validate(data)
     except ValidationError as exc:
-        raise FabricError(source, [_problem(err, lines) for err in exc.errors()]) from None
+        raise FabricError(source, [validation_problem(err, lines) for err in exc.errors()]) from None
     return intent, lines
 
 
-def _problem(err: Any, lines: dict[tuple[Any, ...], int]) -> Problem:
+def validation_problem(err: Any, lines: dict[tuple[Any, ...], int]) -> Problem:
+    """One pydantic error as a Problem: dotted path, message, fix and the line it points at."""
     loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     ctx = err.get("ctx") or {}
     if ctx.get("at"):  # a cross-field rule names the field to change

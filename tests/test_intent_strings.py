@@ -115,15 +115,16 @@ def test_mac_address_is_normalised(tmp_path: Path) -> None:
 
 def test_render_writes_only_under_output(tmp_path: Path) -> None:
     """Defence in depth: a name that escaped the model still cannot leave -o."""
-    from fabricgen import render
+    from fabricgen.render import render_all
     from fabricgen.intent import Intent
     from fabricgen.plan import build_plan
 
     plan = build_plan(Intent.model_validate(small_intent()))
-    plan.servers[0].name = "../../escape"
+    first = next(iter(plan.switches))
+    plan.switches["../../escape"] = plan.switches.pop(first)  # the name render makes a directory of
     out = tmp_path / "a" / "out"
     with pytest.raises(FabricError) as info:
-        render.render_all(plan, out, checks=None)
+        render_all(plan, out, checks=None)
     assert "../../escape" in str(info.value)
-    assert not out.exists() and not (tmp_path / "escape.sh").exists()
+    assert not out.exists() and not (tmp_path / "escape").exists()
     assert [p.name for p in (tmp_path / "a").iterdir()] == []

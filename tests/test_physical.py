@@ -68,7 +68,7 @@ def test_breakout_cable_serves_two_ports_and_twin_plane_nic_one_cable() -> None:
     assert s["cables"]["800G to 2x400G DAC breakout"] == gpu_links // 2
     assert "modules" in s and not any("DAC" in m for m in s["modules"])
     # Twin-plane: each NIC's two ports (one per plane) share its cage; one 800G cable splits to both planes.
-    dual = small_intent(topology__planes=2, cabling={"gpu_leaf_m": 2, "leaf_spine_m": 2})
+    dual = small_intent(topology__planes=2, servers__ports_per_nic=2, cabling={"gpu_leaf_m": 2, "leaf_spine_m": 2})
     dual["addressing"]["gpu"] = "198.18.32.0/21"
     ds = summary(plan_of(dual))
     nics = 4 * 4  # 4 servers x 4 NICs

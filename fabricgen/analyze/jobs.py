@@ -14,15 +14,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+# The intent's bounded YAML reader and its error mapping: same limits, lines and fixes.
+from fabricgen import intent_file
 from fabricgen.analyze.fabric import Fabric
 from fabricgen.analyze.flows import GIB, Job
 from fabricgen.errors import FabricError, Problem
-
-# The intent loader's YAML helpers: duplicate keys rejected, every node's line indexed.
-from fabricgen.intent import _line_index, _UniqueKeyLoader, dotted, line_for
+from fabricgen.intent import dotted, line_for, validation_problem
 
 
 class JobSpec(BaseModel):
@@ -41,24 +40,11 @@ class JobsFile(BaseModel):
 
 def load_jobs(path: str | Path, fabric: Fabric, pattern: str, qps: int, cross_rail: bool = False) -> list[Job]:
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-        node = yaml.compose(text, Loader=_UniqueKeyLoader)
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - SafeLoader subclass
-    except OSError as exc:
-        raise FabricError.single(source, "", f"cannot read jobs file: {exc.strerror}",
-                                 "pass an existing file") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise FabricError.single(source, "", f"malformed YAML: {getattr(exc, 'problem', None) or exc}",
-                                 "fix the YAML syntax", mark.line + 1 if mark else None) from None
-    lines = dict(_line_index(node)) if node is not None else {}
+    data, lines = intent_file.load(path)
     try:
         spec = JobsFile.model_validate(data)
     except ValidationError as exc:
-        raise FabricError(source, [Problem(dotted(tuple(err["loc"])), str(err["msg"]).removeprefix("Value error, "),
-                                           "see the jobs file format in fabricgen/analyze/jobs.py",
-                                           line_for(lines, tuple(err["loc"]))) for err in exc.errors()]) from None
+        raise FabricError(source, [validation_problem(err, lines) for err in exc.errors()]) from None
     index = {name: i for i, name in enumerate(fabric.servers)}
     jobs: list[Job] = []
     problems: list[Problem] = []
