@@ -115,9 +115,9 @@ def test_mac_address_is_normalised(tmp_path: Path) -> None:
 
 def test_render_writes_only_under_output(tmp_path: Path) -> None:
     """Defence in depth: a name that escaped the model still cannot leave -o."""
-    from fabricgen.render import render_all
     from fabricgen.intent import Intent
     from fabricgen.plan import build_plan
+    from fabricgen.render import render_all
 
     plan = build_plan(Intent.model_validate(small_intent()))
     first = next(iter(plan.switches))
