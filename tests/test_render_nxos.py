@@ -383,8 +383,8 @@ def test_watchdog_limits_apply_only_to_platforms_in_use() -> None:
     """A single-tier SONiC fabric has no NX-OS switch: NX-OS's drop-only watchdog does not constrain it."""
     from tests.conftest import small_intent
 
-    data = small_intent(servers__count=16, topology__tiers=1, topology__planes=4, servers__nics_per_server=1, servers__ports_per_nic=4,
-                        qos__pfc_watchdog={"action": "forward"})
+    data = small_intent(servers__count=16, topology__tiers=1, topology__planes=4, servers__nics_per_server=1,
+                        servers__ports_per_nic=4, qos__pfc_watchdog={"action": "forward"})
     data["switch_models"] = {"leaf": {"ports": 512, "port_speed": "100G", "lanes_per_port": 1}}
     data["servers"]["nic_speed"] = "100G"
     data["topology"].pop("spines")
