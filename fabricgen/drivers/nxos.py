@@ -48,6 +48,7 @@ OWNED_ALWAYS = (
     re.compile(r"^ip load-sharing "),
     re.compile(r"^bfd interval "),
     re.compile(r"^priority-flow-control watch-dog-interval "),
+    re.compile(r"^priority-flow-control (watch-dog interval|watch-dog shutdown-multiplier|auto-restore multiplier) "),
 )
 NEVER_OWNED = re.compile(r"^(interface mgmt\d+|vrf context management|boot |username |aaa |tacacs|radius|ntp |"
                          r"logging |snmp-server |copp |line )")

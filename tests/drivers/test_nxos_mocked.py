@@ -251,3 +251,16 @@ def test_remediation_defines_objects_before_their_users(rendered: str) -> None:
                           "ip prefix-list", "router bgp 4200100000")}
     assert first["class-map"] < first["policy-map"] < first["system qos"] < first["interface Ethernet1/1"]
     assert first["ip prefix-list"] < first["route-map"] < first["router bgp 4200100000"]
+
+
+def test_watchdog_timers_are_fabricgen_owned_and_deployed(rendered: str) -> None:
+    """The global PFC watchdog timer lines are deployed like `watch-dog-interval on` (not left as rendered only)."""
+    timers = [ln for ln in rendered.splitlines() if re.match(r"priority-flow-control (watch-dog |auto-restore )", ln)]
+    assert len(timers) == 3
+    d = driver()
+    d.load_replace_candidate(config=rendered)
+    diff = d.compare_config()
+    assert all(f"+{ln}" in diff for ln in timers)
+    d.commit_config()
+    after = lines("\n".join(_text(d.switch.running)))
+    assert set(timers) <= after
