@@ -21,6 +21,10 @@ Rules (stable ids):
                                 plan) a class that carries traffic (RoCE, CNP) has no network-qos class, so
                                 it keeps NX-OS's default MTU 1500
 * ``nxos-bgp-neighbor-subnet``  a BGP neighbor is on no subnet of an interface address
+* ``nxos-pause-buffer``         a no-drop ingress class has no `pause buffer-size ... pause-threshold ...
+                                resume-threshold ...` where the port's cable is over 100 m (with a plan), its
+                                headroom above the pause threshold is below the plan's, resume is not below
+                                pause, or the pause threshold is not above the ECN maximum (reference §5.4)
 * ``nxos-watchdog``             the global `priority-flow-control watch-dog-interval on` is missing, or (with a
                                 plan) a watchdog timer line is missing or differs from the intent's timers
 
@@ -42,6 +46,7 @@ from fabricgen.check.config_tree import ConfigLine, parse_tree
 from fabricgen.check.findings import Finding
 from fabricgen.model import Plan, Switch
 from fabricgen.platforms import nxos as render_nxos
+from fabricgen.platforms.facts import platform_facts
 
 RULES = (
     "nxos-parse",
@@ -55,10 +60,13 @@ RULES = (
     "nxos-mtu",
     "nxos-bgp-neighbor-subnet",
     "nxos-watchdog",
+    "nxos-pause-buffer",
 )
 DEFAULT_MTU = 1500  # NX-OS interface default when no `mtu` line is present
 _NQ_CLASS = re.compile(r"^c-8q-nq(\d|-default)$")
 _QUEUE_CLASS = re.compile(r"^c-out-8q-q(\d|-default)$")
+_IN_QUEUE_CLASS = re.compile(r"^c-in-q(\d|-default)$")  # ingress queuing (pause buffers)
+_RE_PAUSE_BUFFER = re.compile(r"^pause buffer-size (\d+) pause-threshold (\d+) resume-threshold (\d+)$")
 _UNITS = {"bytes": 1, "kbytes": 1024, "mbytes": 1024 * 1024}
 _DSCP_NAMES = {"default": 0, "ef": 46, **{f"cs{i}": 8 * i for i in range(8)},
                **{f"af{x}{y}": 8 * x + 2 * y for x in range(1, 5) for y in range(1, 4)}}
@@ -147,6 +155,7 @@ class _QueueClass:
     bandwidth: int | None = None
     bandwidth_line: int = 0
     wred: _Wred | None = None
+    pause: tuple[int, int, int, int] | None = None  # (buffer-size, pause-threshold, resume-threshold, line)
 
 
 @dataclass
@@ -165,6 +174,7 @@ class _Interface:
     pfc_on: bool = False
     watchdog: bool = False
     qos_input: _Ref | None = None
+    queuing_input: _Ref | None = None
     addresses: list[tuple[str, int]] = field(default_factory=list)
 
     @property
@@ -225,6 +235,8 @@ def _parse_policy(kind: str, obj: ConfigLine) -> _Policy:
                     qq.bandwidth, qq.bandwidth_line = int(m.group(1)), child.line
                 elif t.startswith("random-detect"):
                     qq.wred = _parse_wred(t, child.line)
+                elif m := _RE_PAUSE_BUFFER.match(t):
+                    qq.pause = (int(m.group(1)), int(m.group(2)), int(m.group(3)), child.line)
             policy.classes[name] = qq
     return policy
 
@@ -253,6 +265,8 @@ def _parse_interface(name: str, obj: ConfigLine) -> _Interface:
             itf.watchdog = True
         elif m := re.match(r"^service-policy type qos input (\S+)$", t):
             itf.qos_input = _Ref(m.group(1), child.line)
+        elif m := re.match(r"^service-policy type queuing input (\S+)$", t):
+            itf.queuing_input = _Ref(m.group(1), child.line)
         elif m := re.match(r"^(?:ip|ipv6) address (\S+)(?: secondary)?$", t):
             itf.addresses.append((m.group(1), child.line))
     return itf
@@ -382,17 +396,21 @@ class _Checker:
                 if cname != "class-default" and cname not in cfg.class_maps:
                     self.add("nxos-undefined-ref", qc.line,
                              f"policy-map type qos {name} uses class {cname}, but no class-map type qos {cname}")
+        inputs = {itf.queuing_input.name for itf in cfg.interfaces.values() if itf.queuing_input is not None}
         for kind, pattern, label in (("network-qos", _NQ_CLASS, "c-8q-nqN"), ("queuing", _QUEUE_CLASS, "c-out-8q-qN")):
             for name, policy in cfg.policies[kind].items():
+                if kind == "queuing" and name in inputs:
+                    pattern, label = _IN_QUEUE_CLASS, "ingress c-in-qN"
                 for cname, c in policy.classes.items():
                     if not pattern.match(cname):
                         self.add("nxos-undefined-ref", c.line,
                                  f"policy-map type {kind} {name} uses class {cname}, which is not an 8-queue "
                                  f"system class ({label})")
         for itf in cfg.interfaces.values():
-            if itf.qos_input is not None and itf.qos_input.name not in cfg.policies["qos"]:
-                self.add("nxos-undefined-ref", itf.qos_input.line,
-                         f"{itf.name} attaches policy-map type qos {itf.qos_input.name}, which is not defined")
+            for kind, ref in (("qos", itf.qos_input), ("queuing", itf.queuing_input)):
+                if ref is not None and ref.name not in cfg.policies[kind]:
+                    self.add("nxos-undefined-ref", ref.line,
+                             f"{itf.name} attaches policy-map type {kind} {ref.name}, which is not defined")
         for kind, ref in (("queuing", cfg.system_queuing), ("network-qos", cfg.system_network_qos),
                           ("qos", cfg.system_qos_input)):
             if ref is not None and ref.name not in cfg.policies[kind]:
@@ -625,6 +643,57 @@ class _Checker:
                 self.add("nxos-watchdog", have[1], f"`priority-flow-control {keyword} {have[0]}` differs from the "
                          f"intent's {value} (qos.pfc_watchdog)")
 
+    def pause_buffers(self, exp: _Expect) -> None:
+        """Static ingress pause buffers: present where the plan's cable needs them, and self-consistent."""
+        cfg = self.cfg
+        queuing = self._attached("queuing", cfg.system_queuing)
+        ecn_max = 0
+        for tc in exp.lossless:
+            q = queuing.classes.get(render_nxos.queue_class(tc)) if queuing is not None else None
+            if q is not None and q.wred is not None:
+                ecn_max = max(ecn_max, q.wred.max_bytes)
+        need: dict[str, int] = {}  # port -> headroom the plan needs above the pause threshold (0: none)
+        if self.switch is not None and self.plan is not None:
+            facts = platform_facts("nxos")
+            for port in render_nxos.roce_interfaces(self.switch):
+                prof = self.plan.qos_profiles.get(port.qos_profile)
+                if prof is not None and facts.needs_pause_buffer(prof.cable_m):
+                    need[port.name] = prof.size - prof.xon
+        checked: set[tuple[str, str]] = set()  # (policy, class) whose thresholds were checked
+        for name, itf in cfg.interfaces.items():
+            ref = itf.queuing_input
+            policy = cfg.policies["queuing"].get(ref.name) if ref is not None else None
+            if name in need and policy is None:
+                self.add("nxos-pause-buffer", itf.line, f"RoCE port {name} has a cable over 100 m but no ingress "
+                         "queuing policy with `pause buffer-size ... pause-threshold ... resume-threshold ...`: "
+                         "Cisco makes it mandatory there, in-flight data would overflow the default headroom")
+                continue
+            if policy is None or ref is None:
+                continue
+            for tc in sorted(exp.lossless - ({exp.cnp} if exp.cnp is not None else set())):
+                cname = render_nxos.in_queue_class(tc)
+                c = policy.classes.get(cname)
+                if c is None or c.pause is None:
+                    if name in need:
+                        self.add("nxos-pause-buffer", c.line if c is not None else policy.line,
+                                 f"policy-map type queuing {ref.name} ({name}) sets no pause buffer on {cname}")
+                    continue
+                size, pause, resume, line = c.pause
+                if name in need and size - pause < need[name]:
+                    self.add("nxos-pause-buffer", line, f"{ref.name} {cname} ({name}): {size - pause} B of headroom "
+                             f"above the pause threshold, the plan needs {need[name]} B for the cable")
+                if (ref.name, cname) in checked:
+                    continue
+                checked.add((ref.name, cname))
+                problems = []
+                if resume >= pause:
+                    problems.append(f"resume-threshold {resume} is not below pause-threshold {pause}")
+                if ecn_max and pause <= ecn_max:
+                    problems.append(f"pause-threshold {pause} B is not above the ECN maximum {ecn_max} B: PFC "
+                                    "would pause before ECN marks")
+                if problems:
+                    self.add("nxos-pause-buffer", line, f"{ref.name} {cname}: " + "; ".join(problems))
+
     def run(self) -> list[Finding]:
         qos_policy = self.classification()
         exp = self.expect(qos_policy[1] if qos_policy else None)
@@ -637,6 +706,7 @@ class _Checker:
         self.interfaces(exp, qos_policy)
         self.bgp_neighbors()
         self.watchdog(exp)
+        self.pause_buffers(exp)
         return self.findings
 
 

@@ -11,6 +11,7 @@ Output is deterministic: the same plan renders byte-identically (plan order only
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -32,6 +33,7 @@ CLASS_CNP = "CNP"
 POLICY_CLASSIFICATION = "QOS_CLASSIFICATION"
 POLICY_NETWORK_QOS = "qos_network"
 POLICY_QUEUING = "QOS_EGRESS_PORT"
+POLICY_PAUSE_PREFIX = "QOS_INGRESS_PAUSE"  # + _<speed>G_<metres>M: ingress queuing policy with pause buffers
 ROUTE_MAP = "RM-REDIST-DIRECT"
 PREFIX_LIST = "PL-REDIST-DIRECT"
 ROUTE_MAP_V6 = "RM-REDIST-DIRECT-V6"
@@ -108,6 +110,27 @@ class NxInterface:
     qos_policy: str  # classification policy attached as `service-policy type qos input`
     watchdog: bool
     no_redirects: bool  # BFD needs ICMP redirects off
+    pause_policy: str = ""  # ingress queuing policy with pause buffers (`service-policy type queuing input`)
+
+
+@dataclass(frozen=True, slots=True)
+class PauseBuffer:
+    """`class type queuing c-in-q<N>` / `pause buffer-size <b> pause-threshold <p> resume-threshold <r>` (bytes)."""
+
+    name: str  # c-in-q3
+    buffer_size: int
+    pause_threshold: int
+    resume_threshold: int
+
+
+@dataclass(frozen=True, slots=True)
+class PausePolicy:
+    """One ingress queuing policy per cable class (plan QoS profile) that needs static pause buffers."""
+
+    name: str
+    profile: str  # the plan QoS profile whose headroom it carries
+    cable_m: float
+    classes: tuple[PauseBuffer, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +218,7 @@ class NxosConfig:
     interfaces: list[NxInterface]
     unused_ports: list[UnusedPort]
     qos: NxQos
+    pause_policies: list[PausePolicy]
     load_sharing: str
     bfd: Bfd | None
     dlb: Dlb | None
@@ -320,6 +344,54 @@ def build_qos(policy: QosPolicy, wred: Wred, watchdog: NxWatchdog | None) -> NxQ
                  tuple(queues), watchdog)
 
 
+def in_queue_class(tc: int) -> str:
+    """Ingress queuing system class of qos-group `tc` (the class the pause buffers are set on)."""
+    return "c-in-q-default" if tc == 0 else f"c-in-q{tc}"
+
+
+def _cells(value: float, cell: int, up: bool = True) -> int:
+    """A byte count in whole buffer cells, rounded up (or down)."""
+    n = math.ceil(value / cell) if up else math.floor(value / cell)
+    return n * cell
+
+
+def pause_buffer(profile: QosProfile, tc: int, cell: int) -> PauseBuffer:
+    """Static PFC thresholds of one no-drop class, from the same headroom physics as SONiC (qos.headroom).
+
+    * resume-threshold: the ECN maximum of the port's profile -- the pause trigger sits above where
+      ECN marks at full probability, so DCQCN slows senders before PFC pauses them (reference §5.4);
+    * pause-threshold: resume + the profile's xon (pipeline latency), the hysteresis between pause
+      and resume that SONiC's xon gives;
+    * buffer-size: pause + the headroom SONiC reserves above the pause point (size - xon: xoff, plus
+      one port MTU on 8-lane ports), which absorbs what the cable and the peer still send after
+      PAUSE.  All in whole buffer cells, rounded so no margin shrinks.
+    """
+    resume = _cells(profile.ecn_max, cell)
+    pause = _cells(resume + profile.xon, cell)
+    size = _cells(pause + profile.size - profile.xon, cell)
+    return PauseBuffer(in_queue_class(tc), size, pause, resume)
+
+
+def pause_policy_name(profile: QosProfile, fabric_mtu: int) -> str:
+    """QOS_INGRESS_PAUSE_400G_300M (with _MTU<n> for ports off the fabric MTU), like the profile names."""
+    mtu = "" if profile.mtu == fabric_mtu else f"_MTU{profile.mtu}"
+    return f"{POLICY_PAUSE_PREFIX}_{profile.speed}G_{profile.cable_m:g}M{mtu}"
+
+
+def pause_policies(sw: Switch, plan: Plan) -> dict[str, PausePolicy]:
+    """Plan QoS profile -> ingress queuing policy, for the profiles of this switch's ports whose cable
+    is longer than NX-OS allows without pause buffers (100 m, `platforms.facts`)."""
+    assert plan.qos is not None
+    facts = platform_facts("nxos")
+    out: dict[str, PausePolicy] = {}
+    for name in sorted({itf.qos_profile for itf in roce_interfaces(sw)}):
+        profile = plan.qos_profiles[name]
+        if facts.needs_pause_buffer(profile.cable_m):
+            classes = tuple(pause_buffer(profile, tc, facts.buffer_cell_bytes) for tc in sorted(plan.qos.lossless_tcs))
+            out[name] = PausePolicy(pause_policy_name(profile, plan.qos.mtu), name, profile.cable_m, classes)
+    return out
+
+
 def unused_ports(sw: Switch, plan: Plan) -> list[UnusedPort]:
     """Front-panel ports the plan leaves free, in cage order: free sub-ports of the design's down- and
     uplink cages (named with their side's breakout) and spare cages beyond them (unbroken)."""
@@ -377,9 +449,11 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
     policy = plan.qos
     intent = plan.intent
     bfd_on = sw.bgp is not None and sw.bgp.bfd and any(n.bfd for n in sw.bgp.neighbors)
+    pauses = pause_policies(sw, plan)
     interfaces = [
         NxInterface(itf.name, itf.description, itf.mtu, itf.ipv4, itf.ipv6, POLICY_CLASSIFICATION,
-                    policy.watchdog_enabled, bfd_on)
+                    policy.watchdog_enabled, bfd_on,
+                    pauses[itf.qos_profile].name if itf.qos_profile in pauses else "")
         for itf in roce_interfaces(sw)
     ]
     ar = intent.ecmp.adaptive_routing
@@ -406,6 +480,7 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
         loopback_v6=f"{sw.loopback_v6}/128" if sw.loopback_v6 else "",
         interfaces=interfaces,
         unused_ports=unused_ports(sw, plan),
+        pause_policies=list(pauses.values()),
         qos=build_qos(policy, wred_for(ecn_profile(sw, plan)), build_watchdog(intent.qos.pfc_watchdog)),
         load_sharing=load_sharing(intent.ecmp.hash_fields),
         bfd=bfd,

@@ -186,6 +186,13 @@ MUTATIONS: list[tuple[str, Mutation, str, str]] = [
     ("watchdog-multiplier-missing", lambda t: replace_once(t, "priority-flow-control watch-dog shutdown-multiplier 1",
                                                            ""),
      "nxos-watchdog", "priority-flow-control watch-dog-interval on"),
+    ("pause-threshold-below-ecn", lambda t: replace_once(
+        replace_once(t, "system qos", "policy-map type queuing PAUSE\n  class type queuing c-in-q3\n"
+                     "    pause buffer-size 600000 pause-threshold 50000 resume-threshold 40000\nsystem qos"),
+        "  service-policy type qos input QOS_CLASSIFICATION",
+        "  service-policy type qos input QOS_CLASSIFICATION\n  service-policy type queuing input PAUSE",
+        after="interface Ethernet1/2"),
+     "nxos-pause-buffer", "    pause buffer-size 600000 pause-threshold 50000 resume-threshold 40000"),
     ("cnp-class-default-mtu", lambda t: delete_block(t, "  class type network-qos c-8q-nq6"),
      "nxos-mtu", "policy-map type network-qos qos_network"),
 ]
@@ -210,7 +217,7 @@ def test_mutation_fires_exactly_its_rule(plan: Plan, spine_text: str, tmp_path: 
 
 NO_PLAN = {"pause-wrong-cos", "cnp-not-priority", "cnp-paused", "ecn-keyword-missing", "ecn-min-above-max",
            "bandwidth-not-100", "no-pfc-on-port", "port-mtu", "neighbor-off-subnet", "no-global-watchdog",
-           "delete-queuing-policy", "delete-route-map"}
+           "delete-queuing-policy", "delete-route-map", "pause-threshold-below-ecn"}
 
 
 @pytest.mark.parametrize(("edit", "rule"), [(m[1], m[2]) for m in MUTATIONS if m[0] in NO_PLAN],

@@ -1,0 +1,138 @@
+"""NX-OS pause buffers on links over 100 m: rendered from the headroom physics, attached, and checked.
+
+Issue 9: the 300 m super-spine links of inventory/examples/three-tier.yaml got no
+`pause buffer-size ... pause-threshold ... resume-threshold` on the NX-OS side, which Cisco makes
+mandatory above 100 m (vendor reference §5.3).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from fabricgen.check.nxos import check_nxos_text
+from fabricgen.model import Plan, Switch
+from fabricgen.plan import load_plan
+from fabricgen.platforms import nxos
+from fabricgen.platforms.facts import platform_facts
+from fabricgen.render import environment
+from tests.conftest import EXAMPLE, ROOT
+
+THREE_TIER = ROOT / "inventory" / "examples" / "three-tier.yaml"
+PAUSE = re.compile(r"^    pause buffer-size (\d+) pause-threshold (\d+) resume-threshold (\d+)$", re.M)
+
+
+@pytest.fixture(scope="module")
+def plan() -> Plan:
+    return load_plan(THREE_TIER)
+
+
+@pytest.fixture(scope="module")
+def sspine(plan: Plan) -> Switch:
+    return plan.by_role("super_spine")[0]
+
+
+@pytest.fixture(scope="module")
+def text(plan: Plan, sspine: Switch) -> str:
+    return nxos.render(sspine, plan, environment())["nxos.cfg"]
+
+
+def interface_block(text: str, name: str) -> list[str]:
+    lines = text.splitlines()
+    start = lines.index(f"interface {name}")
+    end = start + 1
+    while end < len(lines) and lines[end].startswith("  "):
+        end += 1
+    return [ln.strip() for ln in lines[start + 1:end]]
+
+
+def test_the_300m_super_spine_ports_carry_pause_buffers(plan: Plan, sspine: Switch, text: str) -> None:
+    assert sspine.platform == "nxos" and plan.intent.cabling.spine_super_spine_m == 300
+    assert sspine.interfaces and all(i.cable_m == 300 for i in sspine.interfaces)
+    assert "policy-map type queuing QOS_INGRESS_PAUSE_400G_300M\n  class type queuing c-in-q3\n" in text
+    for itf in sspine.interfaces:
+        assert "service-policy type queuing input QOS_INGRESS_PAUSE_400G_300M" in interface_block(text, itf.name)
+    assert check_nxos_text(text, sspine.hostname, plan) == []
+
+
+def test_thresholds_follow_the_headroom_physics(plan: Plan, sspine: Switch, text: str) -> None:
+    (m,) = PAUSE.findall(text)
+    size, pause, resume = (int(x) for x in m)
+    prof = plan.qos_profiles[sspine.interfaces[0].qos_profile]
+    assert prof.cable_m == 300 and prof.speed == 400
+    cell = platform_facts("nxos").buffer_cell_bytes
+    assert cell == 208 and size % cell == pause % cell == resume % cell == 0
+    # resume at the ECN maximum (ECN marks before PFC pauses), pause one xon of hysteresis above it,
+    # and above the pause point the headroom SONiC reserves for this speed, cable and MTU (size - xon)
+    assert prof.ecn_max <= resume < prof.ecn_max + cell
+    assert prof.xon <= pause - resume < prof.xon + cell
+    assert prof.size - prof.xon <= size - pause < prof.size - prof.xon + cell
+    # 300 m of 400G fibre holds ~150 KB each way: the headroom is far above a 30 m port's
+    short = nxos.pause_buffer(plan.qos_profiles["pg_lossless_400000_30m_profile"], 3, cell)
+    assert size - pause > 2 * (short.buffer_size - short.pause_threshold)
+
+
+def test_short_cables_get_none(plan: Plan, sspine: Switch) -> None:
+    """Pause buffers are optional up to 100 m: the example's 30 m NX-OS spines carry none."""
+    example = load_plan(EXAMPLE)
+    spine = example.switches["ai256-spine01"]
+    assert max(i.cable_m for i in spine.interfaces) <= 100
+    t = nxos.render(spine, example, environment())["nxos.cfg"]
+    assert "pause buffer-size" not in t and "type queuing input" not in t
+
+
+def test_only_the_long_ports_of_a_switch(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """NX-OS spines in the 3-tier example: their 30 m leaf ports stay default, their 300 m uplinks get buffers."""
+    import yaml
+
+    from fabricgen.intent import Intent
+    from fabricgen.plan import build_plan
+
+    data = yaml.safe_load(THREE_TIER.read_text(encoding="utf-8"))
+    data["platforms"]["spine"] = "nxos"
+    p = build_plan(Intent.model_validate(data))
+    spine = p.by_role("spine")[0]
+    t = nxos.render(spine, p, environment())["nxos.cfg"]
+    for itf in spine.interfaces:
+        has = "service-policy type queuing input QOS_INGRESS_PAUSE_400G_300M" in interface_block(t, itf.name)
+        assert has == (itf.tier == "spine_super_spine"), itf.name
+    assert check_nxos_text(t, spine.hostname, p) == []
+
+
+# --------------------------------------------------------------------------- the check
+
+
+def _edit(text: str, old: str, new: str) -> str:
+    assert old in text
+    return text.replace(old, new)
+
+
+@pytest.mark.parametrize(("edit", "words"), [
+    (lambda t: t.replace("  service-policy type queuing input QOS_INGRESS_PAUSE_400G_300M\n", "", 1),
+     "cable over 100 m but no ingress queuing policy"),
+    (lambda t: PAUSE.sub(lambda m: m.group(0).replace(f"buffer-size {m.group(1)}",
+                                                     f"buffer-size {int(m.group(2)) + 100000}"), t),
+     "B of headroom above the pause threshold, the plan needs"),
+    (lambda t: PAUSE.sub(lambda m: m.group(0).replace(f"resume-threshold {m.group(3)}",
+                                                     f"resume-threshold {m.group(2)}"), t),
+     "is not below pause-threshold"),
+    (lambda t: PAUSE.sub("    pause buffer-size 600000 pause-threshold 100000 resume-threshold 90000", t),
+     "is not above the ECN maximum"),
+])
+def test_check_catches_broken_pause_buffers(plan: Plan, sspine: Switch, text: str, edit, words: str) -> None:  # type: ignore[no-untyped-def]
+    findings = check_nxos_text(edit(text), sspine.hostname, plan, "nxos.cfg")
+    assert findings and {f.rule for f in findings} == {"nxos-pause-buffer"}, findings
+    assert all(words in f.message for f in findings), findings
+
+
+def test_missing_policy_is_reported_without_a_plan_too(sspine: Switch, text: str) -> None:
+    broken = _edit(text, "policy-map type queuing QOS_INGRESS_PAUSE_400G_300M\n",
+                   "policy-map type queuing QOS_INGRESS_PAUSE_400G_30M\n")
+    findings = check_nxos_text(broken, sspine.hostname, None, "nxos.cfg")
+    assert {f.rule for f in findings} == {"nxos-undefined-ref"}
+    attached = [f for f in findings if "attaches policy-map type queuing QOS_INGRESS_PAUSE_400G_300M" in f.message]
+    assert len(attached) == len(sspine.interfaces)
+    # and the renamed policy, attached nowhere, is read as an egress policy: c-in-q3 is not an egress class
+    (other,) = [f for f in findings if f not in attached]
+    assert "uses class c-in-q3" in other.message
