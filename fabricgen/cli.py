@@ -11,11 +11,15 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
 from fabricgen.errors import FabricError
+
+if TYPE_CHECKING:
+    from fabricgen.model import Plan
 
 DEFAULT_INTENT = "inventory/fabric.yaml"
 DEFAULT_OUT = "build"
@@ -93,6 +97,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         con.print(f"adaptive routing ({ar['mode']}): active on {ar['active_ports']} fabric ports of "
                   f"{len(ar['switches'])} switches (plan.json lists them)", markup=False)
     _print_warnings(warning_lines(plan))
+    _warn_undeployable(plan)
     return EXIT_OK
 
 
@@ -100,6 +105,13 @@ def _print_warnings(lines: list[str]) -> None:
     con = _console(stderr=True)
     for line in lines:
         con.print(line, markup=False)
+
+
+def _warn_undeployable(plan: Plan) -> None:
+    """Settings the intent sets that a role's platform cannot deploy (deploy refuses them)."""
+    from fabricgen.deployable import undeployable
+
+    _print_warnings([f"warning: {item.message} (fix: {item.fix})" for item in undeployable(plan)])
 
 
 # --------------------------------------------------------------------------- render

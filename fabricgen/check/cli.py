@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from fabricgen import manifest
 from fabricgen.check.findings import format_findings
 from fabricgen.cli import positive_int
 
@@ -28,7 +29,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     sys.stdout.write(format_findings(findings, args.format, checked_pairs(plan, not args.fast)))
-    return 1 if any(f.severity == "error" for f in findings) else 0
+    failed = any(f.severity == "error" for f in findings)
+    if not args.fast and manifest.record_check(configs.parent, passed=not failed):
+        # a hand-edited build that passes the full check is what deploy may push
+        print(f"recorded the checked files in {configs.parent / manifest.MANIFEST}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def register_cli(sub: argparse._SubParsersAction) -> None:

@@ -1,0 +1,164 @@
+"""Deploy what was checked, one change at a time, nothing silently undeployable (no devices needed).
+
+Issue 7 §6 (manifest), issue 8 §1 (lock), §2 (journal), §6 (undeployable settings), and the
+route expectations deploy and validate compare with.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fabricgen import manifest
+from fabricgen.cli import main
+from fabricgen.deploy import DeployOptions, DeployRefused, run_deploy
+from fabricgen.deploy.state import FabricLock, Journal, Owner, state_dir
+from fabricgen.deployable import undeployable
+from fabricgen.errors import FabricError
+from fabricgen.expect import expected_prefixes
+from fabricgen.plan import load_plan
+from tests.conftest import ROOT
+
+LAB = ROOT / "inventory" / "lab" / "fabric.yaml"
+
+
+@pytest.fixture(scope="module")
+def plan():  # type: ignore[no-untyped-def]
+    return load_plan(LAB)
+
+
+def render(tmp_path: Path, *extra: str, intent: Path = LAB) -> Path:
+    out = tmp_path / "build"
+    assert main(["render", "-i", str(intent), "-o", str(out), *extra]) == 0
+    return out
+
+
+# --------------------------------------------------------------------------- manifest (issue 7 §6)
+
+
+def test_render_writes_a_manifest_of_every_file(tmp_path: Path, plan) -> None:  # type: ignore[no-untyped-def]
+    out = render(tmp_path)
+    doc = json.loads((out / "manifest.json").read_text())
+    assert doc["checks"] == {"ran": True, "passed": True} and doc["fabric"] == "lab"
+    assert doc["intent_sha256"] == manifest.intent_sha256(plan)
+    files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and p.name != "manifest.json"}
+    assert set(doc["files"]) == files
+    assert doc["files"]["configs/lab-leaf01/frr.conf"] == manifest.file_sha256(out / "configs/lab-leaf01/frr.conf")
+    again = render(tmp_path / "again")
+    assert (again / "manifest.json").read_bytes() == (out / "manifest.json").read_bytes()  # byte-identical
+
+
+def test_deploy_refuses_an_edited_file_and_names_it(tmp_path: Path, plan) -> None:  # type: ignore[no-untyped-def]
+    build = manifest.load(render(tmp_path), plan)
+    conf = build.root / "configs" / "lab-leaf02" / "frr.conf"
+    conf.write_text(conf.read_text() + "ip router-id 198.18.0.99\n")
+    with pytest.raises(DeployRefused, match=f"{conf} changed after it was rendered and checked"):
+        run_deploy(plan, build, DeployOptions(dry_run=True, limit="lab-leaf02"))
+    assert build.problems([plan.switches["lab-leaf01"]]) == []  # only the edited file is refused
+
+
+def test_deploy_refuses_a_no_check_build(tmp_path: Path, plan, capsys) -> None:  # type: ignore[no-untyped-def]
+    out = render(tmp_path, "--no-check")
+    assert json.loads((out / "manifest.json").read_text())["checks"] == {"ran": False, "passed": False}
+    assert main(["deploy", "-i", str(LAB), "-b", str(out), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "deploy refused:" in err and "was rendered with --no-check" in err
+
+
+def test_deploy_refuses_a_build_of_another_intent(tmp_path: Path, plan) -> None:  # type: ignore[no-untyped-def]
+    data = yaml.safe_load(LAB.read_text())
+    data["bgp"]["holdtime"] = 9
+    other = tmp_path / "other.yaml"
+    other.write_text(yaml.safe_dump(data))
+    out = render(tmp_path, intent=other)
+    with pytest.raises(FabricError, match="was rendered from another intent"):
+        manifest.load(out, plan)
+    with pytest.raises(FabricError, match="no render manifest"):
+        manifest.load(tmp_path, plan)
+
+
+def test_check_records_a_reviewed_edit(tmp_path: Path, plan) -> None:  # type: ignore[no-untyped-def]
+    out = render(tmp_path)
+    conf = out / "configs" / "lab-leaf02" / "frr.conf"
+    conf.write_text(conf.read_text().replace("log syslog informational", "log syslog warnings"))
+    assert manifest.load(out, plan).problems([plan.switches["lab-leaf02"]])
+    assert main(["check", "-i", str(LAB), "--configs", str(out / "configs")]) == 0
+    assert manifest.load(out, plan).problems([plan.switches["lab-leaf02"]]) == []
+
+
+# --------------------------------------------------------------------------- lock and journal (issue 8 §1-2)
+
+
+def test_lock_names_a_live_holder_and_break_lock_needs_a_dead_one(tmp_path: Path) -> None:
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        lock = FabricLock(tmp_path, "lab")
+        holder = Owner.me("run-a")
+        holder = Owner(**{**holder.__dict__, "pid": other.pid, "pid_start": int(
+            Path(f"/proc/{other.pid}/stat").read_text().rsplit(")", 1)[1].split()[19])})
+        lock.path.write_text(json.dumps(holder.__dict__))
+        mine = Owner.me("run-b")
+        with pytest.raises(DeployRefused, match=rf"being deployed by .* pid {other.pid} \(run run-a"):
+            FabricLock(tmp_path, "lab").acquire(mine)
+        with pytest.raises(DeployRefused, match="being deployed by"):
+            FabricLock(tmp_path, "lab").acquire(mine, break_lock=True)  # a live owner is never broken
+    finally:
+        other.kill()
+        other.wait()
+    with pytest.raises(DeployRefused, match="whose process is dead.*--break-lock"):
+        FabricLock(tmp_path, "lab").acquire(mine)
+    taken = FabricLock(tmp_path, "lab")
+    assert taken.acquire(mine, break_lock=True) is not None
+    assert json.loads(taken.path.read_text())["run"] == "run-b"
+    taken.release()
+    assert not taken.path.exists()
+
+
+def test_unfinished_journal_blocks_the_next_deploy(tmp_path: Path, plan) -> None:  # type: ignore[no-untyped-def]
+    build = manifest.load(render(tmp_path), plan)
+    path = Journal.path_for(state_dir(build.root), "lab")
+    journal = Journal.start(path, Owner.me("run-x"), str(build.root), build.manifest_sha256, ["lab-leaf01",
+                                                                                               "lab-leaf02"])
+    journal.set("lab-leaf01", "checked")
+    journal.set("lab-leaf02", "committing")
+    with pytest.raises(DeployRefused, match=r"did not finish: lab-leaf02 committing.*--resume.*--discard"):
+        run_deploy(plan, build, DeployOptions(limit="lab-leaf01"))
+    assert not FabricLock(state_dir(build.root), "lab").path.exists()  # a refusal leaves no lock behind
+
+
+# --------------------------------------------------------------------------- undeployable (issue 8 §6)
+
+
+def test_qos_on_frr_is_a_plan_warning_and_a_deploy_refusal(tmp_path: Path, plan, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert undeployable(plan) == []  # the lab intent asks for nothing its platform cannot do
+    data = yaml.safe_load(LAB.read_text())
+    data["qos"] = {"ecn": {400: {"min_bytes": 50_000, "max_bytes": 100_000, "probability": 7}}, "mtu": 9000}
+    intent = tmp_path / "qos.yaml"
+    intent.write_text(yaml.safe_dump(data))
+    changed = load_plan(intent)
+    found = {(u.setting, u.platform, u.refuse) for u in undeployable(changed)}
+    assert found == {("qos.ecn", "frr", True), ("qos.mtu", "frr", False)}
+    assert main(["plan", "-i", str(intent)]) == 0
+    out = capsys.readouterr()
+    assert "warning: qos.ecn is set in the intent, but leaf, spine run platform frr" in out.out + out.err
+    build = manifest.load(render(tmp_path, intent=intent), changed)
+    with pytest.raises(DeployRefused, match="qos.ecn is set .* platform frr.*--accept-undeployable"):
+        run_deploy(changed, build, DeployOptions(dry_run=True))
+
+
+# --------------------------------------------------------------------------- expected routes
+
+
+def test_expected_prefixes_per_session(plan) -> None:  # type: ignore[no-untyped-def]
+    want = expected_prefixes(plan)
+    leaf, spine = plan.switches["lab-leaf01"], plan.switches["lab-spine01"]
+    assert leaf.bgp is not None and spine.bgp is not None
+    # a leaf announces its loopback and 4 GPU /31s; from a spine it learns the spine's loopback and
+    # the other 3 leaves' 5 prefixes each; a spine learns only the leaf's own 5 from each leaf
+    assert {want[leaf.hostname, n.ip] for n in leaf.bgp.neighbors} == {1 + 3 * 5}
+    assert {want[spine.hostname, n.ip] for n in spine.bgp.neighbors} == {5}
