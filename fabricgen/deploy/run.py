@@ -372,18 +372,29 @@ def _begin(ctx: _Context, hosts: list[str]) -> tuple[FabricLock, list[str]]:
     existing = Journal.load(path)
     if opts.resume and (existing is None or not existing.unfinished):
         raise DeployRefused(f"nothing to resume: {path} records no unfinished deploy")
+
+    def unfinished_refusal(journal: Journal) -> DeployRefused:
+        owner = journal.owner()
+        return DeployRefused(
+            f"the last deploy of {fabric!r} (run {journal.run}"
+            f"{', by ' + owner.describe() if owner else ''}) did not finish: {journal.summary()}; journal "
+            f"{path} (fix: `fabricgen deploy --resume` to continue it, or `fabricgen deploy --discard` to "
+            f"start over once you have checked those devices)")
+
+    half_done = existing is not None and existing.unfinished and not (opts.resume or opts.discard)
+    if half_done and existing is not None:
+        owner = existing.owner()
+        if owner is None or owner.alive() is not True:  # its deploy is gone: the journal is the news
+            raise unfinished_refusal(existing)
     run = new_run_id()
     me = Owner.me(run)
     lock = FabricLock(directory, fabric)
-    broken = lock.acquire(me, opts.break_lock, existing.run if opts.resume and existing else None)
+    # --resume / --discard take over the lock their dead run left behind
+    own_run = existing.run if existing is not None and (opts.resume or opts.discard) else None
+    broken = lock.acquire(me, opts.break_lock, own_run)
     try:
-        if existing is not None and existing.unfinished and not (opts.resume or opts.discard):
-            owner = existing.owner()
-            raise DeployRefused(
-                f"the last deploy of {fabric!r} (run {existing.run}"
-                f"{', by ' + owner.describe() if owner else ''}) did not finish: {existing.summary()}; journal "
-                f"{path} (fix: `fabricgen deploy --resume` to continue it, or `fabricgen deploy --discard` to "
-                f"start over once you have checked those devices)")
+        if half_done and existing is not None:
+            raise unfinished_refusal(existing)
         resumed = existing if opts.resume else None
         if resumed is not None:
             if resumed.data.get("manifest_sha256") != build.manifest_sha256:
@@ -392,7 +403,7 @@ def _begin(ctx: _Context, hosts: list[str]) -> tuple[FabricLock, list[str]]:
                     f"{str(resumed.data.get('manifest_sha256'))[:12]}, now {build.manifest_sha256[:12]}) (fix: "
                     f"re-render the build it pushed, or `fabricgen deploy --discard` to start over)")
             hosts = sorted(resumed.devices)
-        takeover = {r for r in (resumed.run if resumed else None, broken.run if broken else None) if r}
+        takeover = {r for r in (own_run, broken.run if broken else None) if r}
         if resumed is not None and resumed.data.get("resumed_from"):
             takeover.add(str(resumed.data["resumed_from"]))
         ctx.journal = Journal.start(path, me, str(build.root), build.manifest_sha256, hosts, resumed)

@@ -1,0 +1,319 @@
+"""Change windows going wrong, against the live 2x4 lab over real SSH to real FRR (issue 8 §9, issue 7 §7).
+
+Each test reproduces a fault from the issues and shows the new behaviour: two concurrent
+deploys, Ctrl-C before and during a commit, SIGKILL mid-commit then ``--resume``, a lone
+bgpd restart, a server NIC at MTU 1500, undeployable settings, unknown host keys.  Every
+device must end consistent: its saved config equals its running config.  The tests share
+one lab and run in file order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fabricgen import manifest
+from fabricgen.cli import main
+from fabricgen.deploy import DeployOptions, DeployRefused, DeployReport, run_deploy
+from fabricgen.deploy.state import FabricLock, Journal, state_dir
+from fabricgen.drivers._parsers import parse_frr_reload_test
+from fabricgen.lab import LabState, lab_down, lab_status, lab_up, node_exec
+from fabricgen.lab.from_plan import lab_topology
+from fabricgen.manifest import Build
+from fabricgen.model import Plan
+from fabricgen.plan import load_plan
+from fabricgen.validate import Outcome, run_validate
+
+pytestmark = [pytest.mark.lab, pytest.mark.usefixtures("lab_host")]
+
+ROOT = Path(__file__).resolve().parents[2]
+LAB_INTENT = ROOT / "inventory" / "lab" / "fabric.yaml"
+NEW = "  transmit-interval 150\n"  # what the changed build adds to every switch (bfd profile)
+SUMMARY_WITHIN_S = 15.0
+
+
+@pytest.fixture(scope="module")
+def plan() -> Plan:
+    return load_plan(LAB_INTENT)
+
+
+@pytest.fixture(scope="module")
+def builds(plan: Plan, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Build]]:
+    """Two builds in one directory (so they share the deploy lock): the lab intent, and BFD at 150 ms."""
+    root = tmp_path_factory.mktemp("builds")
+    data = yaml.safe_load(LAB_INTENT.read_text())
+    data["bgp"]["bfd"]["min_tx_ms"] = 150
+    changed = root / "changed.yaml"
+    changed.write_text(yaml.safe_dump(data))
+    out = {}
+    for name, intent in (("base", LAB_INTENT), ("changed", changed)):
+        assert main(["render", "-i", str(intent), "-o", str(root / name)]) == 0
+        out[name] = (intent, manifest.load(root / name, load_plan(intent)))
+    return out
+
+
+@pytest.fixture(scope="module")
+def lab(plan: Plan, builds: dict[str, tuple[Path, Build]],
+        tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
+    workdir = tmp_path_factory.mktemp("faultlab")
+    state = lab_up(lab_topology(plan, workdir))
+    try:
+        report = run_deploy(plan, builds["base"][1], DeployOptions(lab_dir=state.workdir))
+        assert report.ok, report.failed
+        yield state
+    finally:
+        lab_down(workdir)
+
+
+def running(lab: LabState, host: str) -> str:
+    out = node_exec(lab.workdir, host, ["vtysh", "-c", "show running-config"])
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def consistent(lab: LabState, host: str) -> bool:
+    """Saved = running: frr-reload finds nothing to do between /etc/frr/frr.conf and the daemons."""
+    out = node_exec(lab.workdir, host, ["/usr/lib/frr/frr-reload.py", "--test", "/etc/frr/frr.conf"], timeout=60)
+    assert out.returncode == 0, out.stderr
+    return parse_frr_reload_test(out.stdout) == ([], [])
+
+
+def on_new(lab: LabState, host: str) -> bool:
+    return NEW in running(lab, host)
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 60.0, what: str = "condition", poll: float = 1.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(poll)
+    pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+def failures(plan: Plan, lab: LabState, checks: tuple[str, ...], **kw: object) -> list[Outcome]:
+    return run_validate(plan, checks, lab_dir=lab.workdir, **kw).failures  # type: ignore[arg-type]
+
+
+def journal_path(build: Build) -> Path:
+    return Journal.path_for(state_dir(build.root), "lab")
+
+
+def phases(build: Build, pid: int | None = None) -> dict[str, str]:
+    """Device phases of the journal (of the deploy running as ``pid``, if given)."""
+    try:
+        data = json.loads(journal_path(build).read_text())
+    except (OSError, ValueError):
+        return {}
+    if pid is not None and data.get("owner", {}).get("pid") != pid:
+        return {}
+    return {h: e["phase"] for h, e in data["devices"].items()}
+
+
+def cli(intent: Path, build: Build, lab: LabState, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "fabricgen.cli", "deploy", "-i", str(intent), "-b",
+                             str(build.root), "--lab-dir", lab.workdir, *extra],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def deploy(plan: Plan, build: Build, lab: LabState, **opts: object) -> DeployReport:
+    return run_deploy(plan, build, DeployOptions(lab_dir=lab.workdir, **opts))  # type: ignore[arg-type]
+
+
+def back_to_base(plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState) -> None:
+    report = deploy(plan, builds["base"][1], lab, discard=True)
+    assert report.ok, report.failed
+    assert not any(on_new(lab, h) for h in plan.switches)
+
+
+# --------------------------------------------------------------------------- one change at a time
+
+
+def test_two_concurrent_deploys(plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState) -> None:
+    intent, changed = builds["changed"]
+    first = cli(intent, changed, lab, "--workers", "1")
+    lock = FabricLock(state_dir(changed.root), "lab")
+    wait_for(lambda: lock.holder() is not None, 30, "the first deploy to take the lock", poll=0.02)
+    with pytest.raises(DeployRefused, match=rf"being deployed by .* pid {first.pid} \(run "):
+        deploy(plan, builds["base"][1], lab)
+    out, err = first.communicate(timeout=120)
+    assert first.returncode == 0, out + err
+    assert all(on_new(lab, h) and consistent(lab, h) for h in plan.switches)  # one intent everywhere
+    assert lock.holder() is None
+
+
+def test_a_device_locked_by_another_machine_is_left_alone(plan: Plan, builds: dict[str, tuple[Path, Build]],
+                                                          lab: LabState) -> None:
+    victim = "lab-leaf03"
+    lock = Path(lab.nodes[victim].dir) / "etc-frr" / ".fabricgen" / "deploy.lock"
+    lock.write_text(json.dumps({"run": "20261202T000000Z-abcdef", "owner": "ops@other-host pid 4242",
+                                "since": "2026-12-02T00:00:00Z"}) + "\n")
+    try:
+        report = deploy(plan, builds["base"][1], lab)
+        assert list(report.failed) == [victim]
+        assert "locked by another deploy: ops@other-host pid 4242 (run 20261202T000000Z-abcdef" \
+               in report.failed[victim]
+        assert on_new(lab, victim) and not any(on_new(lab, h) for h in plan.switches if h != victim)
+    finally:
+        lock.unlink()
+    back_to_base(plan, builds, lab)
+
+
+# --------------------------------------------------------------------------- Ctrl-C and kill
+
+
+def interrupt_when(proc: subprocess.Popen[str], ready: Callable[[], bool], sig: int) -> float:
+    wait_for(lambda: ready() or proc.poll() is not None, 60, "the moment to interrupt", poll=0.01)
+    assert proc.poll() is None, "the deploy finished before it could be interrupted"
+    proc.send_signal(sig)
+    return time.monotonic()
+
+
+def test_ctrl_c_before_a_commit(plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState) -> None:
+    intent, changed = builds["changed"]
+    proc = cli(intent, changed, lab, "--workers", "1")
+    sent = interrupt_when(proc, lambda: "checked" in phases(changed, proc.pid).values(), signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    took = time.monotonic() - sent
+    assert proc.returncode == 130 and took < SUMMARY_WITHIN_S, (took, out, err)
+    assert "deploy summary (INTERRUPTED)" in out and "deploy --resume" in out
+    assert "Traceback" not in out + err
+    done = [h for h, p in phases(changed).items() if p == "checked"]
+    assert done and len(done) < len(plan.switches)
+    for host in plan.switches:
+        assert on_new(lab, host) == (host in done), host
+        assert consistent(lab, host), host
+    resumed = cli(intent, changed, lab, "--resume")
+    out, err = resumed.communicate(timeout=120)
+    assert resumed.returncode == 0, out + err
+    assert all(on_new(lab, h) and consistent(lab, h) for h in plan.switches)
+
+
+def test_ctrl_c_during_a_commit(plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState) -> None:
+    intent, base = builds["base"]
+    proc = cli(intent, base, lab, "--workers", "1")
+    sent = interrupt_when(proc, lambda: "committing" in phases(base, proc.pid).values(), signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    took = time.monotonic() - sent
+    assert proc.returncode == 130 and took < SUMMARY_WITHIN_S, (took, out, err)
+    assert "deploy summary (INTERRUPTED)" in out
+    after = phases(base)
+    assert "committing" not in after.values() and "committed" not in after.values(), after
+    assert set(after.values()) <= {"checked", "rolled_back", "interrupted"}, after
+    for host in plan.switches:
+        assert consistent(lab, host), host
+    back_to_base(plan, builds, lab)
+
+
+def test_sigkill_mid_commit_then_resume(plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    intent, changed = builds["changed"]
+    proc = cli(intent, changed, lab, "--workers", "1")
+    interrupt_when(proc, lambda: "committing" in phases(changed, proc.pid).values(), signal.SIGKILL)
+    proc.communicate(timeout=30)
+    stuck = [h for h, p in phases(changed).items() if p == "committing"]
+    assert stuck
+    # a plain deploy refuses to start over the half-done run, naming the device mid-commit
+    assert main(["deploy", "-i", str(intent), "-b", str(changed.root), "--lab-dir", lab.workdir]) == 2
+    err = capsys.readouterr().err
+    assert "did not finish" in err and f"{stuck[0]} committing" in err and "--resume" in err
+    resumed = cli(intent, changed, lab, "--resume")
+    out, err = resumed.communicate(timeout=120)
+    assert resumed.returncode == 0, out + err
+    assert all(on_new(lab, h) and consistent(lab, h) for h in plan.switches)
+    changed_plan = load_plan(intent)
+    wait_for(lambda: not failures(changed_plan, lab, ("bgp", "config", "persisted"), build=changed), 60,
+             "running and saved configs to equal the build")
+    back_to_base(plan, builds, lab)
+
+
+# --------------------------------------------------------------------------- daemons and routes
+
+
+def test_lone_bgpd_restart_is_repaired(plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState) -> None:
+    leaf = "lab-leaf01"
+    node = lab.nodes[leaf]
+    pidfile = Path(node.dir) / "run" / "frr" / "bgpd.pid"
+    old = int(pidfile.read_text().split()[0])
+    os.kill(old, signal.SIGTERM)
+    wait_for(lambda: not Path(f"/proc/{old}").exists(), 20, "bgpd to exit", poll=0.1)
+    out = node_exec(lab.workdir, leaf, ["/usr/lib/frr/bgpd", "-d", "-A", "127.0.0.1", "-i", "/run/frr/bgpd.pid",
+                                        "--log", "file:/var/log/frr/bgpd.log"])
+    assert out.returncode == 0, out.stderr
+    wait_for(lambda: int(pidfile.read_text().split()[0]) != old, 20, "the new bgpd's pidfile", poll=0.1)
+    status = {n.name: n for n in lab_status(lab.workdir).nodes}
+    assert status[leaf].daemons["bgpd"], "lab status reads the pidfile of the restarted daemon"
+    found = failures(plan, lab, ("routes",))
+    assert any(f.device == leaf for f in found)  # the leaf lost its routes
+    report = deploy(plan, builds["base"][1], lab)
+    assert report.ok and list(report.changed) == [leaf], report.failed
+    wait_for(lambda: not failures(plan, lab, ("bgp", "routes", "ecmp")), 60, "routes to come back")
+    own = node_exec(lab.workdir, leaf, ["vtysh", "-d", "bgpd", "-c", "show running-config"]).stdout
+    assert "route-map RM-IMPORT permit 10" in own and "ip prefix-list PL-LOCAL-V4" in own
+    assert deploy(plan, builds["base"][1], lab).unchanged == sorted(plan.switches)
+
+
+# --------------------------------------------------------------------------- MTU, undeployable, host keys
+
+
+def test_server_nic_at_mtu_1500(plan: Plan, lab: LabState) -> None:
+    srv = plan.servers[0]
+    nic = srv.nics[0]
+    node_exec(lab.workdir, srv.name, ["ip", "link", "set", nic.ifname, "mtu", "1500"])
+    try:
+        found = failures(plan, lab, ("mtu", "gpu"))
+        mtu = [f for f in found if f.check == "mtu"]
+        assert [f.item for f in mtu] == [f"{srv.name} {nic.ifname} <-> {nic.leaf} {nic.leaf_port}"]
+        assert mtu[0].actual == f"MTU mismatch: {srv.name} {nic.ifname} mtu 1500, {nic.leaf} {nic.leaf_port} mtu 9216"
+        gpu = [f for f in found if f.check == "gpu"]
+        assert gpu and all("only small packets pass" in f.actual for f in gpu)
+        assert any(f.device == srv.name and f.item.startswith(f"{srv.name}:{nic.ifname} ") for f in gpu)
+    finally:
+        node_exec(lab.workdir, srv.name, ["ip", "link", "set", nic.ifname, "mtu", "9216"])
+    assert not failures(plan, lab, ("mtu", "gpu"))
+
+
+def test_undeployable_changes_are_refused(plan: Plan, lab: LabState, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    for name, qos in (("ecn", {"ecn": {400: {"min_bytes": 50_000, "max_bytes": 100_000, "probability": 7}}}),
+                      ("mtu", {"mtu": 9000})):
+        data = yaml.safe_load(LAB_INTENT.read_text())
+        data["qos"] = qos
+        intent = tmp_path / f"{name}.yaml"
+        intent.write_text(yaml.safe_dump(data))
+        assert main(["render", "-i", str(intent), "-o", str(tmp_path / name)]) == 0
+        before = {h: running(lab, h) for h in plan.switches}
+        rc = main(["deploy", "-i", str(intent), "-b", str(tmp_path / name), "--lab-dir", lab.workdir])
+        out = capsys.readouterr()
+        if name == "ecn":  # QoS the frr platform cannot render: refused before anything is touched
+            assert rc == 2 and "qos.ecn is set in the intent, but leaf, spine run platform frr" in out.err
+        else:  # MTU frr.conf cannot set: each device compares the live ports and refuses
+            assert rc == 1
+            assert out.out.count("undeployable: qos.mtu: platform frr cannot set an interface MTU") == 6
+            assert "Ethernet0 mtu 9216 (plan 9000, peer " in out.out
+        assert {h: running(lab, h) for h in plan.switches} == before
+
+
+def test_unknown_host_keys_are_refused(plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState,
+                                       tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "known_hosts"
+    empty.write_text("")
+    intent, base = builds["base"]
+    rc = main(["deploy", "-i", str(intent), "-b", str(base.root), "--lab-dir", lab.workdir, "--dry-run",
+               "--known-hosts", str(empty)])
+    out = capsys.readouterr().out
+    assert rc == 1
+    for host, sw in plan.switches.items():
+        line = next(ln for ln in out.splitlines() if ln.startswith(f"FAILED {host} "))
+        assert f"host key of {sw.mgmt_ip} is unknown: it offers ssh-ed25519 SHA256:" in line
+        assert str(empty) in line
+    assert "Traceback" not in out
