@@ -45,6 +45,7 @@ typecheck: venv
 
 bench: venv
 	$(BIN)/python bench/bench_render.py
+	$(BIN)/python bench/bench_analyze.py
 
 bench-lab: venv
 	$(BIN)/python bench/bench_lab.py

@@ -192,12 +192,26 @@ class RouteBase:
         self.fabric = fabric
         self.adj = adjacency(fabric)
         self._runs: dict[int, BgpRun] = {}
+        shared = _shared_asns(fabric)
+        self.keys = {leaf: _twin_key(fabric, self.adj, leaf, shared) for leaf in fabric.leaves().tolist()}
+        self.intact = compute_routes(fabric)
+        self._runs.update(self.intact.runs)
+        self.class_of = {rep: frozenset(m for m, r in self.intact.rep_of.items() if r == rep)
+                         for rep in self.intact.runs}
 
     def run(self, origin: int) -> BgpRun:
         run = self._runs.get(origin)
         if run is None:
             run = self._runs[origin] = bgp_run(self.fabric, self.adj, origin)
         return run
+
+    def touched(self, failed: frozenset[int], dead: frozenset[int]) -> set[int]:
+        """Switches whose adjacency a failure changes."""
+        f = self.fabric
+        touched = {int(f.arc_src[a]) for a in failed} | {int(f.arc_dst[a]) for a in failed} | set(dead)
+        for d in dead:
+            touched.update(v for v, _arcs in self.adj[d])
+        return touched
 
     def patched(self, failed: frozenset[int], dead: frozenset[int]) -> Adjacency:
         """The adjacency with failed cables and dead switches removed (only touched nodes rebuilt)."""
@@ -240,6 +254,7 @@ class Routes:
     failed_arcs: frozenset[int] = frozenset()
     dead: frozenset[int] = frozenset()
     members_cache: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # deadlock: every (node, col, arc)
+    interned: dict[tuple[int, ...], int] = field(default_factory=dict)  # group -> its id
 
     def nexthops(self, node: int, dest: int) -> tuple[int, ...]:
         g = int(self.group_of[node, self.column[dest]])
@@ -262,20 +277,37 @@ class Routes:
         return tuple(b if x == a else a if x == b else x for x in path)
 
 
-def twin_classes(fabric: Fabric, adj: Adjacency, dead: frozenset[int]) -> list[list[int]]:
-    """Leaves with identical neighbourhoods and BGP settings, each class in node order."""
+def _twin_key(fabric: Fabric, adj: Adjacency, leaf: int, shared: set[int]) -> tuple[object, ...]:
+    asn = int(fabric.asn[leaf])
+    inbound = tuple((int(fabric.arc_allowas[arcs[0] ^ 1]), bool(fabric.arc_peer_check[arcs[0]]))
+                    for _v, arcs in adj[leaf])
+    return (tuple((v, len(arcs)) for v, arcs in adj[leaf]), asn if asn in shared else "unique", inbound,
+            int(fabric.max_paths[leaf]), int(fabric.plane[leaf]))
+
+
+def _shared_asns(fabric: Fabric) -> set[int]:
     counts: dict[int, int] = defaultdict(int)
     for a in fabric.asn.tolist():
         counts[a] += 1
+    return {a for a, c in counts.items() if c > 1}
+
+
+def twin_classes(fabric: Fabric, adj: Adjacency, dead: frozenset[int],
+                 keys: dict[int, tuple[object, ...]] | None = None, touched: set[int] | None = None
+                 ) -> list[list[int]]:
+    """Leaves with identical neighbourhoods and BGP settings, each class in node order.
+
+    `keys` are the intact fabric's; only the `touched` leaves' keys are recomputed.
+    """
+    shared = _shared_asns(fabric)
     classes: dict[tuple[object, ...], list[int]] = {}
     for leaf in fabric.leaves().tolist():
         if leaf in dead:
             continue
-        asn = int(fabric.asn[leaf])
-        inbound = tuple((int(fabric.arc_allowas[arcs[0] ^ 1]), bool(fabric.arc_peer_check[arcs[0]]))
-                        for _v, arcs in adj[leaf])
-        key = (tuple((v, len(arcs)) for v, arcs in adj[leaf]), asn if counts[asn] > 1 else "unique", inbound,
-               int(fabric.max_paths[leaf]), int(fabric.plane[leaf]))
+        if keys is not None and touched is not None and leaf not in touched:
+            key = keys[leaf]
+        else:
+            key = _twin_key(fabric, adj, leaf, shared)
         classes.setdefault(key, []).append(leaf)
     return list(classes.values())
 
@@ -314,42 +346,76 @@ def compute_routes(fabric: Fabric, failed_arcs: Iterable[int] = (), dead: Iterab
     failed = frozenset(failed_arcs) | frozenset(a ^ 1 for a in failed_arcs)
     dead_set = frozenset(dead)
     adj = base.patched(failed, dead_set) if base is not None else adjacency(fabric, failed, dead_set)
+    touched = base.touched(failed, dead_set) if base is not None else set()
     n = len(fabric.nodes)
     dests = fabric.leaves()
     column = np.full(n, -1, dtype=np.int64)
     column[dests] = np.arange(len(dests))
-    group_of = np.full((n, len(dests)), NO_ROUTE, dtype=np.int32)
+    intact = base.intact if base is not None else None
+    if intact is not None:
+        # start from the intact table; groups new to this scenario are appended after the intact ones
+        group_of = intact.group_of.copy()
+        interned_base: dict[tuple[int, ...], int] = intact.interned
+        groups: list[tuple[int, ...]] = list(intact.groups)
+    else:
+        group_of = np.full((n, len(dests)), NO_ROUTE, dtype=np.int32)
+        interned_base = {}
+        groups = []
     interned: dict[tuple[int, ...], int] = {}
-    groups: list[tuple[int, ...]] = []
 
     def gid(members: tuple[int, ...]) -> int:
         if not members:
             return NO_ROUTE
-        g = interned.get(members)
+        g = interned_base.get(members)
         if g is None:
-            g = interned[members] = len(groups)
-            groups.append(members)
+            g = interned.get(members)
+            if g is None:
+                g = interned[members] = len(groups)
+                groups.append(members)
         return g
 
     # Arcs between each pair of neighbours in port order: what relabelling a twin maps onto.
     pair_arcs = _PairArcs(adj)
     runs: dict[int, BgpRun] = {}
     rep_of: dict[int, int] = {}
-    for members in twin_classes(fabric, adj, dead_set):
+    classes = twin_classes(fabric, adj, dead_set, base.keys if base is not None else None, touched)
+    for members in classes:
         rep = members[0]
-        run = (bgp_update(fabric, adj, base.run(rep), failed, dead_set) if base is not None
+        prior = base.run(rep) if base is not None else None
+        run = (bgp_update(fabric, adj, prior, failed, dead_set) if prior is not None
                else bgp_run(fabric, adj, rep, dead_set))
         runs[rep] = run
-        base_gid = np.array([gid(nh) for nh in run.nexthops], dtype=np.int32)
         cols = column[members]
-        group_of[:, cols] = base_gid[:, None]
         neighbours = [v for v, _arcs in adj[rep]]
+        incremental = (base is not None and prior is not None and rep in base.class_of
+                       and base.class_of[rep].issuperset(members) and not touched.intersection(members))
+        if incremental:
+            assert prior is not None
+            changed = [v for v in range(n) if run.nexthops[v] is not prior.nexthops[v]]
+            neighbour_set = set(neighbours)
+            member_set = set(members)
+            for v in changed:
+                if v == rep or v in dead_set:
+                    continue
+                if v in neighbour_set:
+                    for m in members:
+                        group_of[v, column[m]] = gid(run.nexthops[v] if m == rep else
+                                                     _relabel(run.nexthops[v], rep, m, fabric, pair_arcs))
+                else:
+                    group_of[v, cols] = gid(run.nexthops[v])
+                    if v in member_set:
+                        group_of[v, column[v]] = LOCAL
+                        group_of[rep, column[v]] = gid(_relabel(run.nexthops[v], rep, v, fabric, pair_arcs))
+            for m in members:
+                rep_of[m] = rep
+            continue
+        base_gid = np.array([gid(nh) for nh in run.nexthops], dtype=np.int32)
+        group_of[:, cols] = base_gid[:, None]
         for m in members:
             rep_of[m] = rep
             group_of[m, column[m]] = LOCAL
             if m == rep:
                 continue
-
             for v in neighbours:
                 nh = run.nexthops[v]
                 direct = pair_arcs.get(v, rep)
@@ -358,13 +424,25 @@ def compute_routes(fabric: Fabric, failed_arcs: Iterable[int] = (), dead: Iterab
                 else:
                     group_of[v, column[m]] = gid(_relabel(nh, rep, m, fabric, pair_arcs))
             group_of[rep, column[m]] = gid(_relabel(run.nexthops[m], rep, m, fabric, pair_arcs))
-        for d in dead_set:
-            group_of[d, :] = NO_ROUTE
-    sizes = np.array([len(g) for g in groups], dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(groups) else np.zeros(0, dtype=np.int64)
-    flat = np.fromiter((a for g in groups for a in g), dtype=np.int64, count=int(sizes.sum()))
-    return Routes(fabric, dests, column, group_of, groups, offsets.astype(np.int64), sizes, flat, runs, rep_of,
-                  failed, dead_set)
+    for d in dead_set:
+        group_of[d, :] = NO_ROUTE
+        if column[d] >= 0:
+            group_of[:, column[d]] = NO_ROUTE
+    if intact is not None:
+        new = groups[len(intact.groups):]
+        new_sizes = np.array([len(g) for g in new], dtype=np.int64)
+        sizes = np.concatenate([intact.g_size, new_sizes])
+        offsets = np.concatenate([intact.g_offset, len(intact.g_members) + np.cumsum(new_sizes) - new_sizes])
+        flat = np.concatenate([intact.g_members, np.fromiter((a for g in new for a in g), dtype=np.int64,
+                                                             count=int(new_sizes.sum()))])
+    else:
+        sizes = np.array([len(g) for g in groups], dtype=np.int64)
+        offsets = (np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if len(groups)
+                   else np.zeros(0, dtype=np.int64))
+        flat = np.fromiter((a for g in groups for a in g), dtype=np.int64, count=int(sizes.sum()))
+    routes = Routes(fabric, dests, column, group_of, groups, offsets, sizes, flat, runs, rep_of, failed, dead_set)
+    routes.interned = {**interned_base, **interned} if intact is not None else {g: i for i, g in enumerate(groups)}
+    return routes
 
 
 def static_routes(fabric: Fabric, nexthops: dict[tuple[int, int], tuple[int, ...]]) -> Routes:

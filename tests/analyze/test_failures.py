@@ -32,6 +32,15 @@ def test_incremental_routes_equal_a_full_recompute(data) -> None:  # type: ignor
         assert _groups(inc) == _groups(full), failure.name
 
 
+def test_incremental_routes_equal_a_full_recompute_for_double_failures() -> None:
+    fabric = fabric_of(two_su())
+    base = RouteBase(fabric)
+    for failure in every_failure(fabric, 2)[::7]:
+        full = compute_routes(fabric, failure.arcs, failure.nodes)
+        inc = compute_routes(fabric, failure.arcs, failure.nodes, base=base)
+        assert _groups(inc) == _groups(full), failure.name
+
+
 def test_spine_failure_shrinks_groups_and_capacity() -> None:
     fabric = fabric_of(two_su())
     base = baseline(fabric, [whole_fabric_job(fabric, "alltoall", 2)], "crc32", "same")
