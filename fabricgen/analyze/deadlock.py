@@ -83,17 +83,43 @@ def dependency_edges(routes: Routes, previous: Routes | None = None) -> np.ndarr
     return np.unique(edges, axis=0) if len(edges) else edges.reshape(0, 2)
 
 
+def _downward(routes: Routes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(node, column, arc) of the ECMP members that go down or sideways: only groups holding one are expanded."""
+    f = routes.fabric
+    rank = f.rank.astype(np.int64)
+    if not len(routes.groups):
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    down = rank[f.arc_dst[routes.g_members]] <= rank[f.arc_src[routes.g_members]]
+    g_down = np.maximum.reduceat(down.astype(np.int8), routes.g_offset).astype(bool)
+    g = routes.group_of
+    node, col = np.nonzero(g >= 0)
+    gid = g[node, col].astype(np.int64)
+    keep = g_down[gid]
+    node, col, gid = node[keep], col[keep], gid[keep]
+    size = routes.g_size[gid]
+    rep = np.repeat(np.arange(len(gid)), size)
+    offs = np.arange(len(rep)) - np.repeat(np.cumsum(size) - size, size)
+    idx = routes.g_offset[gid][rep] + offs
+    m = down[idx]
+    return node[rep][m], col[rep][m], routes.g_members[idx][m]
+
+
 def bounces(routes: Routes, limit: int = 3, previous: Routes | None = None) -> list[list[str]]:
     """Routes that come down into a switch and leave it upward (or move within a tier), as example paths."""
     f = routes.fabric
     rank = f.rank.astype(np.int64)
-    node, col, arcs = _upstream(routes, previous)
+    node, col, arcs = _downward(routes)
+    if previous is not None:
+        pn, pc, pa = _downward(previous)
+        alive = ~np.isin(pa, list(routes.failed_arcs)) & ~np.isin(pn, list(routes.dead))
+        alive &= ~np.isin(f.arc_dst[pa], list(routes.dead))
+        node, col, arcs = np.concatenate([node, pn[alive]]), np.concatenate([col, pc[alive]]), \
+            np.concatenate([arcs, pa[alive]])
     v = f.arc_dst[arcs].astype(np.int64)
-    level = rank[v] - rank[node]
-    entering_down = level <= 0  # u -> v goes down or sideways
-    if not entering_down.any():
+    if not len(v):
         return []
-    u2, v2, c2 = node[entering_down], v[entering_down], col[entering_down]
+    u2, v2, c2 = node, v, col
     gv = routes.group_of[v2, c2].astype(np.int64)
     has = gv >= 0
     u2, v2, c2, gv = u2[has], v2[has], c2[has], gv[has]
