@@ -85,6 +85,8 @@ def dependency_edges(routes: Routes, previous: Routes | None = None) -> np.ndarr
 
 def _downward(routes: Routes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(node, column, arc) of the ECMP members that go down or sideways: only groups holding one are expanded."""
+    if routes.down_cache is not None:
+        return routes.down_cache
     f = routes.fabric
     rank = f.rank.astype(np.int64)
     if not len(routes.groups):
@@ -102,7 +104,8 @@ def _downward(routes: Routes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     offs = np.arange(len(rep)) - np.repeat(np.cumsum(size) - size, size)
     idx = routes.g_offset[gid][rep] + offs
     m = down[idx]
-    return node[rep][m], col[rep][m], routes.g_members[idx][m]
+    routes.down_cache = (node[rep][m], col[rep][m], routes.g_members[idx][m])
+    return routes.down_cache
 
 
 def bounces(routes: Routes, limit: int = 3, previous: Routes | None = None) -> list[list[str]]:

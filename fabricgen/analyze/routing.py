@@ -254,6 +254,7 @@ class Routes:
     failed_arcs: frozenset[int] = frozenset()
     dead: frozenset[int] = frozenset()
     members_cache: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # deadlock: every (node, col, arc)
+    down_cache: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # deadlock: downward members
     interned: dict[tuple[int, ...], int] = field(default_factory=dict)  # group -> its id
 
     def nexthops(self, node: int, dest: int) -> tuple[int, ...]:
