@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 INTENT ?= inventory/fabric.yaml
 OUT    ?= build
 
-.PHONY: venv render plan inventory sonic-yang test test-fast lint typecheck bench bench-lab golden clean
+.PHONY: venv render plan inventory sonic-yang test test-fast lint typecheck bench bench-lab golden sonic-platform clean
 
 $(BIN)/fabricgen: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,12 @@ bench: venv
 
 bench-lab: venv
 	$(BIN)/python bench/bench_lab.py
+
+# SONiC's SKU files (port_config.ini, hwsku.json, buffer templates, pg_profile_lookup.ini) at the pinned
+# sonic-buildimage commit, into ../shared/sonic-platform (or SONIC_PLATFORM=DIR); needs internet access.
+SONIC_PLATFORM ?= ../shared/sonic-platform
+sonic-platform: venv
+	$(BIN)/python -m fabricgen.sonic_fetch $(SONIC_PLATFORM)
 
 # Regenerate the reviewed golden files of the example fabric (review the diff before committing).
 golden: venv

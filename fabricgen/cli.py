@@ -92,6 +92,16 @@ def cmd_plan(args: argparse.Namespace) -> int:
     for name, u in s["pools"].items():
         p.add_row(name, str(u["used"]), str(u["size"]), f"{100 * u['used'] / u['size']:.1f}%")
     con.print(p)
+    h = Table(title="switch hardware")
+    for col in ("role", "platform", "sku", "ports", "names"):
+        h.add_column(col, no_wrap=col in ("sku", "names"))
+    for role, hw in s["hardware"].items():
+        h.add_row(role, hw["platform"], hw["sku"], hw["ports"], hw["port_names"])
+    con.print(h)
+    generic = [role for role, hw in s["hardware"].items() if hw["port_names"] == "generic"]
+    if generic:
+        con.print(f"port names of {', '.join(generic)} are generic: no sku in switch_models, so they follow the "
+                  "platform's naming scheme, not a real front panel (set switch_models.<role>.sku)", markup=False)
     ar = s["adaptive_routing"]
     if ar.get("enabled"):
         con.print(f"adaptive routing ({ar['mode']}): active on {ar['active_ports']} fabric ports of "
@@ -186,7 +196,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     for register in _stage_commands():
         register(sub)
+    for command in sub.choices.values():  # every command reads the intent, so every one takes the SKU data
+        _add_sonic_platform(command, argparse.SUPPRESS)
+    _add_sonic_platform(parser, None)
     return parser
+
+
+def _add_sonic_platform(p: argparse.ArgumentParser, default: object) -> None:
+    p.add_argument("--sonic-platform", metavar="DIR", default=default,
+                   help="SONiC SKU files (a sonic-buildimage device/ tree; default $FABRICGEN_SONIC_PLATFORM "
+                        "or ../shared/sonic-platform; `make sonic-platform` fetches them)")
 
 
 def _stage_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
@@ -200,6 +219,9 @@ def _stage_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from fabricgen import skus
+
+    skus.use_platform_dir(args.sonic_platform)
     try:
         return int(args.func(args))
     except FabricError as exc:

@@ -219,10 +219,18 @@ class PortGroup(_Model):
         return _port_speed(v)
 
 
+# With a SKU these come from the SKU's own port data (fabricgen.skus), never from the intent.
+SKU_DERIVED = ("ports", "port_speed", "breakout", "lanes_per_port")
+
+
 class SwitchModel(_Model):
+    """A role's switch: a hardware SKU whose own data gives its ports, or generic numbers."""
+
     model: Text = "generic"
-    ports: Int = Field(ge=4, le=MAX_CHASSIS_PORTS,
-                       description=f"physical front-panel cages (at most {MAX_CHASSIS_PORTS}: {LARGEST_CHASSIS})")
+    sku: Token | None = Field(default=None, description="SONiC HWSKU or NX-OS model, e.g. Mellanox-SN5600-O128")
+    ports: Int = Field(default=0, ge=4, le=MAX_CHASSIS_PORTS,
+                       description=f"physical front-panel cages (at most {MAX_CHASSIS_PORTS}: {LARGEST_CHASSIS}); "
+                                   "without a sku (0 until a SKU's cages are filled in)")
     port_speed: Speed = 400
     breakout: Breakout = 1
     lanes_per_port: Int = Field(default=8, ge=1, le=8, description="SerDes lanes per physical port")
@@ -236,7 +244,21 @@ class SwitchModel(_Model):
         return _port_speed(v)
 
     @model_validator(mode="after")
+    def _sku_or_numbers(self) -> SwitchModel:
+        if self.sku is None and "ports" not in self.model_fields_set:
+            raise invalid("neither `ports` nor `sku` is given", "give the cage count (ports) or a hardware sku")
+        if self.sku is not None:
+            given = [f for f in SKU_DERIVED if f in self.model_fields_set]
+            if given:
+                raise invalid(f"{', '.join(given)} come from the SKU {self.sku}",
+                              "remove them (downlink/uplink speed picks which of the SKU's ports are used)",
+                              at=given[0])
+        return self
+
+    @model_validator(mode="after")
     def _groups_fit_the_cage(self) -> SwitchModel:
+        if self.sku is not None:
+            return self  # the SKU's cages decide (fabricgen.skus.role_hardware)
         if self.lanes_per_port % self.breakout:
             raise invalid(f"breakout {self.breakout} does not divide the {self.lanes_per_port} lanes of a port",
                           "use a breakout that divides lanes_per_port", at="breakout")

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from fabricgen.errors import Problem
 from fabricgen.intent import Intent, Platform
+from fabricgen.skus import RoleHardware
 
 Role = Literal["leaf", "spine", "super_spine"]
 Tier = Literal["gpu_leaf", "leaf_spine", "spine_super_spine"]
@@ -94,6 +95,7 @@ class Switch:
     bgp: SwitchBgp | None = None
     su: int = -1  # leaves: scalable unit
     rail: int = -1  # leaves in rail-optimized designs
+    sku: str = ""  # hardware SKU / model name ("" = generic port naming)
 
     def interface(self, name: str) -> Interface:
         for itf in self.interfaces:
@@ -197,6 +199,7 @@ class Plan:
     qos: QosPolicy | None = None
     qos_profiles: dict[str, QosProfile] = field(default_factory=dict)
     facts: dict[str, Any] = field(default_factory=dict)  # derived numbers: ports per leaf, envelopes, usage
+    hardware: dict[Role, RoleHardware] = field(default_factory=dict)  # each role's SKU and the cages it uses
     warnings: list[Problem] = field(default_factory=list)  # asked for but not rendered: `plan` and `render` say so
 
     def by_role(self, role: Role) -> list[Switch]:

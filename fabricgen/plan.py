@@ -14,11 +14,53 @@ from fabricgen import qos
 from fabricgen.ecmp import plan_adaptive_routing
 from fabricgen.errors import FabricError, Problem
 from fabricgen.intent import Intent, line_for, load_intent
-from fabricgen.model import TIERS, Plan
+from fabricgen.model import ROLES, TIERS, Plan, Role
 from fabricgen.physical import build_physical, cabling_rows
 from fabricgen.platforms.facts import intent_problems
+from fabricgen.skus import RoleHardware, SkuError, role_hardware
 from fabricgen.topology import Design, TopologyError, build_topology
 from fabricgen.underlay import build_underlay
+
+
+def resolve_hardware(intent: Intent) -> tuple[Intent, dict[Role, RoleHardware]]:
+    """Each role's SKU record and usable cages; the intent with each SKU's numbers filled in.
+
+    With a SKU, a role's cage count, cage speed, breakout and lanes come from the SKU's own port
+    data (the cages whose ports all run at the chosen speed); the rest of the pipeline sees them
+    as if the intent had said them.
+    """
+    hardware: dict[Role, RoleHardware] = {}
+    models: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for role in ROLES:
+        model = getattr(intent.switch_models, role)
+        if model is None:
+            continue
+        platform = getattr(intent.platforms, role)
+        speeds = {g.speed for g in (model.downlink, model.uplink) if g is not None}
+        try:
+            if model.sku is not None and len(speeds) > 1:
+                raise SkuError(f"downlink and uplink speeds differ ({', '.join(f'{s}G' for s in sorted(speeds))}) "
+                               f"on SKU {model.sku}: fabricgen uses one speed of a SKU per role",
+                               "give both directions the same speed", f"switch_models.{role}.downlink")
+            hw = role_hardware(role, platform, model.sku, speeds.pop() if speeds else None)
+        except SkuError as exc:
+            problems.append(Problem(exc.path, exc.message, exc.hint))
+            continue
+        except (OSError, ValueError) as exc:  # a SKU directory whose files cannot be read
+            problems.append(Problem(f"switch_models.{role}.sku", f"cannot read the SKU's files: {exc}",
+                                    "check the SKU directory, or use another SKU"))
+            continue
+        hardware[role] = hw
+        if hw.sku is not None:
+            models[role] = model.model_copy(update={
+                "ports": len(hw.cages), "port_speed": hw.speed * hw.breakout, "breakout": hw.breakout,
+                "lanes_per_port": hw.lanes_per_cage, "downlink": None, "uplink": None})
+    if problems:
+        raise FabricError("<intent>", problems)
+    if not models:
+        return intent, hardware
+    return intent.model_copy(update={"switch_models": intent.switch_models.model_copy(update=models)}), hardware
 
 
 def check_oversubscription(intent: Intent, d: Design, plan: Plan) -> None:
@@ -46,10 +88,14 @@ def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, 
                check_qos: bool = True) -> Plan:
     """Resolve an intent into a plan; every cross-field problem becomes a FabricError."""
     lines = lines or {}
-    plan = Plan(intent=intent)
     unsupported = intent_problems(intent)
     if unsupported:
         raise _located(source, unsupported, lines)
+    try:
+        intent, hardware = resolve_hardware(intent)
+    except FabricError as exc:
+        raise _located(source, exc.problems, lines) from None
+    plan = Plan(intent=intent, hardware=hardware)
     try:
         d = build_topology(intent, plan)
         check_oversubscription(intent, d, plan)
@@ -122,6 +168,7 @@ def summary(plan: Plan) -> dict[str, Any]:
         "pools": {k: {"used": u, "size": n} for k, (u, n) in plan.facts["pools"].items()},
         "envelope": {"max_leaves": d.max_leaves, "max_spines": d.max_spines,
                      "max_super_spines": d.max_super_spines, "max_pods": d.max_pods},
+        "hardware": hardware_summary(plan),
         "adaptive_routing": plan.facts.get("adaptive_routing", {}),
         "warnings": warning_lines(plan),
         "choices": [{"name": c.name, "value": c.value, "why": c.why} for c in d.choices],
@@ -148,3 +195,22 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
         "qos": plan.qos,
         "qos_profiles": plan.qos_profiles,
     }
+
+
+def hardware_summary(plan: Plan) -> dict[str, dict[str, str]]:
+    """Per role: the SKU (or generic naming) and the cages the fabric uses."""
+    out: dict[str, dict[str, str]] = {}
+    for role, hw in plan.hardware.items():
+        model = getattr(plan.intent.switch_models, role)
+        cages = f"{model.ports} x {model.port_speed}G cages" + (f" ({model.breakout} x {model.logical_speed}G)"
+                                                                 if model.breakout > 1 else "")
+        if hw.sku is not None:
+            cages += f", {hw.cages[0][0].name} .. {hw.cages[-1][-1].name}"
+        out[role] = {
+            "platform": getattr(plan.intent.platforms, role),
+            "sku": hw.describe(),
+            "ports": cages,
+            "port_names": "generic" if hw.generic else "SKU",
+            "buffer_model": hw.sku.buffer_model or "" if hw.sku is not None else "",
+        }
+    return out

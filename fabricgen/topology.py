@@ -19,6 +19,7 @@ from fabricgen.errors import Problem
 from fabricgen.intent import Intent, SwitchModel
 from fabricgen.model import Interface, Link, NicAttachment, Plan, Role, Server, Switch, Tier
 from fabricgen.physical import media_for
+from fabricgen.skus import generic_port_name
 
 
 class TopologyError(Exception):
@@ -115,10 +116,8 @@ class Design:
 
 @lru_cache(maxsize=8192)
 def cage_port_name(platform: str, lanes_per_port: int, cage: int, sub: int, breakout: int) -> str:
-    """The platform's own name of sub-port `sub` of front-panel cage `cage` (both 0-based)."""
-    if platform == "nxos":
-        return f"Ethernet1/{cage + 1}" if breakout == 1 else f"Ethernet1/{cage + 1}/{sub + 1}"
-    return f"Ethernet{cage * lanes_per_port + sub * (lanes_per_port // breakout)}"
+    """The platform's naming scheme for a port of a model without a SKU (see skus.generic_port_name)."""
+    return generic_port_name(platform, cage, sub, breakout, lanes_per_port)
 
 
 def port_name(platform: str, model: SwitchModel, index: int) -> str:
@@ -394,16 +393,19 @@ class _Builder:
             name = f"{self._prefix(plane, None)}-sspine{index + 1:0{_width(d.spines * d.super_group)}d}"
         model = getattr(self.intent.switch_models, role)
         sw = Switch(hostname=name, role=role, platform=getattr(self.intent.platforms, role), model=model.model,
-                    plane=plane, pod=pod, index=index, slot=slot)
+                    plane=plane, pod=pod, index=index, slot=slot, sku=model.sku or "")
         if name in self.plan.switches:
             raise TopologyError([Problem("fabric.name", f"duplicate hostname {name}", "use a distinct fabric name")])
         self.plan.switches[name] = sw
         return sw
 
     def _port(self, sw: Switch, index: int) -> tuple[str, int, int, int]:
-        """(name, cage, sub-port, breakout) of logical port `index` of `sw`."""
+        """(name, cage, sub-port, breakout) of logical port `index` of `sw` (the SKU's name, or generic)."""
         model = getattr(self.intent.switch_models, sw.role)
         cage, sub, breakout = self.d.port_position(sw.role, index)
+        hw = self.plan.hardware.get(sw.role)
+        if hw is not None and hw.sku is not None:
+            return hw.cages[cage][sub].name, cage, sub, breakout
         return cage_port_name(sw.platform, model.lanes_per_port, cage, sub, breakout), cage, sub, breakout
 
     def _interface(self, sw: Switch, index: int, speed: int, tier: Tier, direction: Literal["down", "up"],

@@ -20,7 +20,9 @@ YANG_MARK = "sonic_yang"  # every test that runs SONiC's YANG models; counted in
 
 
 def shared_required() -> bool:
-    return os.environ.get(REQUIRE_SHARED, "") not in ("", "0")
+    """In CI (.ci/run sets $FABRICGEN_REQUIRE_SHARED; CI systems set CI=true) ../shared must be there."""
+    return (os.environ.get(REQUIRE_SHARED, "") not in ("", "0")
+            or os.environ.get("CI", "").lower() in ("1", "true", "yes"))
 
 
 def missing(what: str) -> NoReturn:
@@ -132,3 +134,29 @@ def pfc_bug_on_a_leaf(monkeypatch: pytest.MonkeyPatch) -> str:
 
     monkeypatch.setattr(sonic, "config_db", buggy)
     return BUGGY_LEAF
+
+
+@pytest.fixture(scope="session")
+def sonic_platform() -> Path:
+    """SONiC's SKU files and code (../shared/sonic-platform, or $FABRICGEN_SONIC_PLATFORM)."""
+    from fabricgen.skus import platform_dir
+
+    root = platform_dir()
+    if root is None or not root.is_dir():
+        missing(f"SONiC platform pack not found ({root or '../shared/sonic-platform'}; make sonic-platform)")
+    return root
+
+
+def without_skus(data: dict[str, Any]) -> dict[str, Any]:
+    """The intent dict with every SKU model replaced by its generic numbers (for tests that swap platforms)."""
+    from fabricgen.intent import Intent
+    from fabricgen.plan import resolve_hardware
+
+    resolved, _ = resolve_hardware(Intent.model_validate(data))
+    for role, model in data.get("switch_models", {}).items():
+        if isinstance(model, dict) and model.get("sku"):
+            sm = getattr(resolved.switch_models, role)
+            model.pop("sku")
+            model.update(ports=sm.ports, port_speed=sm.port_speed, breakout=sm.breakout,
+                         lanes_per_port=sm.lanes_per_port)
+    return data

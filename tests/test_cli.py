@@ -33,15 +33,16 @@ def test_plan_json_has_summary_keys(capsys: pytest.CaptureFixture[str]) -> None:
 def test_plan_csv_is_the_cabling_plan(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "-i", str(EXAMPLE), "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    assert len(rows) == 512  # one row per physical cable: 400G ports, one link per cable here
-    assert {r["cable_type"] for r in rows} == {"400G DAC", "400G AOC"}
-    assert all(r["a_device"] and r["z_ends"] and r["links"] == "1" for r in rows)
+    # one row per physical cable: the SN5600 leaf's 800G cages split 2 x 400G, so each cable carries two links
+    assert len(rows) == 256
+    assert {r["cable_type"] for r in rows} == {"800G to 2x400G DAC breakout", "800G to 2x400G AOC breakout"}
+    assert all(r["a_device"] and r["z_ends"] and r["links"] == "2" for r in rows)
 
 
 def test_plan_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "-i", str(EXAMPLE)]) == 0
     out = capsys.readouterr().out
-    assert "256 GPUs on 32 servers" in out and "400G DAC" in out and "physical layer: 1024 ports" in out
+    assert "256 GPUs on 32 servers" in out and "2x400G DAC breakout" in out and "physical layer: 1024 ports" in out
 
 
 def test_bad_input_exits_2_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -62,6 +62,8 @@ def sub_blocks(raw: str, header: str, prefix: str) -> dict[str, list[str]]:
 
 def example_nxos_leaf_plan(tmp_path: Path, **changes: Any) -> Plan:
     data = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
+    data["switch_models"]["leaf"] = {"model": "N9364D-GX2A", "ports": 64, "port_speed": "400G"}  # not the SONiC SKU
+    data["topology"].pop("leaf_uplinks")
     data["platforms"]["leaf"] = "nxos"
     for dotted, value in changes.items():
         node = data

@@ -113,18 +113,14 @@ class _Classes:
         self.lossy_queue_keys = runs(lossy_queues)
 
 
-def _lanes_per_port(sw: Switch, plan: Plan) -> int:
-    """SerDes lanes per front-panel cage of the switch's model."""
-    return int(getattr(plan.intent.switch_models, sw.role).lanes_per_port)
-
-
 def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
     """The switch's ConfigDB, every value a string as ConfigDB stores it (leaf-lists as lists)."""
     q = plan.qos
     if q is None or sw.bgp is None:
         raise ValueError(f"{sw.hostname}: the plan has no QoS policy or BGP settings; build it with build_plan")
     c = _Classes(q)
-    lpp = _lanes_per_port(sw, plan)
+    lpp = int(getattr(plan.intent.switch_models, sw.role).lanes_per_port)
+    hw = plan.hardware[sw.role]
     profiles = plan.qos_profiles
     wd = q.watchdog_enabled
 
@@ -160,22 +156,15 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
     for itf in sw.interfaces:
         name = itf.name
         itf_by_name[name] = itf
-        phys, sub, breakout = itf.cage, itf.subport, itf.breakout
-        lanes_n = max(1, lpp // breakout)
-        first = phys * lpp + sub * lanes_n
-        entry = {
+        sku_port = hw.port(sw.platform, itf.cage, itf.subport, itf.breakout, lpp, itf.speed)
+        port[name] = {
+            **sku_port.fields,
             "admin_status": "up",
-            "alias": f"etp{phys + 1}" + (chr(ord("a") + sub) if breakout > 1 else ""),
             "description": itf.description,
-            "fec": FEC,
-            "index": str(phys + 1),
-            "lanes": ",".join(str(lane) for lane in range(first, first + lanes_n)),
+            "fec": sku_port.fec or FEC,
             "mtu": str(itf.mtu),
             "speed": str(itf.speed * 1000),
         }
-        if breakout > 1:
-            entry["subport"] = str(sub + 1)
-        port[name] = entry
         interface[name] = {}
         if itf.ipv4:
             interface[f"{name}|{itf.ipv4}"] = {}

@@ -57,7 +57,7 @@ def test_docs_numbers_match_the_plan(tmp_path: Path, example_plan) -> None:  # t
     s = summary(example_plan)
     index = (tmp_path / "index.md").read_text(encoding="utf-8")
     assert f"| GPUs | {s['gpus']} |" in index and f"| switches | {s['switches']} |" in index
-    assert "| leaf | 64x400G TH4/Spectrum-4 class | sonic | 8 |" in index
+    assert "| leaf | NVIDIA SN5600 | sonic | 8 |" in index
     assert "| spine | N9364D-GX2A | nxos | 8 |" in index
     for kind, n in s["cables"].items():
         assert f"| {kind} | {n} |" in index

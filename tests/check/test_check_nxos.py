@@ -17,7 +17,7 @@ from fabricgen.model import Plan
 from fabricgen.plan import build_plan, load_plan
 from fabricgen.platforms import nxos
 from fabricgen.render import environment
-from tests.conftest import EXAMPLE, EXAMPLES
+from tests.conftest import EXAMPLE, EXAMPLES, without_skus
 
 SPINE = "ai256-spine01"
 
@@ -96,6 +96,7 @@ def test_example_nxos_configs_are_clean(plan: Plan, tmp_path: Path) -> None:
 
 
 def _all_nxos(data: dict[str, Any]) -> Plan:
+    data = without_skus(data)  # a SONiC SKU names no NX-OS ports
     for role in ("leaf", "spine", "super_spine"):
         data.setdefault("platforms", {})[role] = "nxos"
     return build_plan(Intent.model_validate(data))

@@ -144,8 +144,8 @@ def test_facts_of_each_platform(example: Rendered, lab: Rendered) -> None:
     q = plan.qos
     assert q is not None
     sw = plan.switches["ai256-leaf01"]
-    itf = sw.interface("Ethernet256")
-    p = leaf.ports["Ethernet256"]
+    itf = sw.interface("Ethernet384")
+    p = leaf.ports["Ethernet384"]
     assert (p.mtu, p.ipv4, p.pfc, p.watchdog) == (9216, itf.ipv4, frozenset(q.lossless_tcs), True)
     assert p.maps is not None and p.maps.dscp_to_tc[26] == 3 and p.maps.dscp_to_tc[48] == 6
     prof = plan.qos_profiles[itf.qos_profile]
@@ -202,7 +202,7 @@ def test_sonic_pfc_priority_on_one_port(example: Rendered, tmp_path: Path) -> No
 
 def test_sonic_pfc_off_on_fabric_port(example: Rendered, tmp_path: Path) -> None:
     t = Tree(example, tmp_path)
-    t.edit_json("ai256-leaf02", lambda db: db["PORT_QOS_MAP"]["Ethernet256"].pop("pfc_enable"))
+    t.edit_json("ai256-leaf02", lambda db: db["PORT_QOS_MAP"]["Ethernet384"].pop("pfc_enable"))
     (f,) = only(t.check(), "ai256-leaf02", "roce-pfc-both-ends")
     assert "PFC is off" in f.message and "ai256-spine" in f.message
 
@@ -216,13 +216,13 @@ def test_sonic_watchdog_missing(example: Rendered, tmp_path: Path) -> None:
 
 def test_sonic_mtu_one_end(example: Rendered, tmp_path: Path) -> None:
     t = Tree(example, tmp_path)
-    t.edit_json("ai256-leaf02", lambda db: db["PORT"]["Ethernet256"].__setitem__("mtu", "9000"))
+    t.edit_json("ai256-leaf02", lambda db: db["PORT"]["Ethernet384"].__setitem__("mtu", "9000"))
     (f,) = only(t.check(), "ai256-leaf02", "roce-mtu-both-ends")
-    assert f.location == "/PORT/Ethernet256/mtu" and "9000" in f.message and "9216" in f.message
+    assert f.location == "/PORT/Ethernet384/mtu" and "9000" in f.message and "9216" in f.message
 
 
 def test_sonic_xoff_below_ecn_max(example: Rendered, tmp_path: Path) -> None:
-    prof = example.plan.switches["ai256-leaf03"].interface("Ethernet256").qos_profile
+    prof = example.plan.switches["ai256-leaf03"].interface("Ethernet384").qos_profile
     t = Tree(example, tmp_path)
     t.edit_json("ai256-leaf03", lambda db: db["BUFFER_PROFILE"][prof].__setitem__("xoff", "100000"))
     (f,) = only(t.check(), "ai256-leaf03", "roce-ecn-order")
@@ -278,7 +278,7 @@ def test_sonic_cnp_tc_on_lossless_pg_is_one_finding(example: Rendered, tmp_path:
     t.edit_json("ai256-leaf04", lambda db: db["TC_TO_PRIORITY_GROUP_MAP"]["AI"].__setitem__("6", "3"))
     (f,) = only(t.check(), "ai256-leaf04", "roce-cnp")
     assert f.location == "/TC_TO_PRIORITY_GROUP_MAP/AI/6"
-    assert f.message.endswith("[Ethernet0, Ethernet8, Ethernet16 and 61 more]")
+    assert f.message.endswith("[Ethernet0, Ethernet4, Ethernet8 and 61 more]")
 
 
 def test_sonic_cnp_not_strict(example: Rendered, tmp_path: Path) -> None:
@@ -324,16 +324,16 @@ def test_sonic_remote_as_changed(example: Rendered, tmp_path: Path) -> None:
 
 
 def test_sonic_p2p_address_changed(example: Rendered, tmp_path: Path) -> None:
-    itf = example.plan.switches["ai256-leaf06"].interface("Ethernet256")
+    itf = example.plan.switches["ai256-leaf06"].interface("Ethernet384")
     t = Tree(example, tmp_path)
 
     def move(db: dict[str, Any]) -> None:
-        del db["INTERFACE"][f"Ethernet256|{itf.ipv4}"]
-        db["INTERFACE"]["Ethernet256|198.18.23.201/31"] = {}
+        del db["INTERFACE"][f"Ethernet384|{itf.ipv4}"]
+        db["INTERFACE"]["Ethernet384|198.18.23.201/31"] = {}
 
     t.edit_json("ai256-leaf06", move)
     (f,) = only(t.check(), "ai256-leaf06", "roce-p2p-pair")
-    assert f.location == pointer("INTERFACE", "Ethernet256|198.18.23.201/31")
+    assert f.location == pointer("INTERFACE", "Ethernet384|198.18.23.201/31")
     assert itf.ipv4 in f.message and itf.peer_device in f.message
 
 

@@ -1,0 +1,436 @@
+"""Hardware SKUs: what a switch's front panel, buffers and features really are.
+
+One declarative record, `HardwareSku`, per SONiC HWSKU or NX-OS model: the ports (name,
+front-panel index, speed, SerDes lanes, alias), which of them the fabric can use, the
+buffer model, and the capabilities fabricgen may render on it.  The plan, cabling sheet,
+configs and lab take port names from here; a role without a SKU gets a *generic* record
+synthesised from its `switch_models` numbers, and `plan` says its names are generic.
+
+SONiC records are read from SONiC's own SKU files in a sonic-buildimage ``device/`` tree
+(``device/<vendor>/<platform>/<HWSKU>/``): ``port_config.ini`` (names, lanes, alias,
+index, speed; its ``# name ...`` header names the columns), ``hwsku.json`` (speed from the
+default breakout mode where the ini has no speed column, fec), ``pg_profile_lookup.ini``
+(the traditional buffer model's headroom per speed and cable), which ``buffers*.j2`` the
+SKU ships (dynamic / traditional buffer model) and ``platform_asic``.  What those files do
+not state plainly (which egress queues the SKU's buffer templates make lossless, the ECN
+thresholds of its QoS template) is in `SONIC_SKU_FACTS`; tests/test_sonic_factory.py
+checks every entry against the ConfigDB SONiC's own `sonic-cfggen` generates for the SKU.
+
+Where SONiC SKU data is looked up, first hit wins: `use_platform_dir()` (the CLI's
+``--sonic-platform DIR``), ``$FABRICGEN_SONIC_PLATFORM``, ``../shared/sonic-platform``
+beside the checkout.  ``make sonic-platform`` fetches the pinned sonic-buildimage files.
+
+NX-OS models are declared in `NXOS_MODELS` (front-panel naming ``Ethernet1/N``, broken
+out ``Ethernet1/N/M``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Literal
+
+PLATFORM_ENV = "FABRICGEN_SONIC_PLATFORM"
+# Platforms whose ports SONiC SKUs name: SONiC, and Linux + FRR (SONiC's routing stack on the same netdevs).
+SONIC_SKU_PLATFORMS = ("sonic", "frr")
+SHARED_PLATFORM = Path(__file__).resolve().parents[2] / "shared" / "sonic-platform"
+BufferModel = Literal["dynamic", "traditional"]
+
+# Capabilities a SKU record may carry beyond its platform's (platforms/facts.py holds those, e.g.
+# adaptive routing); a setting that needs one is never dropped silently.
+PFC_TO_PG_MAP = "pfc-to-pg-map"  # the SKU's QoS template renders PFC_PRIORITY_TO_PRIORITY_GROUP_MAP
+# sonic-buildimage files/build_templates/qos_config.j2: `pfc_to_pg_map_supported_asics`
+PFC_TO_PG_MAP_ASICS = frozenset({"mellanox", "barefoot"})
+
+
+class SkuError(Exception):
+    """A SKU that cannot be found or used; `path` is the intent field to fix."""
+
+    def __init__(self, message: str, hint: str = "", path: str = "") -> None:
+        super().__init__(message)
+        self.message, self.hint, self.path = message, hint, path
+
+
+@dataclass(frozen=True, slots=True)
+class SkuPort:
+    """One logical port as the switch names it."""
+
+    name: str  # "Ethernet0" (SONiC), "Ethernet1/1/1" (NX-OS)
+    index: int  # front-panel port, 1-based (several logical ports share it when broken out)
+    speed: int  # Gb/s in the SKU's default breakout mode
+    lanes: str = ""  # SerDes lanes, "0,1,2,3" (SONiC PORT.lanes; device-owned)
+    alias: str = ""  # front-panel label, "etp1a" (SONiC PORT.alias; device-owned)
+    fec: str = ""  # the SKU's FEC where it sets one ("rs")
+    fields: Mapping[str, str] = field(default_factory=dict)  # every SKU column, as SONiC's PORT entry holds it
+
+
+@dataclass(frozen=True, slots=True)
+class PgHeadroom:
+    """One row of a traditional SKU's pg_profile_lookup.ini (bytes)."""
+
+    size: int
+    xon: int
+    xoff: int
+    threshold: int
+    xon_offset: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EcnDefault:
+    """The ECN/WRED thresholds a vendor ships for the lossless queue (bytes, percent)."""
+
+    min_bytes: int
+    max_bytes: int
+    probability: int
+    source: str
+
+
+# SONiC's community QoS template (files/build_templates/qos_config.j2, WRED_PROFILE AZURE_LOSSLESS),
+# used by every SKU whose own qos.json.j2 does not generate WRED profiles.
+SONIC_COMMUNITY_ECN = EcnDefault(1_048_576, 2_097_152, 5, "sonic-buildimage qos_config.j2 WRED_PROFILE AZURE_LOSSLESS")
+# The community buffer template's lossless egress queues (buffers_config.j2 BUFFER_QUEUE "|3-4").
+SONIC_COMMUNITY_LOSSLESS_QUEUES = (3, 4)
+
+
+@dataclass(frozen=True, slots=True)
+class SonicSkuFacts:
+    """What a SONiC SKU's templates generate that its data files do not state plainly."""
+
+    lossless_queues: tuple[int, ...]  # egress queues its BUFFER_QUEUE puts on a lossless profile
+    ecn: EcnDefault | None  # WRED/ECN of its lossless queue; None: it ships none
+    capabilities: frozenset[str] = frozenset()
+
+
+_LOSSY_ONLY = SonicSkuFacts(lossless_queues=(), ecn=None)
+_COMMUNITY = SonicSkuFacts(lossless_queues=SONIC_COMMUNITY_LOSSLESS_QUEUES, ecn=SONIC_COMMUNITY_ECN)
+
+# Checked against `sonic-factory-config SKU` by tests/test_sonic_factory.py.
+SONIC_SKU_FACTS: dict[str, SonicSkuFacts] = {
+    "Mellanox-SN5600-O128": _COMMUNITY,
+    "ACS-SN5600": _COMMUNITY,
+    "ACS-MSN2700": _COMMUNITY,
+    "Dell-Z9864f-O64": _COMMUNITY,
+    # lossy-only SKUs: every queue on a lossy egress profile, pfc_enable "" and WRED disabled
+    "Mellanox-SN5600-C224O8": _LOSSY_ONLY,
+    "Mellanox-SN5600-C256S1": _LOSSY_ONLY,
+}
+
+
+@dataclass(frozen=True, eq=False)
+class HardwareSku:
+    """One switch model: its ports and what fabricgen may render on it (records compare by identity)."""
+
+    name: str
+    platform: str  # "sonic" | "nxos"
+    ports: tuple[SkuPort, ...]
+    hw_platform: str = ""  # SONiC platform directory, "x86_64-nvidia_sn5600-r0"
+    asic: str = ""  # SONiC asic_type ("mellanox", "broadcom")
+    buffer_model: BufferModel | None = None  # None: the SKU ships no buffer templates
+    pg_lookup: Mapping[tuple[int, int], PgHeadroom] = field(default_factory=dict)  # (Gb/s, metres) -> row
+    lossless_queues: tuple[int, ...] | None = None  # None: unknown (no buffer templates)
+    ecn_default: EcnDefault | None = None
+    capabilities: frozenset[str] = frozenset()
+    source: str = ""  # where the record came from (the SKU directory)
+
+    @property
+    def speeds(self) -> tuple[int, ...]:
+        """Port speeds (Gb/s), most common first (ties: fastest first)."""
+        counts = Counter(p.speed for p in self.ports)
+        return tuple(sorted(counts, key=lambda s: (-counts[s], -s)))
+
+    def ports_at(self, speed: int) -> tuple[SkuPort, ...]:
+        """The ports the fabric can use at `speed`, in front-panel order."""
+        return tuple(p for p in self.ports if p.speed == speed)
+
+    def port(self, name: str) -> SkuPort | None:
+        return self._by_name().get(name)
+
+    def _by_name(self) -> dict[str, SkuPort]:
+        return _port_index(self)
+
+    def supports(self, capability: str) -> bool:
+        return capability in self.capabilities
+
+
+@cache
+def _port_index(sku: HardwareSku) -> dict[str, SkuPort]:
+    return {p.name: p for p in sku.ports}
+
+
+# --------------------------------------------------------------------------- generic naming
+
+
+def generic_port_name(platform: str, cage: int, sub: int, breakout: int, lanes_per_port: int) -> str:
+    """A platform's naming scheme for sub-port `sub` of cage `cage` (0-based) of a model without a SKU."""
+    if platform == "nxos":
+        return f"Ethernet1/{cage + 1}" if breakout == 1 else f"Ethernet1/{cage + 1}/{sub + 1}"
+    return f"Ethernet{cage * lanes_per_port + sub * (lanes_per_port // breakout)}"
+
+
+def generic_port(platform: str, cage: int, sub: int, breakout: int, lanes_per_port: int, speed: int) -> SkuPort:
+    """A port of a model without a SKU: lanes counted from 0 in cage order, alias etp<cage>[a, b, ...]."""
+    lanes_n = max(1, lanes_per_port // breakout)
+    first = cage * lanes_per_port + sub * lanes_n
+    lanes = ",".join(str(lane) for lane in range(first, first + lanes_n))
+    alias = f"etp{cage + 1}" + (chr(ord("a") + sub) if breakout > 1 else "")
+    cols = {"lanes": lanes, "alias": alias, "index": str(cage + 1), "speed": str(speed * 1000)}
+    if breakout > 1:
+        cols["subport"] = str(sub + 1)
+    return SkuPort(generic_port_name(platform, cage, sub, breakout, lanes_per_port), cage + 1, speed, lanes, alias,
+                   fields=MappingProxyType(cols))
+
+
+# --------------------------------------------------------------------------- NX-OS models
+
+
+def nxos_front_panel(cages: int, cage_speed: int, breakout: int = 1) -> tuple[SkuPort, ...]:
+    """NX-OS names of a fixed switch: Ethernet1/N, or Ethernet1/N/M when every cage is broken out."""
+    return tuple(SkuPort(generic_port_name("nxos", i // breakout, i % breakout, breakout, 8), i // breakout + 1,
+                         cage_speed // breakout) for i in range(cages * breakout))
+
+
+# One record per NX-OS model (front-panel naming and capabilities); add models here.
+NXOS_MODELS: dict[str, HardwareSku] = {}
+
+
+# --------------------------------------------------------------------------- SONiC SKU files
+
+_override: Path | None = None
+
+
+def use_platform_dir(path: str | Path | None) -> None:
+    """Set the SONiC platform directory for this process (the CLI's --sonic-platform)."""
+    global _override
+    _override = Path(path) if path else None
+
+
+def platform_dir() -> Path | None:
+    """--sonic-platform, else $FABRICGEN_SONIC_PLATFORM, else ../shared/sonic-platform (if present)."""
+    if _override is not None:
+        return _override
+    env = os.environ.get(PLATFORM_ENV)
+    if env:
+        return Path(env)
+    return SHARED_PLATFORM if SHARED_PLATFORM.is_dir() else None
+
+
+def _device_root(root: Path) -> Path:
+    """Accept the pack, a sonic-buildimage checkout, or its device/ directory itself."""
+    return root / "device" if (root / "device").is_dir() else root
+
+
+@cache
+def sonic_sku_dirs(root: Path) -> dict[str, Path]:
+    """HWSKU name -> its directory, for every device/<vendor>/<platform>/<HWSKU>/port_config.ini."""
+    found: dict[str, Path] = {}
+    for ini in sorted(_device_root(root).glob("*/*/*/port_config.ini")):
+        found.setdefault(ini.parent.name, ini.parent)
+    return found
+
+
+def _speed_gbps(text: str) -> int:
+    m = re.match(r"\s*\d+x(\d+)G", text)
+    if not m:
+        raise ValueError(f"cannot read a speed from breakout mode {text!r}")
+    return int(m.group(1))
+
+
+def parse_port_config(text: str, hwsku: Mapping[str, Mapping[str, str]] | None = None) -> tuple[SkuPort, ...]:
+    """port_config.ini -> ports, columns as its `# name ...` header names them (default name lanes alias index).
+
+    Where the ini has no speed column, the speed is the default breakout mode's in hwsku.json
+    (as SONiC reads it from platform.json + hwsku.json on the box).
+    """
+    titles = ["name", "lanes", "alias", "index"]
+    hw = hwsku or {}
+    out: list[SkuPort] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            if "name" in line.split():
+                titles = line.strip("#").split()
+            continue
+        tokens = line.split()
+        if len(tokens) < 2:
+            continue
+        cols = dict(zip(titles, tokens, strict=False))
+        name = cols.pop("name")
+        cols.setdefault("alias", name)
+        extra = hw.get(name, {})
+        if "speed" in cols:
+            speed = int(cols["speed"]) // 1000
+        elif "default_brkout_mode" in extra:
+            speed = _speed_gbps(extra["default_brkout_mode"])
+        else:
+            raise ValueError(f"port {name}: no speed column and no hwsku.json breakout mode")
+        fec = cols.get("fec") or extra.get("fec", "")
+        out.append(SkuPort(name, int(cols.get("index", "0")), speed, cols.get("lanes", ""), cols["alias"], fec,
+                           MappingProxyType(dict(cols))))
+    return tuple(out)
+
+
+def parse_pg_lookup(text: str) -> dict[tuple[int, int], PgHeadroom]:
+    """pg_profile_lookup.ini: `speed(Mb/s) cable size xon xoff threshold [xon_offset]` rows."""
+    rows: dict[tuple[int, int], PgHeadroom] = {}
+    for raw in text.splitlines():
+        tokens = raw.split()
+        if not tokens or tokens[0].startswith("#"):
+            continue
+        speed, cable, *nums = tokens
+        if not cable.endswith("m") or len(nums) < 4:
+            continue
+        values = [int(n) for n in nums]
+        rows[int(speed) // 1000, int(cable[:-1])] = PgHeadroom(values[0], values[1], values[2], values[3],
+                                                               values[4] if len(values) > 4 else None)
+    return rows
+
+
+@cache
+def load_sonic_sku(sku_dir: Path) -> HardwareSku:
+    """The record of one SONiC SKU directory."""
+    name = sku_dir.name
+    hwsku: dict[str, dict[str, str]] = {}
+    if (sku_dir / "hwsku.json").is_file():
+        hwsku = json.loads((sku_dir / "hwsku.json").read_text(encoding="utf-8")).get("interfaces", {})
+    ports = parse_port_config((sku_dir / "port_config.ini").read_text(encoding="utf-8"), hwsku)
+    platform_dir_ = sku_dir.parent
+    asic_file = platform_dir_ / "platform_asic"
+    asic = asic_file.read_text(encoding="utf-8").strip() if asic_file.is_file() else platform_dir_.parent.name
+    model: BufferModel | None = None
+    if (sku_dir / "buffers_dynamic.json.j2").is_file():
+        model = "dynamic"
+    elif (sku_dir / "buffers.json.j2").is_file():
+        model = "traditional"
+    lookup = {}
+    if (sku_dir / "pg_profile_lookup.ini").is_file():
+        lookup = parse_pg_lookup((sku_dir / "pg_profile_lookup.ini").read_text(encoding="utf-8"))
+    facts = SONIC_SKU_FACTS.get(name)
+    if facts is None and model is not None:
+        facts = _COMMUNITY  # a SKU this table does not know: SONiC's community templates
+    caps = set(facts.capabilities) if facts is not None else set()
+    if asic in PFC_TO_PG_MAP_ASICS and (sku_dir / "qos.json.j2").is_file():
+        caps.add(PFC_TO_PG_MAP)
+    return HardwareSku(
+        name=name, platform="sonic", ports=ports, hw_platform=platform_dir_.name, asic=asic, buffer_model=model,
+        pg_lookup=MappingProxyType(lookup), lossless_queues=facts.lossless_queues if facts is not None else None,
+        ecn_default=facts.ecn if facts is not None else None, capabilities=frozenset(caps), source=str(sku_dir),
+    )
+
+
+def known_skus(platform: str, root: Path | None = None) -> list[str]:
+    if platform not in SONIC_SKU_PLATFORMS:
+        return sorted(NXOS_MODELS) if platform == "nxos" else []
+    base = root if root is not None else platform_dir()
+    return sorted(sonic_sku_dirs(base)) if base is not None and base.is_dir() else []
+
+
+def find_sku(platform: str, name: str, role_path: str = "") -> HardwareSku:
+    """The record of SKU `name` on `platform`, or SkuError listing the known ones."""
+    path = f"{role_path}.sku" if role_path else "sku"
+    if platform == "nxos":
+        if name in NXOS_MODELS:
+            return NXOS_MODELS[name]
+        known = ", ".join(sorted(NXOS_MODELS)) or "none yet"
+        raise SkuError(f"unknown NX-OS model {name!r} (known: {known})",
+                       "use a known model, or drop `sku` for generic Ethernet1/N naming", path)
+    if platform not in SONIC_SKU_PLATFORMS:
+        raise SkuError(f"platform {platform} has no hardware SKUs", "drop `sku` for this role", path)
+    root = platform_dir()
+    if root is None or not root.is_dir():
+        where = str(root) if root is not None else f"${PLATFORM_ENV} and {SHARED_PLATFORM}"
+        raise SkuError(f"SONiC SKU {name!r} needs SONiC's SKU files, but none were found ({where})",
+                       "run `make sonic-platform`, or pass --sonic-platform DIR / set "
+                       f"${PLATFORM_ENV} to a sonic-buildimage checkout", path)
+    dirs = sonic_sku_dirs(root)
+    if name not in dirs:
+        known = ", ".join(sorted(dirs)) or "none"
+        raise SkuError(f"unknown SONiC HWSKU {name!r} in {root} (known: {known})",
+                       "use one of the known SKUs, or point --sonic-platform at a sonic-buildimage tree that has it",
+                       path)
+    return load_sonic_sku(dirs[name])
+
+
+def skus_with_speed(platform: str, speed: int, skus: Iterable[str]) -> list[str]:
+    """The known SKUs that have ports at `speed` (to suggest one when a SKU lacks a breakout)."""
+    out = []
+    for name in skus:
+        try:
+            if find_sku(platform, name).ports_at(speed):
+                out.append(name)
+        except (SkuError, ValueError, OSError):
+            continue
+    return out
+
+
+# --------------------------------------------------------------------------- per-role resolution
+
+
+@dataclass(frozen=True)
+class RoleHardware:
+    """One role's switch model: its SKU and the cages the fabric uses (none: generic naming)."""
+
+    sku: HardwareSku | None
+    cages: tuple[tuple[SkuPort, ...], ...] = ()  # usable cages in front-panel order, their ports in order
+    speed: int = 0  # Gb/s of every usable SKU port
+
+    @property
+    def generic(self) -> bool:
+        return self.sku is None
+
+    @property
+    def breakout(self) -> int:
+        return len(self.cages[0]) if self.cages else 1
+
+    @property
+    def lanes_per_cage(self) -> int:
+        return sum(len(p.lanes.split(",")) for p in self.cages[0]) if self.cages else 0
+
+    def port(self, platform: str, cage: int, sub: int, breakout: int, lanes_per_port: int, speed: int) -> SkuPort:
+        """Sub-port `sub` of the fabric's cage `cage` (0-based): the SKU's own port, or a generic one."""
+        if self.sku is None:
+            return generic_port(platform, cage, sub, breakout, lanes_per_port, speed)
+        return self.cages[cage][sub]
+
+    def describe(self) -> str:
+        return self.sku.name if self.sku is not None else "generic"
+
+
+def _cages(ports: Iterable[SkuPort]) -> list[tuple[SkuPort, ...]]:
+    by_index: dict[int, list[SkuPort]] = {}
+    for p in ports:
+        by_index.setdefault(p.index, []).append(p)
+    return [tuple(by_index[i]) for i in sorted(by_index)]
+
+
+def role_hardware(role: str, platform: str, sku: str | None, speed: int | None = None) -> RoleHardware:
+    """Resolve one role's SKU: the cages whose every port runs at `speed` (default: its most common speed).
+
+    A speed the SKU has no ports at in its default breakout (a breakout it lacks) is a SkuError naming
+    the known SKUs that have it.
+    """
+    if sku is None:
+        return RoleHardware(None)
+    path = f"switch_models.{role}"
+    record = find_sku(platform, sku, path)
+    want = speed if speed is not None else record.speeds[0]
+    cages = [c for c in _cages(record.ports) if all(p.speed == want for p in c)]
+    if not cages:
+        have = ", ".join(f"{s}G" for s in sorted(record.speeds, reverse=True))
+        others = [n for n in skus_with_speed(platform, want, known_skus(platform)) if n != record.name]
+        hint = f"use {have.split(', ')[0]} ports" + (f", or a SKU with {want}G ports: {', '.join(others)}"
+                                                     if others else "")
+        raise SkuError(f"SKU {record.name} has no {want}G ports in its default breakout (it has {have} ports)",
+                       hint, f"{path}.sku")
+    breakouts = {len(c) for c in cages}
+    if len(breakouts) > 1:
+        cages = [c for c in cages if len(c) == max(breakouts)]
+    return RoleHardware(record, tuple(cages), want)
