@@ -1,4 +1,4 @@
-"""Lossless RoCEv2 QoS: PFC headroom, ECN thresholds, the fabric QoS policy, invariants, NIC script.
+"""Lossless RoCEv2 QoS: PFC headroom, ECN thresholds, the fabric QoS policy and its invariants (NIC script: host.py).
 
 Everything here is derived from ``intent.qos`` and ``intent.cabling``; renderers only lay the
 numbers out.  The headroom maths mirrors SONiC's dynamic buffer model on NVIDIA Spectrum
@@ -8,17 +8,12 @@ lands on the same xon/xoff/size as the plan, and the NX-OS/host sides can be che
 
 from __future__ import annotations
 
-import functools
 import math
-import re
 from collections.abc import Iterable
-from pathlib import Path
-
-import jinja2
 
 from fabricgen.errors import FabricError, Problem
 from fabricgen.intent import EcnThreshold, Headroom, Intent, Qos
-from fabricgen.model import Interface, Plan, QosPolicy, QosProfile, Server, Tier
+from fabricgen.model import Interface, Plan, QosPolicy, QosProfile, Tier
 
 # IEEE 802.3 Annex 31B pause_quanta a port must absorb after sending PAUSE, per speed (Gb/s);
 # the same table as SONiC's Mellanox headroom plugin (which maps 800G to the 400G value).
@@ -28,7 +23,6 @@ MIN_PACKET = 64  # bytes, smallest Ethernet frame
 KIB = 1024
 TRAFFIC_CLASSES = range(8)
 ECT0 = 0b10  # ECN field value "ECN-capable transport (0)"
-_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 _SOURCE = "intent"  # FabricError source when no file name is known at this stage
 
 
@@ -353,62 +347,3 @@ def check_invariants(target: Intent | Plan) -> list[Problem]:
                                 f"{intent.qos.headroom.lossless_mtu}", "raise the port MTU"))
     problems += _ecn_problems(intent, classes)
     return problems
-
-
-# --------------------------------------------------------------------------- host NIC script
-
-_HEADER = re.compile(r"^# fabricgen: (.*)$", re.MULTILINE)
-
-
-@functools.lru_cache(maxsize=1)
-def _env() -> jinja2.Environment:
-    """One environment per process: compiling the template per server cost 17 ms each."""
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(_TEMPLATES)),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
-
-
-def rdma_device(nic: int) -> str:
-    """RDMA device of a NIC; assumes the mlx5 driver enumerates NICs in PCI order."""
-    return f"mlx5_{nic}"
-
-
-def nic_script(server: Server, policy: QosPolicy) -> str:
-    """Idempotent bash script applying the RoCE QoS of every back-end NIC of one GPU server."""
-    # mlx5's default DSCP trust map is DSCP >> 3; only remap DSCPs whose class differs.
-    wanted = {d: policy.roce_tc for d in policy.roce_dscp} | {policy.nic_cnp_dscp: policy.cnp_tc}
-    remap = sorted((d, prio) for d, prio in wanted.items() if d >> 3 != prio)
-    nics = [
-        {"ifname": n.ifname, "dev": rdma_device(n.nic), "nic": n.nic, "port": n.port, "fw_port": n.port + 1,
-         "rail": n.rail, "leaf": n.leaf, "leaf_port": n.leaf_port}
-        for n in sorted(server.nics, key=lambda n: (n.nic, n.port))
-    ]
-    return _env().get_template("host/nic.sh.j2").render(
-        server=server.name,
-        nics=nics,
-        trust=policy.nic_trust,
-        pfc_mask=pfc_mask(policy.lossless_tcs),
-        roce_dscp=",".join(str(d) for d in policy.roce_dscp),
-        roce_tos=policy.nic_roce_tos,
-        roce_prio=policy.roce_tc,
-        cnp_dscp=policy.nic_cnp_dscp,
-        cnp_prio=policy.cnp_tc,
-        ecn=1 if policy.nic_ecn else 0,
-        remap=remap,
-    )
-
-
-def parse_nic_header(script: str) -> dict[str, str]:
-    """key=value pairs of every ``# fabricgen:`` line of a NIC script, for consistency checkers."""
-    fields: dict[str, str] = {}
-    for line in _HEADER.findall(script):
-        for token in line.split():
-            key, sep, value = token.partition("=")
-            if sep:
-                fields[key] = value
-    return fields

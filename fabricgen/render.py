@@ -22,8 +22,9 @@ from typing import Any
 import jinja2
 import orjson
 
-from fabricgen import inventory, manifest, qos
+from fabricgen import inventory, manifest
 from fabricgen.errors import FabricError
+from fabricgen.host import nic_script
 from fabricgen.model import Plan, Switch
 from fabricgen.plan import cabling_csv, plan_dict
 
@@ -133,7 +134,7 @@ def _run_job(args: tuple[Job, str]) -> tuple[int, int]:
         hosts_dir.mkdir(exist_ok=True)
         for name in names:
             path = inside(hosts_dir, f"{name}.sh")
-            path.write_text(qos.nic_script(servers[name], plan.qos), encoding="utf-8")
+            path.write_text(nic_script(servers[name], plan), encoding="utf-8")
             path.chmod(0o755)
         return len(names), 0
     if kind == "plan":

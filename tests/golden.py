@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from fabricgen.host import nic_script
 from fabricgen.plan import load_plan
-from fabricgen.qos import nic_script
 from fabricgen.render import environment, render_switch
 from tests.conftest import EXAMPLE, ROOT
 
@@ -30,7 +30,7 @@ def rendered() -> dict[str, str]:
     assert plan.qos is not None
     for srv in plan.servers:
         if srv.name in SERVERS:
-            out[f"hosts/{srv.name}.sh"] = nic_script(srv, plan.qos)
+            out[f"hosts/{srv.name}.sh"] = nic_script(srv, plan)
     return out
 
 

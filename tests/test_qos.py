@@ -1,18 +1,15 @@
-"""QoS: SONiC headroom maths, ECN table, fabric policy, profiles, invariants and the NIC script."""
+"""QoS: SONiC headroom maths, ECN table, fabric policy, profiles and invariants (NIC script: test_host_script)."""
 
 from __future__ import annotations
 
 import copy
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 
 from fabricgen.errors import FabricError
 from fabricgen.intent import EcnThreshold, Headroom, Intent
-from fabricgen.model import Interface, NicAttachment, Plan, Server, Switch, Tier
+from fabricgen.model import Interface, Plan, Switch, Tier
 from fabricgen.qos import (
     PAUSE_QUANTA,
     assign_profiles,
@@ -22,8 +19,6 @@ from fabricgen.qos import (
     ecn_for,
     headroom,
     make_profile,
-    nic_script,
-    parse_nic_header,
     pfc_mask,
     profile_name,
     roce_tos,
@@ -417,82 +412,3 @@ def test_rule_port_mtu_below_lossless_mtu_in_plan() -> None:
     intent = make_intent(qos={"ecn": {400: {"min_bytes": 20480, "max_bytes": 40960, "probability": 5}}})
     assert check_invariants(plan_with(intent, [port(400, 3)])) == []
     assert paths(check_invariants(plan_with(intent, [port(400, 3, mtu=1000)]))) == ["qos.mtu"]
-
-
-# --------------------------------------------------------------------------- NIC script
-
-
-def server(nics: int = 2, ports: int = 1) -> Server:
-    attachments = [
-        NicAttachment(
-            server="lab-gpu-001",
-            nic=n,
-            port=p,
-            rail=n,
-            plane=p,
-            ifname=f"eth{n * ports + p}",
-            leaf=f"lab-leaf-{n + 1:02d}",
-            leaf_port="Ethernet0",
-            speed=400,
-            ip="198.19.0.1/31",
-            gateway="198.19.0.0",
-        )
-        for n in range(nics)
-        for p in range(ports)
-    ]
-    return Server(name="lab-gpu-001", index=0, su=0, pod=0, gpus=8, mgmt_ip="198.18.1.10", nics=attachments)
-
-
-def test_nic_script_header_round_trips() -> None:
-    script = nic_script(server(), build_policy(make_intent()))
-    assert script.startswith("#!/usr/bin/env bash\n") and script.endswith("\n")
-    line = "# fabricgen: roce_dscp=26 cnp_dscp=48 pfc_mask=0,0,0,1,0,0,0,0 roce_tos=106 trust=dscp\n"
-    assert line in script
-    header = parse_nic_header(script)
-    assert header["roce_dscp"] == "26" and header["cnp_dscp"] == "48"
-    assert header["pfc_mask"].split(",") == ["0", "0", "0", "1", "0", "0", "0", "0"]
-    assert header["roce_tos"] == "106" and header["trust"] == "dscp"
-    assert header["server"] == "lab-gpu-001" and header["roce_prio"] == "3" and header["ecn"] == "1"
-
-
-def test_nic_script_commands_per_nic() -> None:
-    script = nic_script(server(), build_policy(make_intent()))
-    assert "set -euo pipefail" in script
-    for ifname, dev in (("eth0", "mlx5_0"), ("eth1", "mlx5_1")):
-        assert f"run mlnx_qos -i {ifname} --trust dscp\n" in script
-        assert f"run mlnx_qos -i {ifname} --pfc 0,0,0,1,0,0,0,0\n" in script
-        assert f"run cma_roce_tos -d {dev} -t 106\n" in script
-        assert f"put 106 /sys/class/infiniband/{dev}/tc/1/traffic_class\n" in script
-        assert f"put 1 /sys/class/net/{ifname}/ecn/roce_np/enable/3\n" in script
-        assert f"put 1 /sys/class/net/{ifname}/ecn/roce_rp/enable/3\n" in script
-        assert f"# mlxconfig -d {dev} -y set CNP_DSCP_P1=48 CNP_802P_PRIO_P1=6\n" in script
-    assert "dscp2prio" not in script  # DSCP 26 >> 3 == 3 and 48 >> 3 == 6: the NIC default map fits
-    assert "198." not in script and "ip addr" not in script  # QoS only, no addressing
-
-
-def test_nic_script_follows_policy() -> None:
-    intent = make_intent(qos={"roce_tc": 5, "lossless_tcs": [5], "nic": {"ecn_capable": False}})
-    script = nic_script(server(nics=1, ports=2), build_policy(intent))
-    assert parse_nic_header(script)["pfc_mask"] == "0,0,0,0,0,1,0,0"
-    assert "run mlnx_qos -i eth0 --dscp2prio set,26,5\n" in script
-    assert "put 104 /sys/class/infiniband/mlx5_0/tc/1/traffic_class\n" in script
-    assert "put 0 /sys/class/net/eth1/ecn/roce_rp/enable/5\n" in script
-    assert "CNP_DSCP_P2=48 CNP_802P_PRIO_P2=6" in script  # second port of a dual-port NIC
-
-
-@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
-def test_nic_script_dry_run(tmp_path: Path) -> None:
-    path = tmp_path / "nic.sh"
-    path.write_text(nic_script(server(), build_policy(make_intent())))
-    assert subprocess.run(["bash", "-n", str(path)], check=False).returncode == 0
-    runs = [
-        subprocess.run(["bash", str(path), "--dry-run"], capture_output=True, text=True, check=False)
-        for _ in range(2)
-    ]
-    assert runs[0].returncode == 0, runs[0].stderr
-    assert runs[0].stdout == runs[1].stdout  # same commands every time: idempotent
-    lines = runs[0].stdout.splitlines()
-    assert "mlnx_qos -i eth0 --pfc 0,0,0,1,0,0,0,0" in lines
-    assert "echo 1 > /sys/class/net/eth1/ecn/roce_np/enable/3" in lines
-    bad = subprocess.run(["bash", str(path), "--bogus"], capture_output=True, text=True, check=False)
-    assert bad.returncode == 2 and "usage" in bad.stderr

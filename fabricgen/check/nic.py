@@ -1,7 +1,7 @@
 """GPU NIC scripts against the leaves they are cabled to (vendor reference §3.3 and §6.1).
 
 Each `hosts/<server>.sh` states its settings in ``# fabricgen:`` header lines
-(`qos.parse_nic_header`).  They are compared with what the server's leaves actually do on
+(`host.parse_nic_header`).  They are compared with what the server's leaves actually do on
 the cabled ports, read from the switch facts of `check.roce` (the plan's QoS policy stands
 in for leaves whose config carries no QoS, platform ``frr``, or whose facts are missing):
 
@@ -23,21 +23,33 @@ Rules (stable ids):
                           pauses the CNP priority / not the RoCE priority
 * ``nic-trust``           the NIC does not trust DSCP (GPU links are routed and untagged)
 * ``nic-missing-script``  a planned server has no script, or the script has no fabricgen header
+* ``nic-address``         a planned NIC has no `nic_up` line, or its address, /31, gateway or routing
+                          table differs from the plan, the gateway is not the leaf port's address, or
+                          two NICs share a routing table
+* ``nic-mtu``             the script's MTU is above the leaf ports' (frames dropped) or below what
+                          RoCE needs for its 4096-byte active MTU
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from fabricgen.check.findings import Finding
 from fabricgen.check.roce import DeviceFacts, PortFacts
+from fabricgen.host import parse_nic_header
 from fabricgen.model import Plan, QosPolicy, Server
-from fabricgen.qos import ECT0, ROCE_OPTIMIZED_CNP_DSCP, parse_nic_header
+from fabricgen.qos import ECT0, ROCE_OPTIMIZED_CNP_DSCP
 
-RULES = ("nic-roce-dscp", "nic-cnp-dscp", "nic-pfc-mask", "nic-trust", "nic-missing-script")
-ROCE, CNP, MASK, TRUST, MISSING = RULES
+RULES = ("nic-roce-dscp", "nic-cnp-dscp", "nic-pfc-mask", "nic-trust", "nic-missing-script", "nic-address",
+         "nic-mtu")
+ROCE, CNP, MASK, TRUST, MISSING, ADDRESS, MTU = RULES
+# RoCE's active MTU is the largest IB MTU (256..4096) that fits the netdev MTU with the RoCEv2 headers;
+# below this netdev MTU a ConnectX runs RoCE at 2048 bytes or less (4096 + IB/UDP/IP headers, rounded up).
+ROCE_4K_MTU = 4200
+_NIC_UP = re.compile(r"^nic_up (\S+) (\S+) (\S+) (\S+) (\d+)$")
 MAX_NAMED = 3
 ECN_BITS = 0b11
 CE = 0b11
@@ -48,8 +60,9 @@ _BODY = (
     ("pfc_mask", "--pfc", re.compile(r"\bmlnx_qos\b.*\s--pfc[ =](\S+)")),
     ("roce_tos", "cma_roce_tos", re.compile(r"\bcma_roce_tos\b.*\s-t\s*(\d+)")),
     ("roce_tos", "traffic_class",
-     re.compile(r"^\s*(?:put|echo)\s+(\d+)\s+>?\s*/sys/class/infiniband/\S+/tc/\d+/traffic_class")),
+     re.compile(r"^\s*(?:put|ofed_put|echo)\s+(\d+)\s+>?\s*\"?\S*/class/infiniband/\S+/tc/\d+/traffic_class")),
     ("cnp_dscp", "CNP_DSCP_P", re.compile(r"\bCNP_DSCP_P\d=(\d+)")),
+    ("mtu", "MTU=", re.compile(r"^MTU=(\d+)$")),
 )
 
 
@@ -124,7 +137,11 @@ class _Script:
         self.header = parse_nic_header(text)
         self.lines: dict[str, int] = {}
         self.body: list[tuple[str, str, int]] = []  # (field, value, line)
+        self.nic_up: dict[str, tuple[str, str, str, int, int]] = {}  # ifname -> (address, network, gw, table, line)
         for n, line in enumerate(text.splitlines(), 1):
+            if line.startswith("nic_up ") and (m := _NIC_UP.match(line)):
+                self.nic_up[m.group(1)] = (m.group(2), m.group(3), m.group(4), int(m.group(5)), n)
+                continue
             if line.startswith("# fabricgen: "):
                 for token in line[len("# fabricgen: "):].split():
                     key, sep, _ = token.partition("=")
@@ -141,9 +158,10 @@ class _Script:
 
 class _Server:
     def __init__(self, plan: Plan, srv: Server, path: Path, script: _Script,
-                 sides: list[tuple[str, SwitchSide]]) -> None:
+                 sides: list[tuple[str, SwitchSide]], facts: dict[str, DeviceFacts]) -> None:
         self.plan, self.srv, self.path, self.s = plan, srv, path, script
         self.sides = sides  # ("leaf01 Ethernet0", side)
+        self.facts = facts
         self.groups: dict[tuple[str, str, str], list[str]] = {}
 
     def add(self, rule: str, loc: str, message: str, where: str = "") -> None:
@@ -174,6 +192,8 @@ class _Server:
         self.cnp()
         self.pfc()
         self.body()
+        self.addresses()
+        self.mtu()
 
     def roce(self) -> None:
         h = self.s.header
@@ -262,12 +282,66 @@ class _Server:
 
     def body(self) -> None:
         h = self.s.header
-        rule = {"trust": TRUST, "pfc_mask": MASK, "roce_tos": ROCE, "cnp_dscp": CNP}
+        rule = {"trust": TRUST, "pfc_mask": MASK, "roce_tos": ROCE, "cnp_dscp": CNP, "mtu": MTU}
         for key, value, line in self.s.body:
             want = h.get(key)
             if want is not None and value != want:
                 self.add(rule[key], f"L{line}", f"the script sets {key.replace('_', ' ')} {value} here, its header "
                          f"says {want}")
+
+
+    # ----------------------------------------------------------------- addressing and MTU
+
+    def _leaf_port(self, leaf: str, port: str) -> PortFacts | None:
+        f = self.facts.get(leaf)
+        return f.ports.get(port) if f is not None else None
+
+    def addresses(self) -> None:
+        tables: dict[int, str] = {}
+        for nic in self.srv.nics:
+            where = f"{nic.leaf} {nic.leaf_port}"
+            got = self.s.nic_up.get(nic.ifname)
+            if got is None:
+                self.add(ADDRESS, "L1", f"no `nic_up {nic.ifname} ...` line: {nic.ifname} gets no address, MTU or "
+                         f"route (plan: {nic.ip} via {nic.gateway})", where)
+                continue
+            address, network, gateway, table, line = got
+            loc = f"L{line}"
+            if (address, gateway) != (nic.ip, nic.gateway):
+                self.add(ADDRESS, loc, f"{nic.ifname} is set to {address} via {gateway}, the plan has {nic.ip} via "
+                         f"{nic.gateway}", where)
+            if not _cidr(address) or str(ipaddress.ip_interface(address).network) != network:
+                self.add(ADDRESS, loc, f"{nic.ifname}: {network} is not the network of {address}", where)
+            port = self._leaf_port(nic.leaf, nic.leaf_port)
+            if port is not None and port.ipv4 and port.ipv4.split("/")[0] != gateway:
+                self.add(ADDRESS, loc, f"{nic.ifname}'s gateway {gateway} is not the address of the leaf port it is "
+                         f"cabled to ({port.ipv4})", where)
+            if table in tables:
+                self.add(ADDRESS, loc, f"{nic.ifname} and {tables[table]} share routing table {table}: one of them "
+                         "would send its RoCE traffic out of the other rail", where)
+            tables.setdefault(table, nic.ifname)
+
+    def mtu(self) -> None:
+        text = self.s.header.get("mtu", "")
+        if not text.isdigit():
+            return  # scripts from before the bring-up carry no MTU
+        mtu, loc = int(text), self.s.loc("mtu")
+        if mtu < ROCE_4K_MTU:
+            self.add(MTU, loc, f"NIC MTU {mtu} is below {ROCE_4K_MTU}: RoCE's active MTU drops below 4096 bytes")
+        for nic in self.srv.nics:
+            port = self._leaf_port(nic.leaf, nic.leaf_port)
+            leaf_mtu = port.mtu if port is not None and port.mtu else self.plan.intent.qos.mtu
+            if mtu > leaf_mtu:
+                self.add(MTU, loc, f"NIC MTU {mtu} is above the leaf port's {leaf_mtu}: full-size frames are dropped",
+                         f"{nic.leaf} {nic.leaf_port}")
+
+
+def _cidr(text: str) -> bool:
+    try:
+        ipaddress.ip_interface(text)
+    except ValueError:
+        return False
+    return True
 
 
 _SideCache = dict[tuple[int, frozenset[int], frozenset[int]], SwitchSide]
@@ -310,7 +384,7 @@ def check_nic_scripts(plan: Plan, hosts_dir: Path, facts: dict[str, DeviceFacts]
             findings.append(Finding(srv.name, str(path), "", MISSING,
                                     "the NIC script has no `# fabricgen:` header: its settings cannot be checked"))
             continue
-        check = _Server(plan, srv, path, script, _sides(srv, facts, fallback, cache))
+        check = _Server(plan, srv, path, script, _sides(srv, facts, fallback, cache), facts)
         check.run()
         findings += check.findings()
     return findings

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fabricgen.lab.netns import MGMT_IF
+from fabricgen.lab.nic_emulation import sysfs_commands, write_stubs
 from fabricgen.lab.topology import LabError, LabNode
 
 FRR_BIN = "/usr/lib/frr"
@@ -90,6 +91,20 @@ class NodePaths:
     @property
     def ip_batch(self) -> Path:
         return self.root / "ip.batch"
+
+    @property
+    def nic_script(self) -> Path:
+        """The server's rendered NIC bring-up script, run at setup."""
+        return self.root / "nic.sh"
+
+    @property
+    def nic_log(self) -> Path:
+        return self.root / "nic.log"
+
+    @property
+    def stubs(self) -> Path:
+        """Stand-ins for the mlnx-tools commands (no ConnectX in the lab), first on the NIC script's PATH."""
+        return self.root / "stubs"
 
     @property
     def setup_script(self) -> Path:
@@ -183,6 +198,8 @@ def holder_script(node: LabNode, paths: NodePaths) -> str:
             lines.append(f"if [ -d {target} ]; then mount --bind {src} {target}; fi")
         else:
             lines.append(f"mount --bind {src} {target}")
+    if node.emulated_rdma:  # after /run is the node's own: the stash lives there
+        lines += sysfs_commands(node.emulated_rdma, "/run/fabricgen-sysclass")
     lines += ["echo ready", "exec sleep infinity </dev/null >/dev/null 2>&1"]
     return "\n".join(lines) + "\n"
 
@@ -228,6 +245,10 @@ def setup_script(node: LabNode, paths: NodePaths) -> str:
             "echo 1 > /proc/sys/net/ipv6/conf/all/forwarding",
             "echo 1 > /proc/sys/net/ipv4/fib_multipath_hash_policy",
         ]
+    elif node.host_script:
+        # the server's own bring-up script (addresses, MTU, per-NIC tables, ARP/rp_filter, RoCE QoS)
+        lines.append(f"PATH={q(str(paths.stubs))}:$PATH bash {q(str(paths.nic_script))} > {q(str(paths.nic_log))} "
+                     f"2>&1 || fail 'its NIC script failed, see {paths.nic_log}'")
     else:
         # hosts with several NICs in one fabric: answer ARP only on the owning NIC
         lines += [
@@ -293,6 +314,10 @@ def prepare_node_dir(node: LabNode, paths: NodePaths, authorized_keys: Path, ip_
     paths.sshd_config.write_text(render_sshd_config(node, paths, authorized_keys))
     paths.lldpd_conf.write_text(render_lldpd_conf(node))
     paths.ip_batch.write_text("\n".join(ip_commands) + "\n")
+    if node.host_script:
+        paths.nic_script.write_text(node.host_script)
+        os.chmod(paths.nic_script, 0o755)
+        write_stubs(paths.stubs)
     paths.setup_script.write_text(setup_script(node, paths))
 
 

@@ -1,8 +1,9 @@
 """Plan -> LabTopology, plus the two files a lab hands to other tools.
 
 The lab runs every switch as Linux + FRR (platform `frr`), each server as a
-namespace whose NICs carry the planned /31s, with one routing table per NIC so
-GPU traffic leaves through the rail it is sourced from.  It also writes a
+namespace configured by its own rendered NIC script (`fabricgen.host`: addresses,
+one routing table per NIC, RoCE QoS), with the ConnectX side emulated where no NIC
+exists (`lab.nic_emulation`).  It also writes a
 containerlab topology (for users who run containerlab) and a nornir inventory
 of the lab's management addresses.
 """
@@ -16,10 +17,10 @@ import yaml
 
 from fabricgen import inventory
 from fabricgen.errors import FabricError, Problem
-from fabricgen.lab.topology import LabInterface, LabLink, LabNode, LabRoute, LabRule, LabTopology
+from fabricgen.host import nic_script
+from fabricgen.lab.nic_emulation import emulated_nics
+from fabricgen.lab.topology import LabInterface, LabLink, LabNode, LabTopology
 from fabricgen.model import Plan
-
-NIC_TABLE_BASE = 100  # routing table of NIC n is 100 + n
 
 
 def require_frr(plan: Plan, source: str) -> None:
@@ -38,21 +39,13 @@ def lab_topology(plan: Plan, workdir: str | Path) -> LabTopology:
     for sw in plan.switches.values():
         nodes.append(LabNode(name=sw.hostname, kind="switch", mgmt_ip=sw.mgmt_ip,
                              frr_config=f"hostname {sw.hostname}\n"))
-    gpu_pool = str(intent.addressing.gpu)
-    loopbacks = str(intent.addressing.loopbacks)
     for srv in plan.servers:
-        itfs, routes, rules = [], [], []
-        for n, nic in enumerate(srv.nics):
-            itfs.append(LabInterface(nic.ifname, (nic.ip,)))
-            table = NIC_TABLE_BASE + n
-            routes.append(LabRoute(gpu_pool, nic.gateway, nic.ifname, table))
-            routes.append(LabRoute(loopbacks, nic.gateway, nic.ifname, table))
-            rules.append(LabRule(nic.ip.split("/")[0], table))
-        first = srv.nics[0]
-        routes.append(LabRoute(gpu_pool, first.gateway, first.ifname))
-        routes.append(LabRoute(loopbacks, first.gateway, first.ifname))
-        nodes.append(LabNode(name=srv.name, kind="server", mgmt_ip=srv.mgmt_ip, interfaces=tuple(itfs),
-                             routes=tuple(routes), rules=tuple(rules)))
+        # each server is configured by its own rendered NIC script, as a real one would be
+        nics = sorted(srv.nics, key=lambda n: (n.nic, n.port))
+        nodes.append(LabNode(name=srv.name, kind="server", mgmt_ip=srv.mgmt_ip,
+                             interfaces=tuple(LabInterface(n.ifname) for n in nics),
+                             host_script=nic_script(srv, plan),
+                             emulated_rdma=emulated_nics([(n.ifname, n.ip) for n in nics])))
     links = [LabLink(link.a_device, link.a_port, link.z_device, link.z_port, mtu) for link in plan.links]
     return LabTopology(name=intent.fabric.name, nodes=tuple(nodes), links=tuple(links),
                        mgmt_subnet=str(intent.addressing.management), workdir=str(workdir))

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from fabricgen.lab.nic_emulation import EmulatedNic
+
 IFNAMSIZ = 15  # Linux interface names hold at most 15 bytes
 _BAD_IFNAME = re.compile(r"[\s/:%]")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -58,6 +60,8 @@ class LabNode:
     routes: tuple[LabRoute, ...] = ()
     rules: tuple[LabRule, ...] = ()
     frr_config: str = ""  # initial /etc/frr/frr.conf for switches; "" means just "hostname <name>"
+    host_script: str = ""  # servers: a bring-up script (fabricgen's NIC script) run at setup instead of addresses
+    emulated_rdma: tuple[EmulatedNic, ...] = ()  # servers: the ConnectX RDMA side to emulate (no NIC exists)
 
 
 @dataclass(frozen=True)

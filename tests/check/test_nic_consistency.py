@@ -63,10 +63,11 @@ def edit_header(hosts: Path, server: str, key: str, value: str) -> int:
 # Body commands that repeat a header field, as the NIC template writes them.
 _BODY = {
     "cnp_dscp": [(re.compile(r"CNP_DSCP_P(\d)=\d+"), r"CNP_DSCP_P\1={v}")],
+    "mtu": [(re.compile(r"^MTU=\d+$", re.M), "MTU={v}")],
     "pfc_mask": [(re.compile(r"--pfc \S+"), "--pfc {v}")],
     "trust": [(re.compile(r"--trust \S+"), "--trust {v}")],
     "roce_tos": [(re.compile(r"(cma_roce_tos -d \S+ -t )\d+"), r"\g<1>{v}"),
-                 (re.compile(r"^put \d+ (/sys/class/infiniband/\S+/traffic_class)$", re.M), r"put {v} \1")],
+                 (re.compile(r"^(\s*ofed_put )\d+( \"\S*/traffic_class\")", re.M), r"\g<1>{v}\2")],
 }
 
 
@@ -123,7 +124,8 @@ def test_switch_view_matches_plan(example: Rendered) -> None:
 
 
 def test_rules_are_stable() -> None:
-    assert RULES == ("nic-roce-dscp", "nic-cnp-dscp", "nic-pfc-mask", "nic-trust", "nic-missing-script")
+    assert RULES == ("nic-roce-dscp", "nic-cnp-dscp", "nic-pfc-mask", "nic-trust", "nic-missing-script",
+                     "nic-address", "nic-mtu")
 
 
 # --------------------------------------------------------------------------- script edits
@@ -208,8 +210,8 @@ def test_script_body_differs_from_header(example: Rendered, tmp_path: Path) -> N
     hosts = hosts_copy(example, tmp_path)
     path = hosts / f"{SERVER}.sh"
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    idx = next(i for i, x in enumerate(lines) if x.startswith("run mlnx_qos -i eth3 --pfc "))
-    lines[idx] = "run mlnx_qos -i eth3 --pfc 0,0,0,0,1,0,0,0\n"
+    idx = next(i for i, x in enumerate(lines) if x.startswith("tool mlnx_qos -i eth3 --pfc "))
+    lines[idx] = "tool mlnx_qos -i eth3 --pfc 0,0,0,0,1,0,0,0\n"
     path.write_text("".join(lines), encoding="utf-8")
     (f,) = only(check_nic_scripts(example.plan, hosts, example.facts), SERVER, "nic-pfc-mask")
     assert f.location == f"L{idx + 1}"
@@ -265,3 +267,60 @@ def test_nic_profile_roce_optimized_against_switches(tmp_path: Path) -> None:
     assert {f.rule for f in findings} == {"nic-cnp-dscp"}
     assert {f.device for f in findings} == {s.name for s in plan.servers}
     assert all("roceOptimized" in f.message for f in findings)
+
+
+# --------------------------------------------------------------------------- addressing and MTU
+
+
+def _edit_script(hosts: Path, server: str, old: str, new: str) -> int:
+    path = hosts / f"{server}.sh"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    idx = next(i for i, x in enumerate(lines) if x.startswith(old))
+    lines[idx] = new + "\n" if new else ""
+    path.write_text("".join(lines), encoding="utf-8")
+    return idx + 1
+
+
+def test_nic_address_off_plan(example: Rendered, tmp_path: Path) -> None:
+    hosts = hosts_copy(example, tmp_path)
+    nic = example.plan.servers[0].nics[2]
+    line = _edit_script(hosts, SERVER, f"nic_up {nic.ifname} ", f"nic_up {nic.ifname} 198.18.39.251/31 "
+                        f"198.18.39.250/31 198.18.39.250 102")
+    findings = only(check_nic_scripts(example.plan, hosts, example.facts), SERVER, "nic-address")
+    assert {f.location for f in findings} == {f"L{line}"}
+    text = " ".join(f.message for f in findings)
+    assert f"the plan has {nic.ip} via {nic.gateway}" in text
+    assert "is not the address of the leaf port it is cabled to" in text and nic.leaf in text
+
+
+def test_nic_without_bring_up_line(example: Rendered, tmp_path: Path) -> None:
+    hosts = hosts_copy(example, tmp_path)
+    _edit_script(hosts, SERVER, "nic_up eth5 ", "")
+    (f,) = only(check_nic_scripts(example.plan, hosts, example.facts), SERVER, "nic-address")
+    assert "no `nic_up eth5 ...` line" in f.message
+
+
+def test_two_nics_one_table(example: Rendered, tmp_path: Path) -> None:
+    hosts = hosts_copy(example, tmp_path)
+    path = hosts / f"{SERVER}.sh"
+    text = path.read_text(encoding="utf-8")
+    line = next(x for x in text.splitlines() if x.startswith("nic_up eth1 "))
+    path.write_text(text.replace(line, line.rsplit(" ", 1)[0] + " 100"), encoding="utf-8")
+    (f,) = only(check_nic_scripts(example.plan, hosts, example.facts), SERVER, "nic-address")
+    assert "eth1 and eth0 share routing table 100" in f.message
+
+
+@pytest.mark.parametrize(("mtu", "words"), [("1500", "RoCE's active MTU drops below 4096"),
+                                             ("9500", "above the leaf port's 9216")])
+def test_nic_mtu(example: Rendered, tmp_path: Path, mtu: str, words: str) -> None:
+    hosts = hosts_copy(example, tmp_path)
+    line = set_setting(hosts, SERVER, "mtu", mtu)
+    findings = only(check_nic_scripts(example.plan, hosts, example.facts), SERVER, "nic-mtu")
+    assert all(f.location == f"L{line}" and words in f.message for f in findings)
+
+
+def test_nic_mtu_body_differs_from_header(example: Rendered, tmp_path: Path) -> None:
+    hosts = hosts_copy(example, tmp_path)
+    line = _edit_script(hosts, SERVER, "MTU=", "MTU=9000")
+    (f,) = only(check_nic_scripts(example.plan, hosts, example.facts), SERVER, "nic-mtu")
+    assert f.location == f"L{line}" and "mtu 9000 here, its header says 9216" in f.message

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from fabricgen.lab import LabState, lab_down, lab_up
 from fabricgen.lab.daemons import missing_tools
+from fabricgen.lab.from_plan import lab_topology
+from fabricgen.model import Plan
 
 
 def lab_skip_reason() -> str | None:
@@ -30,3 +36,19 @@ def lab_host() -> None:
     reason = lab_skip_reason()
     if reason:
         pytest.skip(reason)
+
+
+@contextlib.contextmanager
+def fabric_lab(plan: Plan, workdir: Path) -> Iterator[LabState]:
+    """The plan's lab, up for the block, with deploy/validate pointed at its SSH key; always torn down."""
+    state = lab_up(lab_topology(plan, workdir))
+    saved = os.environ.get("FABRICGEN_SSH_KEY")
+    os.environ["FABRICGEN_SSH_KEY"] = state.key_file
+    try:
+        yield state
+    finally:
+        if saved is None:
+            os.environ.pop("FABRICGEN_SSH_KEY", None)
+        else:
+            os.environ["FABRICGEN_SSH_KEY"] = saved
+        lab_down(workdir)

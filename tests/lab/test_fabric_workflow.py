@@ -23,12 +23,12 @@ import yaml
 from fabricgen import manifest
 from fabricgen.cli import main
 from fabricgen.deploy import DeployOptions, DeployRefused, DeployReport, run_deploy
-from fabricgen.lab import LabState, lab_down, lab_up, node_exec
-from fabricgen.lab.from_plan import lab_topology
+from fabricgen.lab import LabState, lab_down, node_exec
 from fabricgen.manifest import Build
 from fabricgen.model import Plan
 from fabricgen.plan import load_plan
 from fabricgen.validate import Outcome, run_validate
+from tests.lab.conftest import fabric_lab
 
 pytestmark = [pytest.mark.lab, pytest.mark.usefixtures("lab_host")]
 
@@ -58,18 +58,8 @@ def deploy(plan: Plan, build: Build, lab: LabState, **opts: object) -> DeployRep
 
 @pytest.fixture(scope="module")
 def lab(plan: Plan, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
-    workdir = tmp_path_factory.mktemp("lab")
-    state = lab_up(lab_topology(plan, workdir))
-    saved = os.environ.get("FABRICGEN_SSH_KEY")
-    os.environ["FABRICGEN_SSH_KEY"] = state.key_file
-    try:
+    with fabric_lab(plan, tmp_path_factory.mktemp("lab")) as state:
         yield state
-    finally:
-        if saved is None:
-            os.environ.pop("FABRICGEN_SSH_KEY", None)
-        else:
-            os.environ["FABRICGEN_SSH_KEY"] = saved
-        lab_down(workdir)
 
 
 def running(lab: LabState, node: str) -> str:
