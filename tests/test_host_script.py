@@ -54,6 +54,8 @@ def test_every_nic_gets_address_mtu_table_and_routes(plan: Plan, script: str) ->
     for i, nic in enumerate(sorted(plan.servers[0].nics, key=lambda n: (n.nic, n.port))):
         network = nic.gateway + "/31"
         assert f"nic_up {nic.ifname} {nic.ip} {network} {nic.gateway} {100 + i}\n" in script
+        ip = nic.ip.split("/")[0]
+        assert f"roce_qos {nic.ifname} {ip} {roce_gid(ip)}\n" in script
     assert "MTU=9216\n" in script
     assert f'POOLS="{plan.intent.addressing.gpu} {plan.intent.addressing.loopbacks}"' in script
     for setting in ("arp_ignore", "arp_announce", "rp_filter"):
@@ -69,7 +71,7 @@ def test_rdma_devices_come_from_sysfs_not_position(script: str) -> None:
 def test_ofed_only_paths_are_optional_and_named(script: str) -> None:
     assert "set -e" not in script.replace("set -euo", "")  # no abort halfway
     assert 'ofed_put 106 "$SYS/class/infiniband/$dev/tc/1/traffic_class"' in script
-    assert 'ofed_put 1 "$SYS/class/net/eth0/ecn/roce_np/enable/3"' in script
+    assert 'ofed_put 1 "$SYS/class/net/$ifname/ecn/roce_np/enable/3"' in script
     assert "exists only with the NVIDIA MLNX_OFED / DOCA-OFED driver, not the inbox mlx5 driver" in script
     assert "install mlnx-tools" in script and "load mlx5_ib" in script
 
@@ -79,9 +81,9 @@ def test_script_follows_the_qos_policy() -> None:
         qos={"roce_tc": 5, "lossless_tcs": [5], "nic": {"ecn_capable": False}})))
     text = nic_script(p.servers[0], p)
     assert parse_nic_header(text)["pfc_mask"] == "0,0,0,0,0,1,0,0"
-    assert "tool mlnx_qos -i eth0 --dscp2prio set,26,5\n" in text
+    assert 'tool mlnx_qos -i "$ifname" --dscp2prio set,26,5\n' in text
     assert 'ofed_put 104 "$SYS/class/infiniband/$dev/tc/1/traffic_class"' in text  # DSCP 26, no ECT bit
-    assert 'ofed_put 0 "$SYS/class/net/eth1/ecn/roce_rp/enable/5"' in text
+    assert 'ofed_put 0 "$SYS/class/net/$ifname/ecn/roce_rp/enable/5"' in text
     assert "export NCCL_IB_TC=104" in text
 
 

@@ -152,190 +152,36 @@ done
 # ---------------------------------------------------------------- RoCE QoS
 HCAS=()
 GIDS=()
-
-# eth0: trust DSCP, PFC on priority 3, RoCE ToS 106, ECN on priority 3
-tool mlnx_qos -i eth0 --trust dscp
-tool mlnx_qos -i eth0 --pfc 0,0,0,1,0,0,0,0
-ofed_put 1 "$SYS/class/net/eth0/ecn/roce_np/enable/3" "DCQCN keeps the firmware default"
-ofed_put 1 "$SYS/class/net/eth0/ecn/roce_rp/enable/3" "DCQCN keeps the firmware default"
-if dev=$(rdma_dev eth0); then
+roce_qos() {  # roce_qos IFNAME IP GID: trust DSCP, PFC on priority 3, RoCE ToS 106, ECN on priority 3
+    local ifname=$1 ip=$2 gid=$3 dev index
+    tool mlnx_qos -i "$ifname" --trust dscp
+    tool mlnx_qos -i "$ifname" --pfc 0,0,0,1,0,0,0,0
+    ofed_put 1 "$SYS/class/net/$ifname/ecn/roce_np/enable/3" "DCQCN keeps the firmware default"
+    ofed_put 1 "$SYS/class/net/$ifname/ecn/roce_rp/enable/3" "DCQCN keeps the firmware default"
+    if [ "$DRY_RUN" -eq 1 ]; then
+        dev=$(rdma_dev "$ifname") || dev="<rdma-dev-of-$ifname>"
+    elif ! dev=$(rdma_dev "$ifname"); then
+        fail "$ifname has no RDMA device ($SYS/class/infiniband/*/device/net/$ifname): load mlx5_ib (rdma-core) or install MLNX_OFED / DOCA-OFED"
+        return 1
+    fi
     tool cma_roce_tos -d "$dev" -t 106
     ofed_put 106 "$SYS/class/infiniband/$dev/tc/1/traffic_class" "verbs QPs get their ToS from NCCL_IB_TC (below)"
     HCAS+=("$dev:1")
-    if [ "$DRY_RUN" -eq 0 ]; then
-        if gid=$(gid_index "$dev" 0000:0000:0000:0000:0000:ffff:c612:2001); then GIDS+=("$gid"); else
-            fail "$dev has no RoCE v2 GID for 198.18.32.1 ($SYS/class/infiniband/$dev/ports/1/gids): is eth0 up with its address?"
-        fi
+    [ "$DRY_RUN" -eq 0 ] || return 0
+    if index=$(gid_index "$dev" "$gid"); then GIDS+=("$index"); else
+        fail "$dev has no RoCE v2 GID for $ip ($SYS/class/infiniband/$dev/ports/1/gids): is $ifname up with its address?"
     fi
-elif [ "$DRY_RUN" -eq 1 ]; then
-    tool cma_roce_tos -d "<rdma-dev-of-eth0>" -t 106
-    ofed_put 106 "$SYS/class/infiniband/<rdma-dev-of-eth0>/tc/1/traffic_class" ""
-else
-    fail "eth0 has no RDMA device ($SYS/class/infiniband/*/device/net/eth0): load mlx5_ib (rdma-core) or install MLNX_OFED / DOCA-OFED"
-fi
-# firmware, persistent, takes effect after a reboot or firmware reset (run once, by hand):
-# mlxconfig -d <RDMA device of eth0> -y set CNP_DSCP_P1=48 CNP_802P_PRIO_P1=6
-
-# eth1: trust DSCP, PFC on priority 3, RoCE ToS 106, ECN on priority 3
-tool mlnx_qos -i eth1 --trust dscp
-tool mlnx_qos -i eth1 --pfc 0,0,0,1,0,0,0,0
-ofed_put 1 "$SYS/class/net/eth1/ecn/roce_np/enable/3" "DCQCN keeps the firmware default"
-ofed_put 1 "$SYS/class/net/eth1/ecn/roce_rp/enable/3" "DCQCN keeps the firmware default"
-if dev=$(rdma_dev eth1); then
-    tool cma_roce_tos -d "$dev" -t 106
-    ofed_put 106 "$SYS/class/infiniband/$dev/tc/1/traffic_class" "verbs QPs get their ToS from NCCL_IB_TC (below)"
-    HCAS+=("$dev:1")
-    if [ "$DRY_RUN" -eq 0 ]; then
-        if gid=$(gid_index "$dev" 0000:0000:0000:0000:0000:ffff:c612:2041); then GIDS+=("$gid"); else
-            fail "$dev has no RoCE v2 GID for 198.18.32.65 ($SYS/class/infiniband/$dev/ports/1/gids): is eth1 up with its address?"
-        fi
-    fi
-elif [ "$DRY_RUN" -eq 1 ]; then
-    tool cma_roce_tos -d "<rdma-dev-of-eth1>" -t 106
-    ofed_put 106 "$SYS/class/infiniband/<rdma-dev-of-eth1>/tc/1/traffic_class" ""
-else
-    fail "eth1 has no RDMA device ($SYS/class/infiniband/*/device/net/eth1): load mlx5_ib (rdma-core) or install MLNX_OFED / DOCA-OFED"
-fi
-# firmware, persistent, takes effect after a reboot or firmware reset (run once, by hand):
-# mlxconfig -d <RDMA device of eth1> -y set CNP_DSCP_P1=48 CNP_802P_PRIO_P1=6
-
-# eth2: trust DSCP, PFC on priority 3, RoCE ToS 106, ECN on priority 3
-tool mlnx_qos -i eth2 --trust dscp
-tool mlnx_qos -i eth2 --pfc 0,0,0,1,0,0,0,0
-ofed_put 1 "$SYS/class/net/eth2/ecn/roce_np/enable/3" "DCQCN keeps the firmware default"
-ofed_put 1 "$SYS/class/net/eth2/ecn/roce_rp/enable/3" "DCQCN keeps the firmware default"
-if dev=$(rdma_dev eth2); then
-    tool cma_roce_tos -d "$dev" -t 106
-    ofed_put 106 "$SYS/class/infiniband/$dev/tc/1/traffic_class" "verbs QPs get their ToS from NCCL_IB_TC (below)"
-    HCAS+=("$dev:1")
-    if [ "$DRY_RUN" -eq 0 ]; then
-        if gid=$(gid_index "$dev" 0000:0000:0000:0000:0000:ffff:c612:2081); then GIDS+=("$gid"); else
-            fail "$dev has no RoCE v2 GID for 198.18.32.129 ($SYS/class/infiniband/$dev/ports/1/gids): is eth2 up with its address?"
-        fi
-    fi
-elif [ "$DRY_RUN" -eq 1 ]; then
-    tool cma_roce_tos -d "<rdma-dev-of-eth2>" -t 106
-    ofed_put 106 "$SYS/class/infiniband/<rdma-dev-of-eth2>/tc/1/traffic_class" ""
-else
-    fail "eth2 has no RDMA device ($SYS/class/infiniband/*/device/net/eth2): load mlx5_ib (rdma-core) or install MLNX_OFED / DOCA-OFED"
-fi
-# firmware, persistent, takes effect after a reboot or firmware reset (run once, by hand):
-# mlxconfig -d <RDMA device of eth2> -y set CNP_DSCP_P1=48 CNP_802P_PRIO_P1=6
-
-# eth3: trust DSCP, PFC on priority 3, RoCE ToS 106, ECN on priority 3
-tool mlnx_qos -i eth3 --trust dscp
-tool mlnx_qos -i eth3 --pfc 0,0,0,1,0,0,0,0
-ofed_put 1 "$SYS/class/net/eth3/ecn/roce_np/enable/3" "DCQCN keeps the firmware default"
-ofed_put 1 "$SYS/class/net/eth3/ecn/roce_rp/enable/3" "DCQCN keeps the firmware default"
-if dev=$(rdma_dev eth3); then
-    tool cma_roce_tos -d "$dev" -t 106
-    ofed_put 106 "$SYS/class/infiniband/$dev/tc/1/traffic_class" "verbs QPs get their ToS from NCCL_IB_TC (below)"
-    HCAS+=("$dev:1")
-    if [ "$DRY_RUN" -eq 0 ]; then
-        if gid=$(gid_index "$dev" 0000:0000:0000:0000:0000:ffff:c612:20c1); then GIDS+=("$gid"); else
-            fail "$dev has no RoCE v2 GID for 198.18.32.193 ($SYS/class/infiniband/$dev/ports/1/gids): is eth3 up with its address?"
-        fi
-    fi
-elif [ "$DRY_RUN" -eq 1 ]; then
-    tool cma_roce_tos -d "<rdma-dev-of-eth3>" -t 106
-    ofed_put 106 "$SYS/class/infiniband/<rdma-dev-of-eth3>/tc/1/traffic_class" ""
-else
-    fail "eth3 has no RDMA device ($SYS/class/infiniband/*/device/net/eth3): load mlx5_ib (rdma-core) or install MLNX_OFED / DOCA-OFED"
-fi
-# firmware, persistent, takes effect after a reboot or firmware reset (run once, by hand):
-# mlxconfig -d <RDMA device of eth3> -y set CNP_DSCP_P1=48 CNP_802P_PRIO_P1=6
-
-# eth4: trust DSCP, PFC on priority 3, RoCE ToS 106, ECN on priority 3
-tool mlnx_qos -i eth4 --trust dscp
-tool mlnx_qos -i eth4 --pfc 0,0,0,1,0,0,0,0
-ofed_put 1 "$SYS/class/net/eth4/ecn/roce_np/enable/3" "DCQCN keeps the firmware default"
-ofed_put 1 "$SYS/class/net/eth4/ecn/roce_rp/enable/3" "DCQCN keeps the firmware default"
-if dev=$(rdma_dev eth4); then
-    tool cma_roce_tos -d "$dev" -t 106
-    ofed_put 106 "$SYS/class/infiniband/$dev/tc/1/traffic_class" "verbs QPs get their ToS from NCCL_IB_TC (below)"
-    HCAS+=("$dev:1")
-    if [ "$DRY_RUN" -eq 0 ]; then
-        if gid=$(gid_index "$dev" 0000:0000:0000:0000:0000:ffff:c612:2101); then GIDS+=("$gid"); else
-            fail "$dev has no RoCE v2 GID for 198.18.33.1 ($SYS/class/infiniband/$dev/ports/1/gids): is eth4 up with its address?"
-        fi
-    fi
-elif [ "$DRY_RUN" -eq 1 ]; then
-    tool cma_roce_tos -d "<rdma-dev-of-eth4>" -t 106
-    ofed_put 106 "$SYS/class/infiniband/<rdma-dev-of-eth4>/tc/1/traffic_class" ""
-else
-    fail "eth4 has no RDMA device ($SYS/class/infiniband/*/device/net/eth4): load mlx5_ib (rdma-core) or install MLNX_OFED / DOCA-OFED"
-fi
-# firmware, persistent, takes effect after a reboot or firmware reset (run once, by hand):
-# mlxconfig -d <RDMA device of eth4> -y set CNP_DSCP_P1=48 CNP_802P_PRIO_P1=6
-
-# eth5: trust DSCP, PFC on priority 3, RoCE ToS 106, ECN on priority 3
-tool mlnx_qos -i eth5 --trust dscp
-tool mlnx_qos -i eth5 --pfc 0,0,0,1,0,0,0,0
-ofed_put 1 "$SYS/class/net/eth5/ecn/roce_np/enable/3" "DCQCN keeps the firmware default"
-ofed_put 1 "$SYS/class/net/eth5/ecn/roce_rp/enable/3" "DCQCN keeps the firmware default"
-if dev=$(rdma_dev eth5); then
-    tool cma_roce_tos -d "$dev" -t 106
-    ofed_put 106 "$SYS/class/infiniband/$dev/tc/1/traffic_class" "verbs QPs get their ToS from NCCL_IB_TC (below)"
-    HCAS+=("$dev:1")
-    if [ "$DRY_RUN" -eq 0 ]; then
-        if gid=$(gid_index "$dev" 0000:0000:0000:0000:0000:ffff:c612:2141); then GIDS+=("$gid"); else
-            fail "$dev has no RoCE v2 GID for 198.18.33.65 ($SYS/class/infiniband/$dev/ports/1/gids): is eth5 up with its address?"
-        fi
-    fi
-elif [ "$DRY_RUN" -eq 1 ]; then
-    tool cma_roce_tos -d "<rdma-dev-of-eth5>" -t 106
-    ofed_put 106 "$SYS/class/infiniband/<rdma-dev-of-eth5>/tc/1/traffic_class" ""
-else
-    fail "eth5 has no RDMA device ($SYS/class/infiniband/*/device/net/eth5): load mlx5_ib (rdma-core) or install MLNX_OFED / DOCA-OFED"
-fi
-# firmware, persistent, takes effect after a reboot or firmware reset (run once, by hand):
-# mlxconfig -d <RDMA device of eth5> -y set CNP_DSCP_P1=48 CNP_802P_PRIO_P1=6
-
-# eth6: trust DSCP, PFC on priority 3, RoCE ToS 106, ECN on priority 3
-tool mlnx_qos -i eth6 --trust dscp
-tool mlnx_qos -i eth6 --pfc 0,0,0,1,0,0,0,0
-ofed_put 1 "$SYS/class/net/eth6/ecn/roce_np/enable/3" "DCQCN keeps the firmware default"
-ofed_put 1 "$SYS/class/net/eth6/ecn/roce_rp/enable/3" "DCQCN keeps the firmware default"
-if dev=$(rdma_dev eth6); then
-    tool cma_roce_tos -d "$dev" -t 106
-    ofed_put 106 "$SYS/class/infiniband/$dev/tc/1/traffic_class" "verbs QPs get their ToS from NCCL_IB_TC (below)"
-    HCAS+=("$dev:1")
-    if [ "$DRY_RUN" -eq 0 ]; then
-        if gid=$(gid_index "$dev" 0000:0000:0000:0000:0000:ffff:c612:2181); then GIDS+=("$gid"); else
-            fail "$dev has no RoCE v2 GID for 198.18.33.129 ($SYS/class/infiniband/$dev/ports/1/gids): is eth6 up with its address?"
-        fi
-    fi
-elif [ "$DRY_RUN" -eq 1 ]; then
-    tool cma_roce_tos -d "<rdma-dev-of-eth6>" -t 106
-    ofed_put 106 "$SYS/class/infiniband/<rdma-dev-of-eth6>/tc/1/traffic_class" ""
-else
-    fail "eth6 has no RDMA device ($SYS/class/infiniband/*/device/net/eth6): load mlx5_ib (rdma-core) or install MLNX_OFED / DOCA-OFED"
-fi
-# firmware, persistent, takes effect after a reboot or firmware reset (run once, by hand):
-# mlxconfig -d <RDMA device of eth6> -y set CNP_DSCP_P1=48 CNP_802P_PRIO_P1=6
-
-# eth7: trust DSCP, PFC on priority 3, RoCE ToS 106, ECN on priority 3
-tool mlnx_qos -i eth7 --trust dscp
-tool mlnx_qos -i eth7 --pfc 0,0,0,1,0,0,0,0
-ofed_put 1 "$SYS/class/net/eth7/ecn/roce_np/enable/3" "DCQCN keeps the firmware default"
-ofed_put 1 "$SYS/class/net/eth7/ecn/roce_rp/enable/3" "DCQCN keeps the firmware default"
-if dev=$(rdma_dev eth7); then
-    tool cma_roce_tos -d "$dev" -t 106
-    ofed_put 106 "$SYS/class/infiniband/$dev/tc/1/traffic_class" "verbs QPs get their ToS from NCCL_IB_TC (below)"
-    HCAS+=("$dev:1")
-    if [ "$DRY_RUN" -eq 0 ]; then
-        if gid=$(gid_index "$dev" 0000:0000:0000:0000:0000:ffff:c612:21c1); then GIDS+=("$gid"); else
-            fail "$dev has no RoCE v2 GID for 198.18.33.193 ($SYS/class/infiniband/$dev/ports/1/gids): is eth7 up with its address?"
-        fi
-    fi
-elif [ "$DRY_RUN" -eq 1 ]; then
-    tool cma_roce_tos -d "<rdma-dev-of-eth7>" -t 106
-    ofed_put 106 "$SYS/class/infiniband/<rdma-dev-of-eth7>/tc/1/traffic_class" ""
-else
-    fail "eth7 has no RDMA device ($SYS/class/infiniband/*/device/net/eth7): load mlx5_ib (rdma-core) or install MLNX_OFED / DOCA-OFED"
-fi
-# firmware, persistent, takes effect after a reboot or firmware reset (run once, by hand):
-# mlxconfig -d <RDMA device of eth7> -y set CNP_DSCP_P1=48 CNP_802P_PRIO_P1=6
+}
+roce_qos eth0 198.18.32.1 0000:0000:0000:0000:0000:ffff:c612:2001
+roce_qos eth1 198.18.32.65 0000:0000:0000:0000:0000:ffff:c612:2041
+roce_qos eth2 198.18.32.129 0000:0000:0000:0000:0000:ffff:c612:2081
+roce_qos eth3 198.18.32.193 0000:0000:0000:0000:0000:ffff:c612:20c1
+roce_qos eth4 198.18.33.1 0000:0000:0000:0000:0000:ffff:c612:2101
+roce_qos eth5 198.18.33.65 0000:0000:0000:0000:0000:ffff:c612:2141
+roce_qos eth6 198.18.33.129 0000:0000:0000:0000:0000:ffff:c612:2181
+roce_qos eth7 198.18.33.193 0000:0000:0000:0000:0000:ffff:c612:21c1
+# firmware, persistent, takes effect after a reboot or firmware reset (run once per NIC, by hand):
+# mlxconfig -d <RDMA device> -y set CNP_DSCP_P1=48 CNP_802P_PRIO_P1=6
 
 # ---------------------------------------------------------------- NCCL
 gid_index_all=""
