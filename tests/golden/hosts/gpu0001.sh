@@ -9,13 +9,13 @@
 # fabricgen: roce_dscp=26 cnp_dscp=48 pfc_mask=0,0,0,1,0,0,0,0 roce_tos=106 trust=dscp
 # fabricgen: server=gpu0001 roce_prio=3 cnp_prio=6 ecn=1 mtu=9216
 # fabricgen-nic: ifname=eth0 nic=0 port=0 rail=0 plane=0 address=198.18.32.1/31 gateway=198.18.32.0 table=100 leaf=ai256-leaf01 leaf_port=Ethernet0
-# fabricgen-nic: ifname=eth1 nic=1 port=0 rail=1 plane=0 address=198.18.32.65/31 gateway=198.18.32.64 table=101 leaf=ai256-leaf02 leaf_port=Ethernet0
-# fabricgen-nic: ifname=eth2 nic=2 port=0 rail=2 plane=0 address=198.18.32.129/31 gateway=198.18.32.128 table=102 leaf=ai256-leaf03 leaf_port=Ethernet0
-# fabricgen-nic: ifname=eth3 nic=3 port=0 rail=3 plane=0 address=198.18.32.193/31 gateway=198.18.32.192 table=103 leaf=ai256-leaf04 leaf_port=Ethernet0
-# fabricgen-nic: ifname=eth4 nic=4 port=0 rail=4 plane=0 address=198.18.33.1/31 gateway=198.18.33.0 table=104 leaf=ai256-leaf05 leaf_port=Ethernet0
-# fabricgen-nic: ifname=eth5 nic=5 port=0 rail=5 plane=0 address=198.18.33.65/31 gateway=198.18.33.64 table=105 leaf=ai256-leaf06 leaf_port=Ethernet0
-# fabricgen-nic: ifname=eth6 nic=6 port=0 rail=6 plane=0 address=198.18.33.129/31 gateway=198.18.33.128 table=106 leaf=ai256-leaf07 leaf_port=Ethernet0
-# fabricgen-nic: ifname=eth7 nic=7 port=0 rail=7 plane=0 address=198.18.33.193/31 gateway=198.18.33.192 table=107 leaf=ai256-leaf08 leaf_port=Ethernet0
+# fabricgen-nic: ifname=eth1 nic=1 port=0 rail=1 plane=0 address=198.18.32.193/31 gateway=198.18.32.192 table=101 leaf=ai256-leaf02 leaf_port=Ethernet0
+# fabricgen-nic: ifname=eth2 nic=2 port=0 rail=2 plane=0 address=198.18.33.129/31 gateway=198.18.33.128 table=102 leaf=ai256-leaf03 leaf_port=Ethernet0
+# fabricgen-nic: ifname=eth3 nic=3 port=0 rail=3 plane=0 address=198.18.34.65/31 gateway=198.18.34.64 table=103 leaf=ai256-leaf04 leaf_port=Ethernet0
+# fabricgen-nic: ifname=eth4 nic=4 port=0 rail=4 plane=0 address=198.18.35.1/31 gateway=198.18.35.0 table=104 leaf=ai256-leaf05 leaf_port=Ethernet0
+# fabricgen-nic: ifname=eth5 nic=5 port=0 rail=5 plane=0 address=198.18.35.193/31 gateway=198.18.35.192 table=105 leaf=ai256-leaf06 leaf_port=Ethernet0
+# fabricgen-nic: ifname=eth6 nic=6 port=0 rail=6 plane=0 address=198.18.36.129/31 gateway=198.18.36.128 table=106 leaf=ai256-leaf07 leaf_port=Ethernet0
+# fabricgen-nic: ifname=eth7 nic=7 port=0 rail=7 plane=0 address=198.18.37.65/31 gateway=198.18.37.64 table=107 leaf=ai256-leaf08 leaf_port=Ethernet0
 set -uo pipefail
 
 DRY_RUN=0
@@ -30,7 +30,7 @@ done
 
 SYS=/sys
 MTU=9216
-POOLS="198.18.32.0/21 198.18.0.0/24"  # GPU pool and switch loopbacks, reached through each NIC's own leaf
+POOLS="198.18.32.0/20 198.18.0.0/24"  # GPU pool and switch loopbacks, reached through each NIC's own leaf
 FAILED=()
 
 note() { echo "$0: $*" >&2; }
@@ -131,19 +131,19 @@ nic_up() {  # nic_up IFNAME ADDRESS/31 NETWORK/31 GATEWAY TABLE
 # eth0: NIC 0 port 0, rail 0 -> ai256-leaf01 Ethernet0
 nic_up eth0 198.18.32.1/31 198.18.32.0/31 198.18.32.0 100
 # eth1: NIC 1 port 0, rail 1 -> ai256-leaf02 Ethernet0
-nic_up eth1 198.18.32.65/31 198.18.32.64/31 198.18.32.64 101
+nic_up eth1 198.18.32.193/31 198.18.32.192/31 198.18.32.192 101
 # eth2: NIC 2 port 0, rail 2 -> ai256-leaf03 Ethernet0
-nic_up eth2 198.18.32.129/31 198.18.32.128/31 198.18.32.128 102
+nic_up eth2 198.18.33.129/31 198.18.33.128/31 198.18.33.128 102
 # eth3: NIC 3 port 0, rail 3 -> ai256-leaf04 Ethernet0
-nic_up eth3 198.18.32.193/31 198.18.32.192/31 198.18.32.192 103
+nic_up eth3 198.18.34.65/31 198.18.34.64/31 198.18.34.64 103
 # eth4: NIC 4 port 0, rail 4 -> ai256-leaf05 Ethernet0
-nic_up eth4 198.18.33.1/31 198.18.33.0/31 198.18.33.0 104
+nic_up eth4 198.18.35.1/31 198.18.35.0/31 198.18.35.0 104
 # eth5: NIC 5 port 0, rail 5 -> ai256-leaf06 Ethernet0
-nic_up eth5 198.18.33.65/31 198.18.33.64/31 198.18.33.64 105
+nic_up eth5 198.18.35.193/31 198.18.35.192/31 198.18.35.192 105
 # eth6: NIC 6 port 0, rail 6 -> ai256-leaf07 Ethernet0
-nic_up eth6 198.18.33.129/31 198.18.33.128/31 198.18.33.128 106
+nic_up eth6 198.18.36.129/31 198.18.36.128/31 198.18.36.128 106
 # eth7: NIC 7 port 0, rail 7 -> ai256-leaf08 Ethernet0
-nic_up eth7 198.18.33.193/31 198.18.33.192/31 198.18.33.192 107
+nic_up eth7 198.18.37.65/31 198.18.37.64/31 198.18.37.64 107
 # unbound traffic (no source address chosen yet) leaves through eth0
 for pool in $POOLS; do
     run ip route replace "$pool" via 198.18.32.0 dev eth0 src 198.18.32.1
@@ -173,13 +173,13 @@ roce_qos() {  # roce_qos IFNAME IP GID: trust DSCP, PFC on priority 3, RoCE ToS 
     fi
 }
 roce_qos eth0 198.18.32.1 0000:0000:0000:0000:0000:ffff:c612:2001
-roce_qos eth1 198.18.32.65 0000:0000:0000:0000:0000:ffff:c612:2041
-roce_qos eth2 198.18.32.129 0000:0000:0000:0000:0000:ffff:c612:2081
-roce_qos eth3 198.18.32.193 0000:0000:0000:0000:0000:ffff:c612:20c1
-roce_qos eth4 198.18.33.1 0000:0000:0000:0000:0000:ffff:c612:2101
-roce_qos eth5 198.18.33.65 0000:0000:0000:0000:0000:ffff:c612:2141
-roce_qos eth6 198.18.33.129 0000:0000:0000:0000:0000:ffff:c612:2181
-roce_qos eth7 198.18.33.193 0000:0000:0000:0000:0000:ffff:c612:21c1
+roce_qos eth1 198.18.32.193 0000:0000:0000:0000:0000:ffff:c612:20c1
+roce_qos eth2 198.18.33.129 0000:0000:0000:0000:0000:ffff:c612:2181
+roce_qos eth3 198.18.34.65 0000:0000:0000:0000:0000:ffff:c612:2241
+roce_qos eth4 198.18.35.1 0000:0000:0000:0000:0000:ffff:c612:2301
+roce_qos eth5 198.18.35.193 0000:0000:0000:0000:0000:ffff:c612:23c1
+roce_qos eth6 198.18.36.129 0000:0000:0000:0000:0000:ffff:c612:2481
+roce_qos eth7 198.18.37.65 0000:0000:0000:0000:0000:ffff:c612:2541
 # firmware, persistent, takes effect after a reboot or firmware reset (run once per NIC, by hand):
 # mlxconfig -d <RDMA device> -y set CNP_DSCP_P1=48 CNP_802P_PRIO_P1=6
 
