@@ -5,6 +5,9 @@ Every checker returns `Finding`s (findings.py) so results merge and print the sa
     findings.py    Finding + table / JSON / JUnit output
     sonic_yang.py  SONiC config_db.json against SONiC's YANG models (libyang)        rule "sonic-yang"
     frr_parser.py  FRR configs through FRR's own parser (vtysh --dryrun)              rule "frr-parse"
+    nxos.py        NX-OS structure over its indentation tree (config_tree.py)      rules "nxos-*"
+    roce.py        fabric-wide RoCE invariants over per-device facts                rules "roce-*"
+    yang_models.py where the pinned SONiC YANG models are found (or fetched from)
 
 The checkers are imported lazily by their callers: libyang and vtysh are only needed
 when those checks actually run.
