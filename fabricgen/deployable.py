@@ -1,6 +1,6 @@
 """Settings an intent asks for that a role's platform cannot deploy: never a silent no-op.
 
-One record per platform lists what its renderer leaves out of the config it pushes.  An
+Each platform's registry record lists what its renderer leaves out of the config it pushes.  An
 intent that sets one of those explicitly for a role on that platform gets a ``plan``
 warning naming the setting and the platform, and ``deploy`` refuses it unless
 ``--accept-undeployable``.  MTU on Linux + FRR is a property of the kernel interface, not
@@ -17,28 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from fabricgen.model import Plan, Switch
-
-
-@dataclass(frozen=True)
-class PlatformGap:
-    setting: str  # dotted intent path; a prefix covers everything under it
-    why: str
-    fix: str
-    refuse: bool = True  # False: a plan warning only (deploy checks it live)
-
-
-# What each platform's configs do not carry (platforms not listed deploy every setting).
-NOT_DEPLOYED: dict[str, tuple[PlatformGap, ...]] = {
-    "frr": (
-        PlatformGap("qos.mtu", "frr.conf has no interface MTU (FRR 8.4's zebra has no `mtu` command); the MTU "
-                               "is the Linux interface's", "set the MTU on the switch ports themselves (the lab "
-                                                            "does at `fabricgen lab up`)", refuse=False),
-        PlatformGap("qos.nic", "NIC settings go to the servers' NIC scripts, not to switches",
-                    "run the hosts/*.sh scripts on the servers", refuse=False),
-        PlatformGap("qos", "Linux + FRR switches get no QoS from fabricgen (no PFC, ECN, scheduling or buffers "
-                           "in frr.conf)", "use platform sonic or nxos for lossless RoCE switches"),
-    ),
-}
+from fabricgen.platforms.registry import PlatformGap, platform
 
 
 @dataclass(frozen=True)
@@ -69,10 +48,10 @@ def explicit_settings(model: BaseModel, prefix: str) -> list[str]:
     return out
 
 
-def _gap(platform: str, setting: str) -> PlatformGap | None:
-    """The most specific gap of ``platform`` covering ``setting``."""
+def _gap(name: str, setting: str) -> PlatformGap | None:
+    """The most specific gap of platform ``name`` covering ``setting``."""
     best = None
-    for gap in NOT_DEPLOYED.get(platform, ()):
+    for gap in platform(name).not_deployed:
         if (setting == gap.setting or setting.startswith(gap.setting + ".")) and (
                 best is None or len(gap.setting) > len(best.setting)):
             best = gap
@@ -90,14 +69,14 @@ def undeployable(plan: Plan, hosts: Iterable[str] | None = None) -> list[Undeplo
         roles_by_platform.setdefault(sw.platform, set()).add(sw.role)
     found: dict[tuple[str, str], Undeployable] = {}
     for setting in explicit_settings(plan.intent.qos, "qos"):
-        for platform, roles in sorted(roles_by_platform.items()):
-            gap = _gap(platform, setting)
+        for name, roles in sorted(roles_by_platform.items()):
+            gap = _gap(name, setting)
             if gap is None or (hosts is not None and not gap.refuse):
                 continue
-            key = (gap.setting, platform)
+            key = (gap.setting, name)
             prev = found.get(key)
-            name = setting if prev is None else gap.setting
-            found[key] = Undeployable(name, platform, tuple(sorted(roles)), gap.why, gap.fix, gap.refuse)
+            found[key] = Undeployable(setting if prev is None else gap.setting, name, tuple(sorted(roles)), gap.why,
+                                      gap.fix, gap.refuse)
     return list(found.values())
 
 
@@ -111,5 +90,5 @@ def mtu_mismatches(sw: Switch, interfaces: dict[str, Any]) -> list[str]:
     return out
 
 
-def platform_sets_mtu(platform: str) -> bool:
-    return not any(g.setting == "qos.mtu" for g in NOT_DEPLOYED.get(platform, ()))
+def platform_sets_mtu(name: str) -> bool:
+    return platform(name).capabilities.sets_mtu

@@ -3,7 +3,7 @@
 Adaptive routing (NX-OS dynamic load balancing, Spectrum-X AR) only works between two switches
 that both do it: an NX-OS DLB member forwards to the DLB MAC of its neighbour, which a
 non-DLB neighbour does not own (vendor reference §1.10).  So a fabric port is active only when
-the platforms at both ends render the intent's mode (`platforms.facts`); everything the intent
+the platforms at both ends render the intent's mode (`platforms.registry` capabilities); everything the intent
 asked for but the plan cannot give becomes a warning, never a silent drop.
 """
 
@@ -13,7 +13,7 @@ from collections import Counter
 
 from fabricgen.errors import Problem
 from fabricgen.model import Plan
-from fabricgen.platforms.facts import platform_facts
+from fabricgen.platforms.registry import capabilities
 
 MAX_NAMED = 4
 
@@ -26,12 +26,12 @@ def plan_adaptive_routing(plan: Plan) -> None:
     examples: dict[str, list[str]] = {}
     if ar.enabled:
         for sw in plan.switches.values():
-            mine = platform_facts(sw.platform).adaptive_routing(ar.mode)
+            mine = capabilities(sw.platform).adaptive_routing(ar.mode)
             for itf in sw.interfaces:
                 if itf.tier == "gpu_leaf":
                     continue
                 peer = plan.switches[itf.peer_device]
-                theirs = platform_facts(peer.platform).adaptive_routing(ar.mode)
+                theirs = capabilities(peer.platform).adaptive_routing(ar.mode)
                 itf.adaptive_routing = mine and theirs
                 if itf.adaptive_routing:
                     active.setdefault(sw.hostname, []).append(itf.name)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from fabricgen.model import Plan, Switch
+from fabricgen.platforms.registry import platform
 
 Session = tuple[str, str]  # (switch, neighbor address)
 
@@ -37,8 +38,8 @@ def originated(sw: Switch) -> int:
 
 
 def announces_only_own(sw: Switch) -> bool:
-    """Leaves on FRR-based platforms export PL-LOCAL only (see platforms/frr_common)."""
-    return sw.role == "leaf" and sw.platform in ("frr", "sonic")
+    """Leaves whose platform exports PL-LOCAL only (FRR-based ones, see platforms/frr_common)."""
+    return sw.role == "leaf" and platform(sw.platform).leaf_announces_own_only
 
 
 def expected_prefixes(plan: Plan) -> dict[Session, int]:

@@ -14,13 +14,16 @@ from typing import Any
 import yaml
 
 from fabricgen.model import Plan
+from fabricgen.platforms.registry import platform
 
 # libyaml's emitter when PyYAML was built with it (10x faster on 30K-host inventories).
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
-# napalm driver names (nornir-napalm looks a host's platform up as a napalm driver).  NX-OS: napalm's
-# nxos_ssh with fabricgen's owned-section config workflow (napalm_nxos_fabricgen; see drivers/nxos.py).
-NAPALM_DRIVER = {"nxos": "nxos_fabricgen", "sonic": "sonic", "frr": "frr"}
+
+
+def napalm_driver(name: str) -> str:
+    """The napalm driver of a platform (nornir-napalm looks a host's platform up as a napalm driver)."""
+    return platform(name).napalm_driver
 
 
 def hosts(plan: Plan) -> dict[str, Any]:
@@ -28,7 +31,7 @@ def hosts(plan: Plan) -> dict[str, Any]:
     for sw in plan.switches.values():
         out[sw.hostname] = {
             "hostname": sw.mgmt_ip,
-            "platform": NAPALM_DRIVER[sw.platform],
+            "platform": napalm_driver(sw.platform),
             "groups": [sw.role, sw.platform],
             "data": {"role": sw.role, "pod": sw.pod, "plane": sw.plane, "asn": sw.asn, "loopback": sw.loopback,
                      "fabric_platform": sw.platform},
@@ -41,7 +44,7 @@ def groups(plan: Plan) -> dict[str, Any]:
     present_platforms = sorted({s.platform for s in plan.switches.values()})
     out: dict[str, Any] = {r: {"data": {"role": r}} for r in present_roles}
     for p in present_platforms:
-        out[p] = {"platform": NAPALM_DRIVER[p], "data": {"fabric_platform": p}}
+        out[p] = {"platform": napalm_driver(p), "data": {"fabric_platform": p}}
     return out
 
 

@@ -26,7 +26,7 @@ from nornir.core.inventory import (
 )
 from nornir.core.plugins.inventory import InventoryPluginRegister
 
-from fabricgen.inventory import NAPALM_DRIVER
+from fabricgen.inventory import napalm_driver
 from fabricgen.model import Plan
 from fabricgen.ssh import KNOWN_HOSTS_ENV, default_known_hosts
 
@@ -102,7 +102,7 @@ class PlanInventory:
         hosts = Hosts()
         for sw in self.plan.switches.values():
             hosts[sw.hostname] = Host(
-                name=sw.hostname, hostname=sw.mgmt_ip, platform=NAPALM_DRIVER[sw.platform],
+                name=sw.hostname, hostname=sw.mgmt_ip, platform=napalm_driver(sw.platform),
                 groups=ParentGroups([groups[sw.role]]), defaults=defaults,
                 data={"role": sw.role, "fabric_platform": sw.platform, "asn": sw.asn, "loopback": sw.loopback},
             )

@@ -16,10 +16,59 @@ from fabricgen.errors import FabricError, Problem
 from fabricgen.intent import Intent, line_for, load_intent
 from fabricgen.model import ROLES, TIERS, Plan, Role
 from fabricgen.physical import build_physical, cabling_rows
-from fabricgen.platforms.facts import intent_problems
+from fabricgen.platforms.registry import PlatformRecord, platform, watchdog_timers
 from fabricgen.skus import RoleHardware, SkuError, role_hardware
 from fabricgen.topology import Design, TopologyError, build_topology
 from fabricgen.underlay import build_underlay
+
+PLURAL = {"leaf": "leaves", "spine": "spines", "super_spine": "super-spines"}
+
+
+def unsupported_settings(intent: Intent) -> list[Problem]:
+    """Settings of the intent that a role's platform lacks the capability for: errors before anything is planned.
+
+    Role-wide settings (BFD, the PFC watchdog and its timers) must be rendered by every role's
+    platform; adaptive routing is per link (both ends, see fabricgen.ecmp) and is refused only when no
+    platform of the fabric has the mode at all.  QoS on a platform without lossless QoS is
+    fabricgen.deployable's plan warning and deploy refusal.
+    """
+    roles = ROLES[:intent.topology.tiers]
+    used = {role: platform(getattr(intent.platforms, role)) for role in roles}
+    problems: list[Problem] = []
+
+    def lacks(path: str, capability: str, fix: str, records: dict[Role, PlatformRecord]) -> None:
+        for role, rec in records.items():
+            if not rec.capabilities.has(capability):
+                problems.append(Problem(path, f"platform {rec.name} ({PLURAL[role]}) lacks the capability "
+                                        f"`{capability}`", fix))
+
+    if intent.bgp.bfd.enabled:
+        lacks("bgp.bfd.enabled", "bfd", "set bgp.bfd.enabled: false, or use a platform with BFD", used)
+    wd = intent.qos.pfc_watchdog
+    qos_roles = {role: rec for role, rec in used.items() if rec.capabilities.lossless_qos}
+    if wd.enabled:
+        lacks("qos.pfc_watchdog.enabled", "pfc-watchdog", "set qos.pfc_watchdog.enabled: false, or use a platform "
+              "with a PFC watchdog", qos_roles)
+    ar = intent.ecmp.adaptive_routing
+    if ar.enabled and not any(rec.capabilities.adaptive_routing(ar.mode) for rec in used.values()):
+        names = ", ".join(sorted({rec.name for rec in used.values()}))
+        problems.append(Problem("ecmp.adaptive_routing.enabled", f"no platform of this fabric ({names}) has the "
+                                f"capability `adaptive-routing {ar.mode}`", "set ecmp.adaptive_routing.enabled: "
+                                "false, or use switches that do adaptive routing in this mode"))
+    seen: set[str] = set()
+    for role, rec in qos_roles.items():
+        facts = rec.capabilities.watchdog_timers
+        if rec.name in seen or facts is None or not wd.enabled:
+            continue
+        seen.add(rec.name)
+        try:
+            watchdog_timers(wd.poll_ms, wd.detection_ms, wd.restoration_ms, wd.action, facts)
+        except ValueError as exc:
+            field, _, message = str(exc).partition(": ")
+            problems.append(Problem(f"qos.pfc_watchdog.{field}", f"{rec.name} ({PLURAL[role]}) cannot run this PFC "
+                                    f"watchdog: {message}", "pick timers and an action every platform of the "
+                                    "fabric supports"))
+    return problems
 
 
 def resolve_hardware(intent: Intent) -> tuple[Intent, dict[Role, RoleHardware]]:
@@ -88,7 +137,7 @@ def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, 
                check_qos: bool = True) -> Plan:
     """Resolve an intent into a plan; every cross-field problem becomes a FabricError."""
     lines = lines or {}
-    unsupported = intent_problems(intent)
+    unsupported = unsupported_settings(intent)
     if unsupported:
         raise _located(source, unsupported, lines)
     try:

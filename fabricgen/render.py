@@ -27,6 +27,7 @@ from fabricgen.errors import FabricError
 from fabricgen.host import nic_script
 from fabricgen.model import Plan, Switch
 from fabricgen.plan import cabling_csv, plan_dict
+from fabricgen.platforms.registry import platform
 
 RenderFn = Callable[[Switch, Plan, jinja2.Environment], dict[str, str]]
 
@@ -62,20 +63,9 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def renderer(platform: str) -> RenderFn:
-    if platform == "nxos":
-        from fabricgen.platforms import nxos
-
-        return nxos.render
-    if platform == "sonic":
-        from fabricgen.platforms import sonic
-
-        return sonic.render
-    if platform == "frr":
-        from fabricgen.platforms import frr
-
-        return frr.render
-    raise ValueError(f"no renderer for platform {platform!r}")
+def renderer(name: str) -> RenderFn:
+    """The render function the platform's registry record names."""
+    return platform(name).render_fn()
 
 
 def render_switch(sw: Switch, plan: Plan, env: jinja2.Environment | None = None) -> dict[str, str]:

@@ -43,7 +43,7 @@ SONIC_SKU_PLATFORMS = ("sonic", "frr")
 SHARED_PLATFORM = Path(__file__).resolve().parents[2] / "shared" / "sonic-platform"
 BufferModel = Literal["dynamic", "traditional"]
 
-# Capabilities a SKU record may carry beyond its platform's (platforms/facts.py holds those, e.g.
+# Capabilities a SKU record may carry beyond its platform's (platforms/registry.py holds those, e.g.
 # adaptive routing); a setting that needs one is never dropped silently.
 PFC_TO_PG_MAP = "pfc-to-pg-map"  # the SKU's QoS template renders PFC_PRIORITY_TO_PRIORITY_GROUP_MAP
 # sonic-buildimage files/build_templates/qos_config.j2: `pfc_to_pg_map_supported_asics`

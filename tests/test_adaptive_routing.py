@@ -10,7 +10,7 @@ import pytest
 from fabricgen.cli import main
 from fabricgen.intent import Intent
 from fabricgen.plan import build_plan, summary
-from fabricgen.platforms.facts import PLATFORM_FACTS, platform_facts
+from fabricgen.platforms.registry import PLATFORMS, capabilities
 from tests.conftest import EXAMPLE, ROOT, small_intent
 
 NXOS_1024 = ROOT / "inventory" / "examples" / "nxos-1024.yaml"
@@ -21,15 +21,15 @@ def plan_of(**overrides: object):  # type: ignore[no-untyped-def]
 
 
 def test_every_platform_has_one_record() -> None:
-    from fabricgen.intent import PLATFORMS
+    from fabricgen.intent import PLATFORMS as INTENT_PLATFORMS
 
-    assert set(PLATFORM_FACTS) == set(PLATFORMS)
-    assert platform_facts("nxos").adaptive_routing("flowlet")
-    assert platform_facts("nxos").adaptive_routing("per-packet")
-    assert not platform_facts("sonic").adaptive_routing("flowlet")
-    assert not platform_facts("frr").adaptive_routing("flowlet")
+    assert set(PLATFORMS) == set(INTENT_PLATFORMS)
+    assert capabilities("nxos").adaptive_routing("flowlet")
+    assert capabilities("nxos").adaptive_routing("per-packet")
+    assert not capabilities("sonic").adaptive_routing("flowlet")
+    assert not capabilities("frr").adaptive_routing("flowlet")
     with pytest.raises(KeyError, match="known: frr, nxos, sonic"):
-        platform_facts("eos")
+        capabilities("junos")
 
 
 def test_sonic_leaves_keep_nxos_spines_off_dlb() -> None:

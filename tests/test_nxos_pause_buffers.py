@@ -15,7 +15,7 @@ from fabricgen.check.nxos import check_nxos_text
 from fabricgen.model import Plan, Switch
 from fabricgen.plan import load_plan
 from fabricgen.platforms import nxos
-from fabricgen.platforms.facts import platform_facts
+from fabricgen.platforms.registry import capabilities
 from fabricgen.render import environment
 from tests.conftest import EXAMPLE, ROOT
 
@@ -61,7 +61,7 @@ def test_thresholds_follow_the_headroom_physics(plan: Plan, sspine: Switch, text
     size, pause, resume = (int(x) for x in m)
     prof = plan.qos_profiles[sspine.interfaces[0].qos_profile]
     assert prof.cable_m == 300 and prof.speed == 400
-    cell = platform_facts("nxos").buffer_cell_bytes
+    cell = capabilities("nxos").buffer_cell_bytes
     assert cell == 208 and size % cell == pause % cell == resume % cell == 0
     # resume at the ECN maximum (ECN marks before PFC pauses), pause one xon of hysteresis above it,
     # and above the pause point the headroom SONiC reserves for this speed, cable and MTU (size - xon)

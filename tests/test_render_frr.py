@@ -27,6 +27,7 @@ def example_dict(**platforms: str) -> dict[str, Any]:
     data: dict[str, Any] = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
     if platforms:
         data["platforms"] = platforms
+        data["ecmp"].pop("adaptive_routing", None)  # no FRR or SONiC switch does it: plan would refuse it
     return data
 
 

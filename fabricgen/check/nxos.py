@@ -46,7 +46,7 @@ from fabricgen.check.config_tree import ConfigLine, parse_tree
 from fabricgen.check.findings import Finding
 from fabricgen.model import Plan, Switch
 from fabricgen.platforms import nxos as render_nxos
-from fabricgen.platforms.facts import platform_facts
+from fabricgen.platforms.registry import capabilities
 
 RULES = (
     "nxos-parse",
@@ -654,7 +654,7 @@ class _Checker:
                 ecn_max = max(ecn_max, q.wred.max_bytes)
         need: dict[str, int] = {}  # port -> headroom the plan needs above the pause threshold (0: none)
         if self.switch is not None and self.plan is not None:
-            facts = platform_facts("nxos")
+            facts = capabilities("nxos")
             for port in render_nxos.roce_interfaces(self.switch):
                 prof = self.plan.qos_profiles.get(port.qos_profile)
                 if prof is not None and facts.needs_pause_buffer(prof.cable_m):

@@ -18,8 +18,7 @@ from typing import Any
 
 from fabricgen.manifest import Build
 from fabricgen.model import Switch
-
-SONIC_FILES = ("config_db.json", "frr.conf")
+from fabricgen.platforms.registry import platform
 
 
 class CheckFailed(Exception):
@@ -29,13 +28,12 @@ class CheckFailed(Exception):
 def candidate_config(build: Build, sw: Switch) -> str:
     """The rendered, checked file(s) of ``sw`` in the form its driver takes as a replace candidate."""
     files = build.config_files(sw)
-    if sw.platform == "sonic":
-        texts = {name: files[name].read_text(encoding="utf-8") for name in SONIC_FILES}
-        # napalm_sonic takes both files as one JSON document keyed by file name.
-        return json.dumps({"config_db.json": json.loads(texts["config_db.json"]), "frr.conf": texts["frr.conf"]},
+    record = platform(sw.platform)
+    if record.candidate == "json-bundle":  # every file in one JSON document keyed by file name (napalm_sonic)
+        texts = {name: files[name].read_text(encoding="utf-8") for name in record.files}
+        return json.dumps({name: json.loads(text) if name.endswith(".json") else text for name, text in texts.items()},
                           indent=2, sort_keys=True)
-    (path,) = files.values()
-    return path.read_text(encoding="utf-8")
+    return files[record.main_file].read_text(encoding="utf-8")
 
 
 @dataclass

@@ -21,15 +21,18 @@ from fabricgen.host import nic_script
 from fabricgen.lab.nic_emulation import emulated_nics
 from fabricgen.lab.topology import LabInterface, LabLink, LabNode, LabTopology
 from fabricgen.model import Plan
+from fabricgen.platforms.registry import PLATFORMS, platform
 
 
 def require_frr(plan: Plan, source: str) -> None:
-    """The lab's switches are Linux + FRR; configs for other platforms cannot run on them."""
-    wrong = sorted({(s.role, s.platform) for s in plan.switches.values() if s.platform != "frr"})
+    """The lab's switches are Linux + FRR; configs of platforms it cannot run (registry `lab_node`) are refused."""
+    wrong = sorted({(s.role, s.platform) for s in plan.switches.values() if not platform(s.platform).lab_node})
+    runnable = ", ".join(r.name for r in PLATFORMS.values() if r.lab_node)
     if wrong:
-        raise FabricError(source, [Problem(f"platforms.{role}", f"the lab runs Linux + FRR switches, not {platform}",
-                                           "set every role's platform to frr (see inventory/lab/fabric.yaml)")
-                                   for role, platform in wrong])
+        raise FabricError(source, [Problem(f"platforms.{role}", f"the lab runs Linux + FRR switches, not {name}",
+                                           f"set every role's platform to one the lab runs ({runnable}; see "
+                                           "inventory/lab/fabric.yaml)")
+                                   for role, name in wrong])
 
 
 def lab_topology(plan: Plan, workdir: str | Path) -> LabTopology:
@@ -51,9 +54,7 @@ def lab_topology(plan: Plan, workdir: str | Path) -> LabTopology:
                        mgmt_subnet=str(intent.addressing.management), workdir=str(workdir))
 
 
-CLAB_KIND = {"nxos": "cisco_n9kv", "sonic": "sonic-vs", "frr": "sonic-vs"}
-CLAB_IMAGE = {"cisco_n9kv": "vrnetlab/cisco_n9kv:10.5", "sonic-vs": "docker-sonic-vs:latest",
-              "linux": "alpine:3"}
+SERVER_IMAGE = "alpine:3"
 
 
 def containerlab(plan: Plan, configs: Path | None = None) -> str:
@@ -65,17 +66,16 @@ def containerlab(plan: Plan, configs: Path | None = None) -> str:
     nodes: dict[str, Any] = {}
     port_eth: dict[tuple[str, str], str] = {}
     for sw in plan.switches.values():
-        kind = CLAB_KIND[sw.platform]
-        node: dict[str, Any] = {"kind": kind, "image": CLAB_IMAGE[kind], "mgmt-ipv4": sw.mgmt_ip,
-                                "labels": {"role": sw.role, "platform": sw.platform}}
+        record = platform(sw.platform)
+        node: dict[str, Any] = {"kind": record.containerlab_kind, "image": record.containerlab_image,
+                                "mgmt-ipv4": sw.mgmt_ip, "labels": {"role": sw.role, "platform": sw.platform}}
         if configs is not None:
-            name = "nxos.cfg" if sw.platform == "nxos" else ("config_db.json" if sw.platform == "sonic" else "frr.conf")
-            node["startup-config"] = str(configs / sw.hostname / name)
+            node["startup-config"] = str(configs / sw.hostname / record.main_file)
         nodes[sw.hostname] = node
         for itf in sw.interfaces:
             port_eth[sw.hostname, itf.name] = f"eth{itf.index + 1}"
     for srv in plan.servers:
-        nodes[srv.name] = {"kind": "linux", "image": CLAB_IMAGE["linux"], "mgmt-ipv4": srv.mgmt_ip,
+        nodes[srv.name] = {"kind": "linux", "image": SERVER_IMAGE, "mgmt-ipv4": srv.mgmt_ip,
                            "labels": {"role": "server"}}
         for n, nic in enumerate(srv.nics):
             port_eth[srv.name, nic.ifname] = f"eth{n + 1}"

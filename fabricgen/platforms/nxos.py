@@ -20,7 +20,7 @@ import jinja2
 from fabricgen.intent import PfcWatchdog
 from fabricgen.model import Interface, Plan, QosPolicy, QosProfile, Switch
 from fabricgen.platforms import runs
-from fabricgen.platforms.facts import platform_facts, watchdog_timers
+from fabricgen.platforms.registry import capabilities, watchdog_timers
 from fabricgen.topology import Design, cage_port_name
 
 FILENAME = "nxos.cfg"
@@ -295,13 +295,13 @@ def _split(total: int, parts: int) -> list[int]:
 def build_watchdog(wd: PfcWatchdog) -> NxWatchdog | None:
     """The intent's watchdog timers in NX-OS multiples of the poll interval (None when it is off).
 
-    The plan step `platforms.facts.intent_problems` has already refused timers NX-OS cannot express.
+    The plan step `plan.unsupported_settings` has already refused timers NX-OS cannot express.
     """
     if not wd.enabled:
         return None
-    facts = platform_facts("nxos").watchdog
+    facts = capabilities("nxos").watchdog_timers
     assert facts is not None
-    t = watchdog_timers(wd, facts)
+    t = watchdog_timers(wd.poll_ms, wd.detection_ms, wd.restoration_ms, wd.action, facts)
     return NxWatchdog(t.interval_ms, t.detection_multiplier, t.restore_multiplier)
 
 
@@ -380,9 +380,9 @@ def pause_policy_name(profile: QosProfile, fabric_mtu: int) -> str:
 
 def pause_policies(sw: Switch, plan: Plan) -> dict[str, PausePolicy]:
     """Plan QoS profile -> ingress queuing policy, for the profiles of this switch's ports whose cable
-    is longer than NX-OS allows without pause buffers (100 m, `platforms.facts`)."""
+    is longer than NX-OS allows without pause buffers (100 m, `platforms.registry`)."""
     assert plan.qos is not None
-    facts = platform_facts("nxos")
+    facts = capabilities("nxos")
     out: dict[str, PausePolicy] = {}
     for name in sorted({itf.qos_profile for itf in roce_interfaces(sw)}):
         profile = plan.qos_profiles[name]

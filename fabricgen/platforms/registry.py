@@ -1,0 +1,325 @@
+"""The platform registry: one declarative record per platform (netlab's device files, in Python).
+
+Everything fabricgen knows about a platform lives in its `PlatformRecord`: the files it renders
+and with which function, how it names ports without a SKU and where its SKU data comes from,
+its napalm driver, its containerlab kind, whether the namespace lab can run it, the function
+that extracts its RoCE facts from rendered files, its structural checks, what its configs do
+not deploy, and its **capabilities**.  render, deploy, inventory, check, lab and the tests ask
+`platform(name)`; nothing else branches on a platform's name.  Adding a platform is adding a
+record here (and its own renderer, template and extractor modules).
+
+This module imports no other part of fabricgen at import time (the intent validates platform
+names against it); functions are named by "module:attribute" and loaded on first use.
+
+Capability sources (vendor reference, ../shared/reference/roce-fabric-vendor-reference.md):
+
+* NX-OS dynamic load balancing (§1.10): flowlet and per-packet modes on Cloud Scale
+  9300-FX3/GX/GX2/HX-TOR from 10.5(1)F; it steers traffic to a DLB MAC that every participating
+  switch must own, so a port joins DLB only when its neighbour does DLB too; changing
+  `hardware profile dlb` is reload-pending.
+* NX-OS pause buffers (§5.3): `pause buffer-size ... pause-threshold ... resume-threshold` is
+  mandatory on no-drop classes of cables longer than 100 m (Cisco Nexus 9000 QoS guide, PFC
+  guidelines).  Cloud Scale thresholds are in bytes; every published value is a whole number of
+  208-byte buffer cells (e.g. 101920 / 46800 / 34320), so fabricgen rounds to cells too.
+* NX-OS PFC watchdog (§1.7): the watchdog polls every `watch-dog interval` (100..1000 ms, default
+  100 ms; Nexus Dashboard offers 101..1000), declares a queue stuck after `shutdown-multiplier`
+  intervals (1..10) and drops its traffic -- NX-OS has no forward or alert-only action.
+* SONiC (§2): PFC_WD per port with detection / restoration times and drop / forward / alert
+  actions, the dynamic buffer model (headroom computed by buffermgrd's Lua); SONiC renders no
+  adaptive routing today (ARS needs SKU support, issue 9's SONiC half).
+* Linux + FRR: BGP and BFD only; no QoS in frr.conf, the MTU is the kernel interface's.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Literal
+
+# --------------------------------------------------------------------------- capabilities
+
+
+@dataclass(frozen=True, slots=True)
+class WatchdogFacts:
+    """How a platform's PFC watchdog timers are configured (whole multiples of its poll interval)."""
+
+    interval_ms: tuple[int, int]  # poll interval range
+    detection_multiplier: tuple[int, int]  # intervals before a stuck queue is shut
+    restore_multiplier: tuple[int, int]  # intervals without PFC before it is restored
+    actions: frozenset[str]  # storm actions the platform implements
+
+
+@dataclass(frozen=True, slots=True)
+class WatchdogTimers:
+    """The intent's PFC watchdog in a platform's terms: a poll interval and two multiples of it."""
+
+    interval_ms: int
+    detection_multiplier: int  # stuck after this many intervals (detection = interval x multiplier)
+    restore_multiplier: int  # restored after this many intervals without PFC
+
+    @property
+    def detection_ms(self) -> int:
+        return self.interval_ms * self.detection_multiplier
+
+    @property
+    def restoration_ms(self) -> int:
+        return self.interval_ms * self.restore_multiplier
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a platform's rendered config can express, as far as fabricgen's plan depends on it."""
+
+    lossless_qos: bool = False  # PFC, ECN, DWRR / strict scheduling in its config
+    adaptive_routing_modes: frozenset[str] = frozenset()  # modes it renders; empty = no adaptive routing
+    adaptive_routing_needs_reload: bool = False  # enabling it only takes effect after a reload
+    qp_hashing: bool = False  # can hash on the RoCE queue pair (UDF on the BTH destination QP)
+    pfc_watchdog: bool = False  # renders a PFC watchdog
+    watchdog_timers: WatchdogFacts | None = None  # None: any timers the intent validates are rendered as they are
+    dynamic_buffers: bool = False  # headroom computed on the switch from cable length and speed
+    bfd: bool = False
+    sets_mtu: bool = True  # the config carries the interface MTU
+    maximum_paths: int = 1024  # largest `maximum-paths` the BGP implementation takes
+    pause_buffer_above_m: float | None = None  # static ingress pause buffer needed above this cable length
+    buffer_cell_bytes: int = 1  # granularity of buffer thresholds
+
+    def adaptive_routing(self, mode: str) -> bool:
+        """True if the platform renders adaptive routing in this mode."""
+        return mode in self.adaptive_routing_modes
+
+    def needs_pause_buffer(self, cable_m: float) -> bool:
+        return self.pause_buffer_above_m is not None and cable_m > self.pause_buffer_above_m
+
+    def has(self, capability: str) -> bool:
+        """By name, as `plan` reports a missing one: "bfd", "pfc-watchdog", "adaptive-routing flowlet" ..."""
+        kind, _, arg = capability.partition(" ")
+        if kind == "adaptive-routing":
+            return self.adaptive_routing(arg)
+        return bool(getattr(self, kind.replace("-", "_")))
+
+
+# --------------------------------------------------------------------------- port naming
+
+
+def slot_port_name(cage: int, sub: int, breakout: int, lanes_per_port: int) -> str:
+    """Ethernet1/<cage> on a fixed switch, Ethernet1/<cage>/<sub> when the cage is broken out (NX-OS)."""
+    return f"Ethernet1/{cage + 1}" if breakout == 1 else f"Ethernet1/{cage + 1}/{sub + 1}"
+
+
+def lane_port_name(cage: int, sub: int, breakout: int, lanes_per_port: int) -> str:
+    """Ethernet<first SerDes lane> (SONiC, and Linux + FRR on the same netdevs)."""
+    return f"Ethernet{cage * lanes_per_port + sub * (lanes_per_port // breakout)}"
+
+
+PortNaming = Callable[[int, int, int, int], str]  # (cage, sub-port, breakout, lanes per cage), all 0-based
+
+
+# --------------------------------------------------------------------------- deploy gaps
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformGap:
+    """An intent setting a platform's config does not carry (see fabricgen.deployable)."""
+
+    setting: str  # dotted intent path; a prefix covers everything under it
+    why: str
+    fix: str
+    refuse: bool = True  # False: a plan warning only (deploy checks it live)
+
+
+# --------------------------------------------------------------------------- the record
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformRecord:
+    """One platform, declared.  "module:attribute" strings are loaded on first use."""
+
+    name: str
+    description: str
+    kind: Literal["switch", "host"]
+    files: tuple[str, ...]  # rendered per device, the main (startup) config first
+    renderer: str  # (switch, plan, jinja2 env) -> {file name: text}
+    port_name: PortNaming | None  # generic port naming without a SKU (None: hosts)
+    sku_catalog: Literal["sonic", "nxos", ""]  # where its hardware SKUs come from ("" = none)
+    napalm_driver: str  # nornir-napalm platform (napalm's get_network_driver name)
+    containerlab_kind: str
+    containerlab_image: str
+    extractor: str  # (plan, configs dir, hostname) -> check.roce.DeviceFacts
+    structural_checks: tuple[str, ...]  # rule ids `fabricgen check --full` runs on its files
+    capabilities: Capabilities
+    lab_node: bool = False  # the namespace lab runs its rendered config as it is
+    pointer_file: str = ""  # the file JSON-pointer locations ("/PORT/...") point into
+    bgp_file: str = ""  # the file holding `router bgp` (default: the main file)
+    leaf_announces_own_only: bool = False  # its leaves export only their own prefixes (PL-LOCAL)
+    candidate: Literal["text", "json-bundle"] = "text"  # one file as is, or every file in one JSON document
+    fact_cost_s: float = 0.001  # estimated fact extraction time per device (pool decisions)
+    extract_in_pool: bool = False  # worth a worker process (parse cost above the pickling of its facts)
+    not_deployed: tuple[PlatformGap, ...] = ()
+
+    @property
+    def main_file(self) -> str:
+        return self.files[0]
+
+    @property
+    def bgp_config_file(self) -> str:
+        return self.bgp_file or self.files[0]
+
+    def location_file(self, loc: str) -> str:
+        """The file a finding's location points into: JSON pointers (/...) or lines (L12) of the text config."""
+        if self.pointer_file and loc.startswith("/"):
+            return self.pointer_file
+        return self.bgp_config_file if self.pointer_file else self.main_file
+
+    def render_fn(self) -> Callable[..., dict[str, str]]:
+        return load(self.renderer)
+
+    def extractor_fn(self) -> Callable[..., Any]:
+        return load(self.extractor)
+
+
+_LOADED: dict[str, Any] = {}
+
+
+def load(ref: str) -> Any:
+    """The object a "package.module:attribute" reference names (imported once)."""
+    obj = _LOADED.get(ref)
+    if obj is None:
+        module, _, attr = ref.partition(":")
+        obj = _LOADED[ref] = getattr(importlib.import_module(module), attr)
+    return obj
+
+
+_FRR_NO_QOS = (
+    PlatformGap("qos.mtu", "frr.conf has no interface MTU (FRR 8.4's zebra has no `mtu` command); the MTU "
+                           "is the Linux interface's", "set the MTU on the switch ports themselves (the lab "
+                                                       "does at `fabricgen lab up`)", refuse=False),
+    PlatformGap("qos.nic", "NIC settings go to the servers' NIC scripts, not to switches",
+                "run the hosts/*.sh scripts on the servers", refuse=False),
+    PlatformGap("qos", "Linux + FRR switches get no QoS from fabricgen (no PFC, ECN, scheduling or buffers "
+                       "in frr.conf)", "use platform sonic or nxos for lossless RoCE switches"),
+)
+
+_RECORDS = (
+    PlatformRecord(
+        name="nxos",
+        description="Cisco NX-OS (Nexus 9000 Cloud Scale)",
+        kind="switch",
+        files=("nxos.cfg",),
+        renderer="fabricgen.platforms.nxos:render",
+        port_name=slot_port_name,
+        sku_catalog="nxos",
+        napalm_driver="nxos_fabricgen",  # napalm's nxos_ssh with owned-section candidates (drivers/nxos.py)
+        containerlab_kind="cisco_n9kv",
+        containerlab_image="vrnetlab/cisco_n9kv:10.5",
+        extractor="fabricgen.check.roce:extract_nxos",
+        structural_checks=("nxos-parse", "nxos-undefined-ref", "nxos-system-qos", "nxos-class-mismatch",
+                           "nxos-cnp-lossless", "nxos-ecn", "nxos-bandwidth", "nxos-interface-qos", "nxos-mtu",
+                           "nxos-bgp-neighbor-subnet", "nxos-watchdog", "nxos-pause-buffer"),
+        capabilities=Capabilities(
+            lossless_qos=True,
+            adaptive_routing_modes=frozenset({"flowlet", "per-packet"}),
+            adaptive_routing_needs_reload=True,
+            qp_hashing=False,
+            pfc_watchdog=True,
+            watchdog_timers=WatchdogFacts(interval_ms=(100, 1000), detection_multiplier=(1, 10),
+                                          restore_multiplier=(0, 100), actions=frozenset({"drop"})),
+            bfd=True,
+            pause_buffer_above_m=100.0,
+            buffer_cell_bytes=208,
+        ),
+        fact_cost_s=0.0025,
+        extract_in_pool=True,
+    ),
+    PlatformRecord(
+        name="sonic",
+        description="SONiC (ConfigDB config_db.json + FRR split-unified frr.conf)",
+        kind="switch",
+        files=("config_db.json", "frr.conf"),
+        renderer="fabricgen.platforms.sonic:render",
+        port_name=lane_port_name,
+        sku_catalog="sonic",
+        napalm_driver="sonic",
+        containerlab_kind="sonic-vs",
+        containerlab_image="docker-sonic-vs:latest",
+        extractor="fabricgen.check.roce:extract_sonic",
+        structural_checks=("sonic-yang", "frr-parse"),
+        capabilities=Capabilities(lossless_qos=True, pfc_watchdog=True, dynamic_buffers=True, bfd=True,
+                                  maximum_paths=256),
+        pointer_file="config_db.json",
+        bgp_file="frr.conf",
+        leaf_announces_own_only=True,
+        candidate="json-bundle",  # napalm_sonic takes both files as one JSON document keyed by file name
+        fact_cost_s=0.003,
+    ),
+    PlatformRecord(
+        name="frr",
+        description="Linux + FRR (routing only; the lab's switches)",
+        kind="switch",
+        files=("frr.conf",),
+        renderer="fabricgen.platforms.frr:render",
+        port_name=lane_port_name,
+        sku_catalog="sonic",  # SONiC's routing stack on the same netdevs: SONiC SKUs name its ports
+        napalm_driver="frr",
+        containerlab_kind="sonic-vs",
+        containerlab_image="docker-sonic-vs:latest",
+        extractor="fabricgen.check.roce:extract_frr",
+        structural_checks=("frr-parse",),
+        capabilities=Capabilities(bfd=True, sets_mtu=False, maximum_paths=256),  # FRR's MULTIPATH_NUM
+        lab_node=True,
+        leaf_announces_own_only=True,
+        not_deployed=_FRR_NO_QOS,
+    ),
+)
+
+PLATFORMS: Mapping[str, PlatformRecord] = MappingProxyType({r.name: r for r in _RECORDS})
+SWITCH_PLATFORMS: tuple[str, ...] = tuple(r.name for r in _RECORDS if r.kind == "switch")
+
+
+class UnknownPlatform(KeyError):
+    """A platform name no record has."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def platform(name: str) -> PlatformRecord:
+    """The record of a platform; UnknownPlatform (a KeyError) names the known ones."""
+    try:
+        return PLATFORMS[name]
+    except KeyError:
+        raise UnknownPlatform(f"unknown platform {name!r} (known: {', '.join(sorted(PLATFORMS))})") from None
+
+
+def capabilities(name: str) -> Capabilities:
+    return platform(name).capabilities
+
+
+def watchdog_timers(poll_ms: int, detection_ms: int, restoration_ms: int, action: str,
+                    facts: WatchdogFacts) -> WatchdogTimers:
+    """Poll interval = the intent's poll_ms; detection and restoration rounded up to whole intervals.
+
+    Rounding up never makes the watchdog fire earlier than the intent says.  Raises ValueError
+    naming the intent field when the platform cannot express the timers or the action.
+    """
+    lo, hi = facts.interval_ms
+    if not lo <= poll_ms <= hi:
+        raise ValueError(f"poll_ms: {poll_ms} ms is outside the watchdog interval range {lo}..{hi} ms")
+    detect = math.ceil(detection_ms / poll_ms)
+    restore = math.ceil(restoration_ms / poll_ms)
+    for name, value, (low, high), ms in (("detection_ms", detect, facts.detection_multiplier, detection_ms),
+                                         ("restoration_ms", restore, facts.restore_multiplier, restoration_ms)):
+        if not low <= value <= high:
+            raise ValueError(f"{name}: {ms} ms is {value} x the {poll_ms} ms poll interval, the platform takes "
+                             f"{low}..{high} intervals (at most {high * poll_ms} ms)")
+    if action not in facts.actions:
+        raise ValueError(f"action: {action!r} is not a storm action of the platform "
+                         f"({', '.join(sorted(facts.actions))})")
+    return WatchdogTimers(poll_ms, detect, restore)
+
+
+__all__ = ["PLATFORMS", "SWITCH_PLATFORMS", "Capabilities", "PlatformGap", "PlatformRecord", "UnknownPlatform",
+           "WatchdogFacts", "WatchdogTimers", "capabilities", "lane_port_name", "load", "platform",
+           "slot_port_name", "watchdog_timers"]

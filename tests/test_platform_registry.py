@@ -1,0 +1,119 @@
+"""The platform registry: every record's claims hold for what fabricgen renders, and plan refuses a setting
+a role's platform lacks the capability for, naming the capability."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from fabricgen.errors import FabricError
+from fabricgen.intent import Intent
+from fabricgen.plan import build_plan
+from fabricgen.platforms.registry import PLATFORMS, SWITCH_PLATFORMS, Capabilities, load, platform
+from fabricgen.render import render_switch
+from tests.conftest import small_intent
+
+SWITCHES = list(SWITCH_PLATFORMS)
+
+
+def plan_on(name: str, **overrides: object):  # type: ignore[no-untyped-def]
+    return build_plan(Intent.model_validate(small_intent(platforms={"leaf": name, "spine": name}, **overrides)))
+
+
+@pytest.mark.parametrize("name", SWITCHES)
+def test_record_files_are_what_its_renderer_writes(name: str) -> None:
+    plan = plan_on(name)
+    record = platform(name)
+    for sw in plan.switches.values():
+        assert tuple(render_switch(sw, plan)) == record.files
+    assert record.main_file == record.files[0]
+    assert record.bgp_config_file in record.files
+    assert record.pointer_file in ("", *record.files)
+
+
+@pytest.mark.parametrize("name", SWITCHES)
+def test_record_references_load(name: str) -> None:
+    record = platform(name)
+    assert callable(record.render_fn()) and callable(record.extractor_fn())
+    assert record.port_name is not None
+    # generic names are distinct for every (cage, sub-port) of a broken-out 64-cage switch
+    names = {record.port_name(c, s, 2, 8) for c in range(64) for s in range(2)}
+    assert len(names) == 128
+
+
+@pytest.mark.parametrize("name", SWITCHES)
+def test_napalm_driver_is_installed(name: str) -> None:
+    from napalm import get_network_driver
+
+    driver = get_network_driver(platform(name).napalm_driver)
+    assert callable(driver.load_replace_candidate)
+
+
+def test_extractor_reads_each_platforms_rendered_files(tmp_path: Path) -> None:
+    """The fact extractor a record names reads the files its renderer wrote (BGP at least, QoS where it has it)."""
+    for name in SWITCHES:
+        plan = plan_on(name)
+        record = platform(name)
+        sw = next(iter(plan.switches.values()))
+        out = tmp_path / name / sw.hostname
+        out.mkdir(parents=True)
+        for fname, text in render_switch(sw, plan).items():
+            (out / fname).write_text(text, encoding="utf-8")
+        facts = record.extractor_fn()(plan, tmp_path / name, sw.hostname)
+        assert facts.bgp_asn == sw.asn and not facts.missing and not facts.errors
+        assert facts.qos == record.capabilities.lossless_qos
+
+
+def test_unknown_platform_names_the_known_ones() -> None:
+    with pytest.raises(KeyError, match="unknown platform 'junos' \\(known: frr, nxos, sonic"):
+        platform("junos")
+    assert set(PLATFORMS) >= set(SWITCHES)
+
+
+def test_capabilities_by_name() -> None:
+    caps = Capabilities(adaptive_routing_modes=frozenset({"flowlet"}), bfd=True)
+    assert caps.has("adaptive-routing flowlet") and not caps.has("adaptive-routing per-packet")
+    assert caps.has("bfd") and not caps.has("pfc-watchdog") and not caps.has("qp-hashing")
+
+
+def test_adaptive_routing_no_platform_has_is_refused() -> None:
+    with pytest.raises(FabricError) as exc:
+        plan_on("sonic", ecmp={"adaptive_routing": {"enabled": True, "mode": "flowlet"}})
+    (p,) = exc.value.problems
+    assert p.path == "ecmp.adaptive_routing.enabled"
+    assert "capability `adaptive-routing flowlet`" in p.message and "sonic" in p.message
+    assert "enabled: false" in p.hint
+
+
+def test_role_setting_a_platform_lacks_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A platform without BFD or a PFC watchdog (a record that says so) makes plan name the capability."""
+    import fabricgen.plan as planner
+
+    base = platform("sonic")
+    weak = dataclasses.replace(base, capabilities=dataclasses.replace(base.capabilities, bfd=False,
+                                                                        pfc_watchdog=False))
+    monkeypatch.setattr(planner, "platform", lambda name: weak if name == "sonic" else platform(name))
+    with pytest.raises(FabricError) as exc:
+        build_plan(Intent.model_validate(small_intent()))
+    found = {(p.path, p.message) for p in exc.value.problems}
+    assert ("bgp.bfd.enabled", "platform sonic (leaves) lacks the capability `bfd`") in found
+    assert ("qos.pfc_watchdog.enabled", "platform sonic (leaves) lacks the capability `pfc-watchdog`") in found
+    # turning the settings off is the fix they name
+    plan = build_plan(Intent.model_validate(small_intent(bgp={"bfd": {"enabled": False}},
+                                                         qos={"pfc_watchdog": {"enabled": False}})))
+    assert plan.switches
+
+
+def test_lab_runs_only_lab_platforms() -> None:
+    from fabricgen.lab.from_plan import require_frr
+
+    require_frr(plan_on("frr"), "x.yaml")
+    with pytest.raises(FabricError, match="the lab runs Linux \\+ FRR switches, not sonic"):
+        require_frr(plan_on("sonic"), "x.yaml")
+    assert [r.name for r in PLATFORMS.values() if r.lab_node] == ["frr"]
+
+
+def test_loader_caches() -> None:
+    assert load("fabricgen.platforms.registry:platform") is platform
