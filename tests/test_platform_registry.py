@@ -117,3 +117,21 @@ def test_lab_runs_only_lab_platforms() -> None:
 
 def test_loader_caches() -> None:
     assert load("fabricgen.platforms.registry:platform") is platform
+
+
+def test_checked_pairs_are_the_records_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """JUnit's passing cases come from each platform's record: a platform without structural checks is
+    never reported as having passed NX-OS (or any other platform's) rules."""
+    from fabricgen.check import run
+    from fabricgen.check.nxos import RULES as NXOS_RULES
+
+    plan = build_plan(Intent.model_validate(small_intent()))  # sonic leaves, nxos spines
+    pairs = set(run.checked_pairs(plan, full=True))
+    for sw in plan.switches.values():
+        structural = {r for h, r in pairs if h == sw.hostname and not r.startswith("roce-")}
+        assert structural == ({"sonic-yang", "frr-parse"} if sw.platform == "sonic" else set(NXOS_RULES))
+    bare = dataclasses.replace(platform("nxos"), file_checks=(), analyzer="", structural_rules="")
+    monkeypatch.setattr(run, "platform", lambda name: bare if name == "nxos" else platform(name))
+    pairs = set(run.checked_pairs(plan, full=True))
+    spines = {sw.hostname for sw in plan.switches.values() if sw.platform == "nxos"}
+    assert not {r for h, r in pairs if h in spines and not r.startswith("roce-")}

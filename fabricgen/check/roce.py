@@ -54,6 +54,7 @@ from typing import Any
 
 from fabricgen.check.findings import Finding
 from fabricgen.model import Interface, Plan, QosPolicy, QosProfile, Switch
+from fabricgen.platforms.registry import platform
 
 RULES = (
     "roce-lossless-chain",
@@ -71,14 +72,9 @@ CHAIN, CNP, ECN, BANDWIDTH, PFC, MTU, PATHS, P2P, MISSING = RULES
 CONFIG_DB = "config_db.json"
 FRR_CONF = "frr.conf"
 NXOS_CFG = "nxos.cfg"
-FILES: dict[str, tuple[str, ...]] = {"nxos": (NXOS_CFG,), "sonic": (CONFIG_DB, FRR_CONF), "frr": (FRR_CONF,)}
-QOS_PLATFORMS = frozenset({"nxos", "sonic"})
-FRR_MAX_PATHS = 256  # same cap as platforms/frr_common.FRR_MAX_PATHS (FRR's MULTIPATH_NUM)
 NXOS_DEFAULT_MTU = 1500
 SONIC_DEFAULT_MTU = 9100  # PORT.mtu default in SONiC's YANG model
 MAX_PORTS_NAMED = 3
-# Cost estimates (s per file) that decide whether a process pool pays off.
-_COST = {"nxos": 0.0025, "sonic": 0.003, "frr": 0.001}
 _POOL_THRESHOLD_S = 1.0
 
 
@@ -178,11 +174,8 @@ class DeviceFacts:
     maximum_paths: list[tuple[int, str]] = field(default_factory=list)
 
     def file_for(self, loc: str) -> str:
-        """The file a location points into: JSON pointers are config_db.json, lines the text config."""
-        if self.platform == "sonic":
-            name = CONFIG_DB if loc.startswith("/") else FRR_CONF
-        else:
-            name = FILES.get(self.platform, (FRR_CONF,))[0]
+        """The file a location points into (the platform record says which: JSON pointers, lines)."""
+        name = platform(self.platform).location_file(loc)
         return self.files.get(name, name)
 
 
@@ -648,13 +641,6 @@ def nxos_facts(plan: Plan, host: str, lines: list[str], cfg: Any, path: str = NX
     return f
 
 
-EXTRACTORS: dict[str, Callable[[Plan, Path, str], DeviceFacts]] = {
-    "nxos": extract_nxos,
-    "sonic": extract_sonic,
-    "frr": extract_frr,
-}
-
-
 # --------------------------------------------------------------------------- extraction driver
 
 _PLAN: Plan | None = None  # set before forking; workers read it copy-on-write
@@ -672,25 +658,19 @@ def _extract_serial(plan: Plan, configs: Path, hostnames: Iterable[str]) -> dict
         sw = plan.switches.get(host)
         if sw is None:
             continue
-        extractor = EXTRACTORS.get(sw.platform)
-        if extractor is None:
-            f = DeviceFacts(host, sw.platform)
-            f.errors.append(("", f"no fact extractor for platform {sw.platform!r}"))
-            out[host] = f
-            continue
-        out[host] = extractor(plan, configs, host)
+        out[host] = platform(sw.platform).extractor_fn()(plan, configs, host)
     return out
 
 
 def _pooled(plan: Plan, host: str) -> bool:
-    """Worth a worker process: NX-OS (~2.5 ms a file, a smaller pickle).  SONiC and FRR facts are
-    cheaper to extract (~2 ms) than to unpickle in the parent (~4 ms), so they stay in the parent."""
+    """Worth a worker process (the record's `extract_in_pool`: NX-OS, ~2.5 ms a file, a smaller pickle).
+    SONiC and FRR facts are cheaper to extract (~2 ms) than to unpickle in the parent (~4 ms)."""
     sw = plan.switches.get(host)
-    return sw is not None and sw.platform == "nxos"
+    return sw is not None and platform(sw.platform).extract_in_pool
 
 
 def _auto_workers(plan: Plan, hostnames: list[str]) -> int:
-    cost = sum(_COST["nxos"] for h in hostnames if _pooled(plan, h))
+    cost = sum(platform(plan.switches[h].platform).fact_cost_s for h in hostnames if _pooled(plan, h))
     if cost < _POOL_THRESHOLD_S:
         return 1
     return max(1, min(os.cpu_count() or 1, 8))
@@ -714,7 +694,8 @@ def extract_facts(
     if n <= 1 or len(heavy) < 2:
         return _extract_serial(plan, configs, hosts)
     light = [h for h in hosts if not _pooled(plan, h)]
-    import fabricgen.check.nxos  # noqa: F401 - imported once, before forking
+    for name in {plan.switches[h].platform for h in heavy}:
+        platform(name).extractor_fn()  # imported once, before forking
 
     n_chunks = min(len(heavy), n * 4)
     chunks = [heavy[i::n_chunks] for i in range(n_chunks)]
@@ -784,7 +765,7 @@ class _DeviceCheck:
         self.out.add(self.f, self.f.device, rule, loc, message, port)
 
     def run(self) -> None:
-        if self.f.platform == "nxos":
+        if self.f.no_drop_loc:  # device-wide no-drop classes (NX-OS network-qos)
             self.no_drop_classes()
         for name, port in self.f.ports.items():
             if name not in self.planned:
@@ -942,7 +923,7 @@ class _DeviceCheck:
 
 
 def _bgp_file(f: DeviceFacts) -> str:
-    return NXOS_CFG if f.platform == "nxos" else FRR_CONF
+    return platform(f.platform).bgp_config_file
 
 
 def _bgp_usable(f: DeviceFacts) -> bool:
@@ -968,8 +949,7 @@ def _bgp_device(plan: Plan, sw: Switch, f: DeviceFacts, out: _Out) -> None:
         need = sw.bgp.maximum_paths
     else:
         return
-    if f.platform != "nxos":
-        need = min(need, FRR_MAX_PATHS)
+    need = min(need, platform(f.platform).capabilities.maximum_paths)
     if not f.maximum_paths and need > 1:
         out.add(f, f.device, PATHS, f.bgp_loc, f"no `maximum-paths`: a {sw.role} needs at least {need} "
                 "equal-cost paths")
@@ -1092,7 +1072,7 @@ def check_facts(plan: Plan, facts: dict[str, DeviceFacts], configs: Path | None 
     q = plan.qos
     for host, sw in plan.switches.items():
         f = facts.get(host)
-        names = FILES.get(sw.platform, ())
+        names = platform(sw.platform).files
         if f is None:
             for name in names:
                 path = str(configs / host / name) if configs is not None else name

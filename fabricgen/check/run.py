@@ -29,9 +29,10 @@ from typing import Any
 
 from fabricgen.check.findings import Finding
 from fabricgen.model import Plan
+from fabricgen.platforms.registry import load, platform
 
 # Estimated CPU seconds per file; decide whether a process pool pays off and how to chunk.
-_COST_NXOS = 0.005
+_COST_ANALYZE = 0.005
 _COST_YANG = 0.025
 _POOL_THRESHOLD_S = 1.0
 _CHUNK_S = 0.25  # work per pool task: small enough that both workers finish together
@@ -45,15 +46,15 @@ class CheckFailed(Exception):
         self.findings = findings
 
 
-def files_by_platform(plan: Plan, configs: Path) -> dict[str, list[tuple[str, Path]]]:
-    """(device, path) of every planned config file that exists, per file kind."""
-    out: dict[str, list[tuple[str, Path]]] = {"config_db.json": [], "frr.conf": [], "nxos.cfg": []}
+def files_by_check(plan: Plan, configs: Path) -> dict[str, list[tuple[str, Path]]]:
+    """(device, path) of every planned config file that exists, per batch checker of its platform's record
+    ("sonic-yang", "frr-parse")."""
+    out: dict[str, list[tuple[str, Path]]] = {"sonic-yang": [], "frr-parse": []}
     for sw in plan.switches.values():
-        names = {"nxos": ["nxos.cfg"], "sonic": ["config_db.json", "frr.conf"], "frr": ["frr.conf"]}[sw.platform]
-        for name in names:
+        for checker, name in platform(sw.platform).file_checks:
             path = configs / sw.hostname / name
             if path.is_file():
-                out[name].append((sw.hostname, path))
+                out.setdefault(checker, []).append((sw.hostname, path))
     return out
 
 
@@ -73,15 +74,16 @@ class _Work:
 _WORK: _Work | None = None
 
 
-def _nxos_job(hosts: list[str]) -> tuple[list[Finding], dict[str, Any]]:
-    """Structural findings (full check only) and RoCE facts of some NX-OS hosts, one parse each."""
-    from fabricgen.check.roce import analyze_nxos
-
+def _analyze_job(hosts: list[str]) -> tuple[list[Finding], dict[str, Any]]:
+    """Structural findings (full check only) and RoCE facts of some hosts whose platform has an analyzer
+    (NX-OS), one parse each."""
     assert _WORK is not None
+    plan = _WORK.plan
     findings: list[Finding] = []
     facts = {}
     for host in hosts:
-        found, facts[host] = analyze_nxos(_WORK.plan, _WORK.configs, host, _WORK.structural)
+        analyze = load(platform(plan.switches[host].platform).analyzer)
+        found, facts[host] = analyze(plan, _WORK.configs, host, _WORK.structural)
         findings += found
     return findings, facts
 
@@ -107,7 +109,7 @@ def _chunks(items: list[Any], cost: float, workers: int) -> list[list[Any]]:
 
 @dataclass
 class _Jobs:
-    nxos: list[Any] = field(default_factory=list)  # AsyncResult / plain results of _nxos_job
+    analyzed: list[Any] = field(default_factory=list)  # AsyncResult / plain results of _analyze_job
     yang: list[Any] = field(default_factory=list)
     frr: Future[list[Finding]] | None = None
 
@@ -187,8 +189,8 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
     from fabricgen.check.nic import check_nic_scripts
 
     n = workers or os.cpu_count() or 1
-    nxos_hosts = [h for h, sw in plan.switches.items() if sw.platform == "nxos"]
-    light = [h for h, sw in plan.switches.items() if sw.platform != "nxos"]
+    heavy = [h for h, sw in plan.switches.items() if platform(sw.platform).analyzer]
+    light = [h for h, sw in plan.switches.items() if not platform(sw.platform).analyzer]
     sonic: list[str] = []
     frr: list[Path] = []
     yang_cache: ResultCache | None = None
@@ -201,9 +203,9 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
     if full:
         from fabricgen.check.sonic_yang import SonicYangValidator, resolve_yang_dir
 
-        files = files_by_platform(plan, configs)
-        sonic_all = [str(p) for _, p in files["config_db.json"]]
-        frr_all = [p for _, p in files["frr.conf"]]
+        files = files_by_check(plan, configs)
+        sonic_all = [str(p) for _, p in files["sonic-yang"]]
+        frr_all = [p for _, p in files["frr-parse"]]
         root = resolve_yang_dir(yang_dir) if sonic_all else None
         if use_cache and root is not None:
             yang_cache = ResultCache(cache_dir(configs), "sonic-yang", _yang_salt(root))
@@ -214,10 +216,10 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
         frr = [Path(p) for p in frr_todo]
         if sonic and root is not None:
             work.validator = SonicYangValidator(root)  # built once, before the fork
-    if nxos_hosts:
-        from fabricgen.check import nxos  # noqa: F401 - imported once, before forking
+    for name in {plan.switches[h].platform for h in heavy}:
+        load(platform(name).analyzer)  # imported once, before forking
 
-    cost = len(nxos_hosts) * _COST_NXOS + len(sonic) * _COST_YANG
+    cost = len(heavy) * _COST_ANALYZE + len(sonic) * _COST_YANG
     pooled = n > 1 and cost >= _POOL_THRESHOLD_S
     jobs = _Jobs()
     threads = ThreadPoolExecutor(max_workers=1) if frr else None
@@ -233,20 +235,20 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
             # collector's full passes over millions of them cost ~1.5 s: off here, after the fork,
             # so the workers keep collecting.
             gc.disable()
-            jobs.nxos = [pool.apply_async(_nxos_job, (c,)) for c in _chunks(nxos_hosts, _COST_NXOS, n)]
+            jobs.analyzed = [pool.apply_async(_analyze_job, (c,)) for c in _chunks(heavy, _COST_ANALYZE, n)]
             jobs.yang = [pool.apply_async(_yang_job, (c,)) for c in _chunks(sonic, _COST_YANG, n)]
         if threads is not None:  # after the fork: no child inherits a half-started vtysh
             from fabricgen.check.frr_parser import check_frr_configs
 
             jobs.frr = threads.submit(check_frr_configs, frr, workers=n)
         if not pooled:
-            jobs.nxos = [_nxos_job(nxos_hosts)]
+            jobs.analyzed = [_analyze_job(heavy)]
             jobs.yang = [_yang_job(sonic)] if sonic else []
         facts = roce._extract_serial(plan, configs, light)
-        nxos_findings: list[Finding] = []
-        for job in jobs.nxos:
+        structural: list[Finding] = []
+        for job in jobs.analyzed:
             found, part = _get(job)
-            nxos_findings += found
+            structural += found
             facts.update(part)
         facts = {h: facts[h] for h in plan.switches if h in facts}
         fast = roce.check_facts(plan, facts, configs) + check_nic_scripts(plan, hosts, facts)
@@ -269,9 +271,9 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
         _WORK = None
     if not full:
         return fast
-    yang = _in_order(yang_cache, [str(p) for _, p in files["config_db.json"]], yang_done, yang_keys)
-    frr_findings = _in_order(frr_cache, [str(p) for _, p in files["frr.conf"]], frr_done, frr_keys)
-    return yang + frr_findings + nxos_findings + fast
+    yang = _in_order(yang_cache, [str(p) for _, p in files["sonic-yang"]], yang_done, yang_keys)
+    frr_findings = _in_order(frr_cache, [str(p) for _, p in files["frr-parse"]], frr_done, frr_keys)
+    return yang + frr_findings + structural + fast
 
 
 def _from_cache(cache: Any, paths: list[str]) -> tuple[dict[str, list[Finding]], list[str], dict[str, str | None]]:
@@ -310,18 +312,12 @@ def _in_order(cache: Any, paths: list[str], done: dict[str, list[Finding]],
 def checked_pairs(plan: Plan, full: bool) -> list[tuple[str, str]]:
     """(device, rule) pairs that ran, so JUnit shows passing cases too."""
     from fabricgen.check.nic import RULES as NIC_RULES
-    from fabricgen.check.nxos import RULES as NXOS_RULES
     from fabricgen.check.roce import RULES as ROCE_RULES
 
     pairs: list[tuple[str, str]] = []
     for sw in plan.switches.values():
-        if full:
-            if sw.platform == "sonic":
-                pairs += [(sw.hostname, "sonic-yang"), (sw.hostname, "frr-parse")]
-            elif sw.platform == "frr":
-                pairs.append((sw.hostname, "frr-parse"))
-            else:
-                pairs += [(sw.hostname, r) for r in NXOS_RULES]
+        if full:  # exactly the structural checks its platform's record runs (none: none reported)
+            pairs += [(sw.hostname, r) for r in platform(sw.platform).rule_ids()]
         pairs += [(sw.hostname, r) for r in ROCE_RULES]
     pairs += [(srv.name, r) for srv in plan.servers for r in NIC_RULES]
     return pairs

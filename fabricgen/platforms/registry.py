@@ -148,8 +148,13 @@ class PlatformRecord:
     containerlab_kind: str
     containerlab_image: str
     extractor: str  # (plan, configs dir, hostname) -> check.roce.DeviceFacts
-    structural_checks: tuple[str, ...]  # rule ids `fabricgen check --full` runs on its files
     capabilities: Capabilities
+    # Structural checks of `fabricgen check` (full): batch checkers over one of its files (check.run knows
+    # "sonic-yang" and "frr-parse"), and/or a per-device analyzer that parses a config once for its own
+    # structural rules and its RoCE facts: (plan, configs, host, structural) -> (findings, DeviceFacts).
+    file_checks: tuple[tuple[str, str], ...] = ()  # (checker, file name)
+    analyzer: str = ""
+    structural_rules: str = ""  # the analyzer's rule ids (a tuple of str)
     lab_node: bool = False  # the namespace lab runs its rendered config as it is
     pointer_file: str = ""  # the file JSON-pointer locations ("/PORT/...") point into
     bgp_file: str = ""  # the file holding `router bgp` (default: the main file)
@@ -178,6 +183,11 @@ class PlatformRecord:
 
     def extractor_fn(self) -> Callable[..., Any]:
         return load(self.extractor)
+
+    def rule_ids(self) -> tuple[str, ...]:
+        """Every structural check id `fabricgen check` runs on a device of this platform."""
+        rules: tuple[str, ...] = load(self.structural_rules) if self.structural_rules else ()
+        return tuple(checker for checker, _ in self.file_checks) + rules
 
 
 _LOADED: dict[str, Any] = {}
@@ -215,9 +225,8 @@ _RECORDS = (
         containerlab_kind="cisco_n9kv",
         containerlab_image="vrnetlab/cisco_n9kv:10.5",
         extractor="fabricgen.check.roce:extract_nxos",
-        structural_checks=("nxos-parse", "nxos-undefined-ref", "nxos-system-qos", "nxos-class-mismatch",
-                           "nxos-cnp-lossless", "nxos-ecn", "nxos-bandwidth", "nxos-interface-qos", "nxos-mtu",
-                           "nxos-bgp-neighbor-subnet", "nxos-watchdog", "nxos-pause-buffer"),
+        analyzer="fabricgen.check.roce:analyze_nxos",
+        structural_rules="fabricgen.check.nxos:RULES",
         capabilities=Capabilities(
             lossless_qos=True,
             adaptive_routing_modes=frozenset({"flowlet", "per-packet"}),
@@ -245,7 +254,7 @@ _RECORDS = (
         containerlab_kind="sonic-vs",
         containerlab_image="docker-sonic-vs:latest",
         extractor="fabricgen.check.roce:extract_sonic",
-        structural_checks=("sonic-yang", "frr-parse"),
+        file_checks=(("sonic-yang", "config_db.json"), ("frr-parse", "frr.conf")),
         capabilities=Capabilities(lossless_qos=True, pfc_watchdog=True, dynamic_buffers=True, bfd=True,
                                   maximum_paths=256),
         pointer_file="config_db.json",
@@ -266,7 +275,7 @@ _RECORDS = (
         containerlab_kind="sonic-vs",
         containerlab_image="docker-sonic-vs:latest",
         extractor="fabricgen.check.roce:extract_frr",
-        structural_checks=("frr-parse",),
+        file_checks=(("frr-parse", "frr.conf"),),
         capabilities=Capabilities(bfd=True, sets_mtu=False, maximum_paths=256),  # FRR's MULTIPATH_NUM
         lab_node=True,
         leaf_announces_own_only=True,
