@@ -34,11 +34,11 @@ from pydantic_core import PydanticCustomError
 
 from fabricgen import intent_file
 from fabricgen.errors import FabricError, Problem
+from fabricgen.platforms.registry import SWITCH_PLATFORMS
 
 NIC_SPEEDS = (100, 200, 400, 800)
 PORT_SPEEDS = (25, 50, 100, 200, 400, 800, 1600)
-PLATFORMS = ("nxos", "sonic", "frr")
-Platform = Literal["nxos", "sonic", "frr"]
+PLATFORMS = SWITCH_PLATFORMS  # one record each in fabricgen.platforms.registry
 Role = Literal["leaf", "spine", "super_spine"]
 
 
@@ -298,6 +298,15 @@ class SwitchModels(_Model):
     leaf: SwitchModel
     spine: SwitchModel | None = None
     super_spine: SwitchModel | None = None
+
+
+def _platform(value: str) -> str:
+    if value not in PLATFORMS:
+        raise invalid(f"unknown platform {value!r}", f"use one of: {', '.join(PLATFORMS)}")
+    return value
+
+
+Platform = Annotated[str, AfterValidator(_platform)]
 
 
 class Platforms(_Model):

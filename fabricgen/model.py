@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fabricgen.errors import Problem
-from fabricgen.intent import Intent, Platform
+from fabricgen.intent import Intent
 from fabricgen.skus import RoleHardware
 
 Role = Literal["leaf", "spine", "super_spine"]
@@ -81,7 +81,7 @@ class SwitchBgp:
 class Switch:
     hostname: str
     role: Role
-    platform: Platform
+    platform: str  # a fabricgen.platforms.registry record's name
     model: str
     plane: int
     pod: int  # 0 for 2-tier fabrics and for super-spines

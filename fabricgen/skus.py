@@ -37,9 +37,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
+from fabricgen.platforms import registry
+
 PLATFORM_ENV = "FABRICGEN_SONIC_PLATFORM"
-# Platforms whose ports SONiC SKUs name: SONiC, and Linux + FRR (SONiC's routing stack on the same netdevs).
-SONIC_SKU_PLATFORMS = ("sonic", "frr")
 SHARED_PLATFORM = Path(__file__).resolve().parents[2] / "shared" / "sonic-platform"
 BufferModel = Literal["dynamic", "traditional"]
 
@@ -168,10 +168,11 @@ def _port_index(sku: HardwareSku) -> dict[str, SkuPort]:
 
 
 def generic_port_name(platform: str, cage: int, sub: int, breakout: int, lanes_per_port: int) -> str:
-    """A platform's naming scheme for sub-port `sub` of cage `cage` (0-based) of a model without a SKU."""
-    if platform == "nxos":
-        return f"Ethernet1/{cage + 1}" if breakout == 1 else f"Ethernet1/{cage + 1}/{sub + 1}"
-    return f"Ethernet{cage * lanes_per_port + sub * (lanes_per_port // breakout)}"
+    """A platform's naming scheme (its registry record's) for sub-port `sub` of cage `cage` (0-based) of a
+    model without a SKU."""
+    naming = registry.platform(platform).port_name
+    assert naming is not None, f"platform {platform} names no switch ports"
+    return naming(cage, sub, breakout, lanes_per_port)
 
 
 def generic_port(platform: str, cage: int, sub: int, breakout: int, lanes_per_port: int, speed: int) -> SkuPort:
@@ -192,7 +193,7 @@ def generic_port(platform: str, cage: int, sub: int, breakout: int, lanes_per_po
 
 def nxos_front_panel(cages: int, cage_speed: int, breakout: int = 1) -> tuple[SkuPort, ...]:
     """NX-OS names of a fixed switch: Ethernet1/N, or Ethernet1/N/M when every cage is broken out."""
-    return tuple(SkuPort(generic_port_name("nxos", i // breakout, i % breakout, breakout, 8), i // breakout + 1,
+    return tuple(SkuPort(registry.slot_port_name(i // breakout, i % breakout, breakout, 8), i // breakout + 1,
                          cage_speed // breakout) for i in range(cages * breakout))
 
 
@@ -327,8 +328,9 @@ def load_sonic_sku(sku_dir: Path) -> HardwareSku:
 
 
 def known_skus(platform: str, root: Path | None = None) -> list[str]:
-    if platform not in SONIC_SKU_PLATFORMS:
-        return sorted(NXOS_MODELS) if platform == "nxos" else []
+    catalog = registry.platform(platform).sku_catalog
+    if catalog != "sonic":
+        return sorted(NXOS_MODELS) if catalog == "nxos" else []
     base = root if root is not None else platform_dir()
     return sorted(sonic_sku_dirs(base)) if base is not None and base.is_dir() else []
 
@@ -336,13 +338,14 @@ def known_skus(platform: str, root: Path | None = None) -> list[str]:
 def find_sku(platform: str, name: str, role_path: str = "") -> HardwareSku:
     """The record of SKU `name` on `platform`, or SkuError listing the known ones."""
     path = f"{role_path}.sku" if role_path else "sku"
-    if platform == "nxos":
+    catalog = registry.platform(platform).sku_catalog
+    if catalog == "nxos":
         if name in NXOS_MODELS:
             return NXOS_MODELS[name]
         known = ", ".join(sorted(NXOS_MODELS)) or "none yet"
         raise SkuError(f"unknown NX-OS model {name!r} (known: {known})",
                        "use a known model, or drop `sku` for generic Ethernet1/N naming", path)
-    if platform not in SONIC_SKU_PLATFORMS:
+    if catalog != "sonic":
         raise SkuError(f"platform {platform} has no hardware SKUs", "drop `sku` for this role", path)
     root = platform_dir()
     if root is None or not root.is_dir():

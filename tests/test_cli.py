@@ -12,6 +12,7 @@ import pytest
 
 from fabricgen.cli import main
 from fabricgen.plan import load_plan
+from fabricgen.platforms.registry import platform
 from fabricgen.render import render_all
 from tests.conftest import EXAMPLE, small_intent, write_intent
 
@@ -63,8 +64,7 @@ def test_render_outputs_and_determinism(tmp_path: Path) -> None:
     assert da == db, "same intent, byte-identical output (serial and parallel alike)"
     plan = load_plan(EXAMPLE)
     for sw in plan.switches.values():
-        files = {"nxos": ["nxos.cfg"], "sonic": ["config_db.json", "frr.conf"], "frr": ["frr.conf"]}[sw.platform]
-        for f in files:
+        for f in platform(sw.platform).files:
             assert f"configs/{sw.hostname}/{f}" in da
     assert {f"hosts/{s.name}.sh" for s in plan.servers} <= set(da)
     assert {"plan.json", "cabling.csv", "inventory/hosts.yaml"} <= set(da)

@@ -16,6 +16,7 @@ from fabricgen.intent import Intent
 from fabricgen.model import Plan, Switch
 from fabricgen.plan import build_plan, load_plan
 from fabricgen.platforms import frr, frr_common, sonic
+from fabricgen.platforms.registry import platform
 from fabricgen.render import environment, render_switch
 from tests.conftest import EXAMPLE, small_intent
 
@@ -146,7 +147,7 @@ def test_every_planned_neighbor_with_its_remote_as(fixture: str, request: pytest
 def test_maximum_paths_equals_plan(fixture: str, request: pytest.FixtureRequest) -> None:
     plan: Plan = request.getfixturevalue(fixture)
     for sw in plan.switches.values():
-        if sw.platform in ("sonic", "frr"):
+        if platform(sw.platform).bgp_config_file == "frr.conf":
             assert sw.bgp is not None
             assert af_lines(frr_conf(sw, plan)).count(f"maximum-paths {sw.bgp.maximum_paths}") == 1
 

@@ -95,8 +95,10 @@ def containerlab(plan: Plan, configs: Path | None = None) -> str:
 
 
 def lab_defaults(key_file: Path) -> dict[str, Any]:
-    """nornir defaults for the lab: root over SSH with the lab's key (the key file's path, never the key)."""
-    return {"username": "root", "platform": "frr",
+    """nornir defaults for the lab: root over SSH with the lab's key (the key file's path, never the key),
+    the napalm driver of the platform the lab runs."""
+    (node,) = (r for r in PLATFORMS.values() if r.lab_node)
+    return {"username": "root", "platform": node.napalm_driver,
             "connection_options": {"napalm": {"extras": {"optional_args": {"key_file": str(key_file)}}}}}
 
 
