@@ -49,6 +49,18 @@ def unsupported_settings(intent: Intent) -> list[Problem]:
     if wd.enabled:
         lacks("qos.pfc_watchdog.enabled", "pfc-watchdog", "set qos.pfc_watchdog.enabled: false, or use a platform "
               "with a PFC watchdog", qos_roles)
+    for role, rec in used.items():
+        if intent.qos.mtu > rec.capabilities.max_mtu:
+            problems.append(Problem("qos.mtu", f"platform {rec.name} ({PLURAL[role]}) takes interface MTUs up to "
+                                    f"{rec.capabilities.max_mtu}, the fabric asks for {intent.qos.mtu}",
+                                    f"set qos.mtu to {rec.capabilities.max_mtu} or less"))
+    lossless = intent.qos.lossless
+    for role, rec in qos_roles.items():
+        if rec.capabilities.strict_queues_highest and intent.qos.cnp_tc < max(lossless):
+            problems.append(Problem("qos.cnp_tc", f"platform {rec.name} ({PLURAL[role]}) schedules strict-priority "
+                                    f"queues only above its round-robin ones: the CNP class {intent.qos.cnp_tc} is "
+                                    f"below the lossless class {max(lossless)}", "give CNPs a traffic class above "
+                                    "every lossless one (e.g. qos.cnp_tc: 6)"))
     ar = intent.ecmp.adaptive_routing
     if ar.enabled and not any(rec.capabilities.adaptive_routing(ar.mode) for rec in used.values()):
         names = ", ".join(sorted({rec.name for rec in used.values()}))
@@ -57,12 +69,19 @@ def unsupported_settings(intent: Intent) -> list[Problem]:
                                 "false, or use switches that do adaptive routing in this mode"))
     seen: set[str] = set()
     for role, rec in qos_roles.items():
-        facts = rec.capabilities.watchdog_timers
-        if rec.name in seen or facts is None or not wd.enabled:
+        caps = rec.capabilities
+        if rec.name in seen or not wd.enabled or not caps.pfc_watchdog:
             continue
         seen.add(rec.name)
+        if wd.action not in caps.watchdog_actions:
+            problems.append(Problem("qos.pfc_watchdog.action", f"{rec.name} ({PLURAL[role]}) cannot run this PFC "
+                                    f"watchdog: action: {wd.action!r} is not a storm action of the platform "
+                                    f"({', '.join(sorted(caps.watchdog_actions))})", "pick timers and an action "
+                                    "every platform of the fabric supports"))
+        if caps.watchdog_timers is None:
+            continue
         try:
-            watchdog_timers(wd.poll_ms, wd.detection_ms, wd.restoration_ms, wd.action, facts)
+            watchdog_timers(wd.poll_ms, wd.detection_ms, wd.restoration_ms, caps.watchdog_timers)
         except ValueError as exc:
             field, _, message = str(exc).partition(": ")
             problems.append(Problem(f"qos.pfc_watchdog.{field}", f"{rec.name} ({PLURAL[role]}) cannot run this PFC "

@@ -135,3 +135,19 @@ def test_checked_pairs_are_the_records_checks(monkeypatch: pytest.MonkeyPatch) -
     pairs = set(run.checked_pairs(plan, full=True))
     spines = {sw.hostname for sw in plan.switches.values() if sw.platform == "nxos"}
     assert not {r for h, r in pairs if h in spines and not r.startswith("roce-")}
+
+
+def test_mtu_and_queue_limits_of_a_platform_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record's largest MTU and its strict-above-round-robin queue model become plan errors naming the fix."""
+    import fabricgen.plan as planner
+
+    base = platform("sonic")
+    tight = dataclasses.replace(base, capabilities=dataclasses.replace(base.capabilities, max_mtu=9214,
+                                                                         strict_queues_highest=True))
+    monkeypatch.setattr(planner, "platform", lambda name: tight if name == "sonic" else platform(name))
+    with pytest.raises(FabricError) as exc:
+        build_plan(Intent.model_validate(small_intent(qos={"mtu": 9216, "cnp_tc": 2})))
+    found = {p.path: p for p in exc.value.problems}
+    assert "takes interface MTUs up to 9214" in found["qos.mtu"].message and "9214" in found["qos.mtu"].hint
+    assert "CNP class 2 is below the lossless class 3" in found["qos.cnp_tc"].message
+    assert build_plan(Intent.model_validate(small_intent(qos={"mtu": 9214}))).switches

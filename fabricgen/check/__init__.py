@@ -6,6 +6,7 @@ Every checker returns `Finding`s (findings.py) so results merge and print the sa
     sonic_yang.py  SONiC config_db.json against SONiC's YANG models (libyang)        rule "sonic-yang"
     frr_parser.py  FRR configs through FRR's own parser (vtysh --dryrun)              rule "frr-parse"
     nxos.py        NX-OS structure over its indentation tree (config_tree.py)      rules "nxos-*"
+    facts.py       per-device RoCE facts; extract/<platform>.py fills them from its files
     roce.py        fabric-wide RoCE invariants over per-device facts                rules "roce-*"
     yang_models.py where the pinned SONiC YANG models are found (or fetched from)
 

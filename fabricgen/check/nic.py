@@ -37,8 +37,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from fabricgen.check.facts import DeviceFacts, PortFacts
 from fabricgen.check.findings import Finding
-from fabricgen.check.roce import DeviceFacts, PortFacts
 from fabricgen.host import parse_nic_header
 from fabricgen.model import Plan, QosPolicy, Server
 from fabricgen.qos import ECT0, ROCE_OPTIMIZED_CNP_DSCP

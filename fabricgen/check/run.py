@@ -8,7 +8,7 @@ Scheduling (a 32K-GPU fabric has ~2,000 SONiC, ~500 NX-OS and ~4,000 NIC files):
 
 * one fork-context process pool takes every CPU-bound per-file job: each NX-OS file is
   read and parsed once for both its structural findings and its RoCE facts
-  (`roce.analyze_nxos`), then the SONiC files go through libyang (one context, built
+  (its analyzer, `check.extract.nxos.analyze_nxos`), then the SONiC files go through libyang (one context, built
   before the fork and shared copy-on-write);
 * meanwhile threads in this process drive the vtysh batches (the work is in the
   vtysh processes), and this process extracts the SONiC / FRR facts, then runs the
@@ -244,7 +244,7 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
         if not pooled:
             jobs.analyzed = [_analyze_job(heavy)]
             jobs.yang = [_yang_job(sonic)] if sonic else []
-        facts = roce._extract_serial(plan, configs, light)
+        facts = roce.extract_serial(plan, configs, light)
         structural: list[Finding] = []
         for job in jobs.analyzed:
             found, part = _get(job)

@@ -301,7 +301,7 @@ def build_watchdog(wd: PfcWatchdog) -> NxWatchdog | None:
         return None
     facts = capabilities("nxos").watchdog_timers
     assert facts is not None
-    t = watchdog_timers(wd.poll_ms, wd.detection_ms, wd.restoration_ms, wd.action, facts)
+    t = watchdog_timers(wd.poll_ms, wd.detection_ms, wd.restoration_ms, facts)
     return NxWatchdog(t.interval_ms, t.detection_multiplier, t.restore_multiplier)
 
 

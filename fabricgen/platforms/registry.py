@@ -49,7 +49,6 @@ class WatchdogFacts:
     interval_ms: tuple[int, int]  # poll interval range
     detection_multiplier: tuple[int, int]  # intervals before a stuck queue is shut
     restore_multiplier: tuple[int, int]  # intervals without PFC before it is restored
-    actions: frozenset[str]  # storm actions the platform implements
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,10 +77,13 @@ class Capabilities:
     adaptive_routing_needs_reload: bool = False  # enabling it only takes effect after a reload
     qp_hashing: bool = False  # can hash on the RoCE queue pair (UDF on the BTH destination QP)
     pfc_watchdog: bool = False  # renders a PFC watchdog
+    watchdog_actions: frozenset[str] = frozenset()  # storm actions it implements (intent names: drop, forward, alert)
     watchdog_timers: WatchdogFacts | None = None  # None: any timers the intent validates are rendered as they are
     dynamic_buffers: bool = False  # headroom computed on the switch from cable length and speed
     bfd: bool = False
     sets_mtu: bool = True  # the config carries the interface MTU
+    max_mtu: int = 9216  # largest interface MTU it takes
+    strict_queues_highest: bool = False  # strict-priority queues must all be above the round-robin ones
     maximum_paths: int = 1024  # largest `maximum-paths` the BGP implementation takes
     pause_buffer_above_m: float | None = None  # static ingress pause buffer needed above this cable length
     buffer_cell_bytes: int = 1  # granularity of buffer thresholds
@@ -147,7 +149,7 @@ class PlatformRecord:
     napalm_driver: str  # nornir-napalm platform (napalm's get_network_driver name)
     containerlab_kind: str
     containerlab_image: str
-    extractor: str  # (plan, configs dir, hostname) -> check.roce.DeviceFacts
+    extractor: str  # (plan, configs dir, hostname) -> check.facts.DeviceFacts
     capabilities: Capabilities
     # Structural checks of `fabricgen check` (full): batch checkers over one of its files (check.run knows
     # "sonic-yang" and "frr-parse"), and/or a per-device analyzer that parses a config once for its own
@@ -224,8 +226,8 @@ _RECORDS = (
         napalm_driver="nxos_fabricgen",  # napalm's nxos_ssh with owned-section candidates (drivers/nxos.py)
         containerlab_kind="cisco_n9kv",
         containerlab_image="vrnetlab/cisco_n9kv:10.5",
-        extractor="fabricgen.check.roce:extract_nxos",
-        analyzer="fabricgen.check.roce:analyze_nxos",
+        extractor="fabricgen.check.extract.nxos:extract_nxos",
+        analyzer="fabricgen.check.extract.nxos:analyze_nxos",
         structural_rules="fabricgen.check.nxos:RULES",
         capabilities=Capabilities(
             lossless_qos=True,
@@ -233,8 +235,9 @@ _RECORDS = (
             adaptive_routing_needs_reload=True,
             qp_hashing=False,
             pfc_watchdog=True,
+            watchdog_actions=frozenset({"drop"}),  # NX-OS has no forward or alert-only action
             watchdog_timers=WatchdogFacts(interval_ms=(100, 1000), detection_multiplier=(1, 10),
-                                          restore_multiplier=(0, 100), actions=frozenset({"drop"})),
+                                          restore_multiplier=(0, 100)),
             bfd=True,
             pause_buffer_above_m=100.0,
             buffer_cell_bytes=208,
@@ -253,10 +256,11 @@ _RECORDS = (
         napalm_driver="sonic",
         containerlab_kind="sonic-vs",
         containerlab_image="docker-sonic-vs:latest",
-        extractor="fabricgen.check.roce:extract_sonic",
+        extractor="fabricgen.check.extract.sonic:extract_sonic",
         file_checks=(("sonic-yang", "config_db.json"), ("frr-parse", "frr.conf")),
-        capabilities=Capabilities(lossless_qos=True, pfc_watchdog=True, dynamic_buffers=True, bfd=True,
-                                  maximum_paths=256),
+        capabilities=Capabilities(lossless_qos=True, pfc_watchdog=True,
+                                  watchdog_actions=frozenset({"drop", "forward", "alert"}),  # PFC_WD.action
+                                  dynamic_buffers=True, bfd=True, maximum_paths=256),
         pointer_file="config_db.json",
         bgp_file="frr.conf",
         leaf_announces_own_only=True,
@@ -274,9 +278,9 @@ _RECORDS = (
         napalm_driver="frr",
         containerlab_kind="sonic-vs",
         containerlab_image="docker-sonic-vs:latest",
-        extractor="fabricgen.check.roce:extract_frr",
+        extractor="fabricgen.check.extract.frr:extract_frr",
         file_checks=(("frr-parse", "frr.conf"),),
-        capabilities=Capabilities(bfd=True, sets_mtu=False, maximum_paths=256),  # FRR's MULTIPATH_NUM
+        capabilities=Capabilities(bfd=True, sets_mtu=False, max_mtu=65535, maximum_paths=256),  # MULTIPATH_NUM
         lab_node=True,
         leaf_announces_own_only=True,
         not_deployed=_FRR_NO_QOS,
@@ -306,12 +310,11 @@ def capabilities(name: str) -> Capabilities:
     return platform(name).capabilities
 
 
-def watchdog_timers(poll_ms: int, detection_ms: int, restoration_ms: int, action: str,
-                    facts: WatchdogFacts) -> WatchdogTimers:
+def watchdog_timers(poll_ms: int, detection_ms: int, restoration_ms: int, facts: WatchdogFacts) -> WatchdogTimers:
     """Poll interval = the intent's poll_ms; detection and restoration rounded up to whole intervals.
 
     Rounding up never makes the watchdog fire earlier than the intent says.  Raises ValueError
-    naming the intent field when the platform cannot express the timers or the action.
+    naming the intent field when the platform cannot express the timers.
     """
     lo, hi = facts.interval_ms
     if not lo <= poll_ms <= hi:
@@ -323,9 +326,6 @@ def watchdog_timers(poll_ms: int, detection_ms: int, restoration_ms: int, action
         if not low <= value <= high:
             raise ValueError(f"{name}: {ms} ms is {value} x the {poll_ms} ms poll interval, the platform takes "
                              f"{low}..{high} intervals (at most {high * poll_ms} ms)")
-    if action not in facts.actions:
-        raise ValueError(f"action: {action!r} is not a storm action of the platform "
-                         f"({', '.join(sorted(facts.actions))})")
     return WatchdogTimers(poll_ms, detect, restore)
 
 

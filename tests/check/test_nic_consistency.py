@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from fabricgen.check.facts import DeviceFacts
 from fabricgen.check.findings import Finding
 from fabricgen.check.nic import RULES, check_nic_scripts, plan_side, port_side
-from fabricgen.check.roce import DeviceFacts, check_facts, extract_facts
+from fabricgen.check.roce import check_facts, extract_facts
 from fabricgen.intent import Intent
 from fabricgen.model import Plan
 from fabricgen.plan import build_plan, load_plan

@@ -17,18 +17,10 @@ from typing import Any
 
 import pytest
 
+from fabricgen.check.facts import DeviceFacts, ipv4_int, parse_asn, pointer
 from fabricgen.check.findings import Finding
 from fabricgen.check.nic import check_nic_scripts
-from fabricgen.check.roce import (
-    RULES,
-    DeviceFacts,
-    check_fabric,
-    check_facts,
-    extract_facts,
-    ipv4_int,
-    parse_asn,
-    pointer,
-)
+from fabricgen.check.roce import RULES, check_fabric, check_facts, extract_facts
 from fabricgen.model import Plan
 from fabricgen.plan import load_plan
 from fabricgen.render import render_all
