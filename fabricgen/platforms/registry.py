@@ -116,6 +116,11 @@ def lane_port_name(cage: int, sub: int, breakout: int, lanes_per_port: int) -> s
     return f"Ethernet{cage * lanes_per_port + sub * (lanes_per_port // breakout)}"
 
 
+def cage_lane_port_name(cage: int, sub: int, breakout: int, lanes_per_port: int) -> str:
+    """Ethernet<cage>/<first lane>: every lane of a multi-lane cage is addressable (EOS)."""
+    return f"Ethernet{cage + 1}/{sub * max(1, lanes_per_port // breakout) + 1}"
+
+
 PortNaming = Callable[[int, int, int, int], str]  # (cage, sub-port, breakout, lanes per cage), all 0-based
 
 
@@ -284,6 +289,30 @@ _RECORDS = (
         lab_node=True,
         leaf_announces_own_only=True,
         not_deployed=_FRR_NO_QOS,
+    ),
+    PlatformRecord(
+        name="eos",
+        description="Arista EOS (Trident / Tomahawk: 7050X, 7060X)",
+        kind="switch",
+        files=("eos.cfg",),
+        renderer="fabricgen.platforms.eos:render",
+        port_name=cage_lane_port_name,
+        sku_catalog="",
+        napalm_driver="eos_fabricgen",  # napalm's eos driver (config sessions) with owned-section candidates
+        containerlab_kind="arista_ceos",
+        containerlab_image="ceos:4.32.0F",
+        extractor="fabricgen.check.extract.eos:extract_eos",
+        capabilities=Capabilities(
+            lossless_qos=True,
+            pfc_watchdog=True,
+            watchdog_actions=frozenset({"drop", "forward"}),  # `pause watchdog action drop | no-drop`
+            bfd=True,
+            max_mtu=9214,
+            strict_queues_highest=True,  # `no priority` makes a tx-queue and every lower one round-robin
+            maximum_paths=600,  # `maximum-paths <1-600>`
+        ),
+        fact_cost_s=0.0025,
+        extract_in_pool=True,
     ),
 )
 

@@ -1,0 +1,162 @@
+"""Arista EOS from the same plan: routed /31s, eBGP, the lossless RoCE chain -- and the fabric-wide RoCE
+rules catch a broken EOS config through its fact extractor."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fabricgen.check.roce import check_fabric
+from fabricgen.errors import FabricError
+from fabricgen.intent import Intent
+from fabricgen.model import Plan
+from fabricgen.plan import build_plan
+from fabricgen.platforms.registry import platform
+from fabricgen.render import render_all, render_switch
+from tests.conftest import small_intent
+
+EOS_ONLY = {"platforms": {"leaf": "eos", "spine": "eos"}, "qos": {"mtu": 9214}}
+
+
+def plan_of(**overrides: object) -> Plan:
+    return build_plan(Intent.model_validate(small_intent(**{**EOS_ONLY, **overrides})))  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def plan() -> Plan:
+    return plan_of()
+
+
+@pytest.fixture(scope="module")
+def build(plan: Plan, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("eos") / "build"
+    render_all(plan, out)
+    return out
+
+
+def text_of(plan: Plan, host: str) -> str:
+    return render_switch(plan.switches[host], plan)["eos.cfg"]
+
+
+def test_interfaces_bgp_and_addresses_follow_the_plan(plan: Plan) -> None:
+    for sw in plan.switches.values():
+        text = text_of(plan, sw.hostname)
+        assert f"hostname {sw.hostname}\n" in text
+        for itf in sw.interfaces:
+            block = re.search(rf"^interface {re.escape(itf.name)}\n((?:   .*\n)+)", text, re.M)
+            assert block, itf.name
+            assert f"   mtu {itf.mtu}\n   no switchport\n   ip address {itf.ipv4}\n" in block.group(1)
+        assert sw.bgp is not None
+        assert f"router bgp {sw.asn}\n   router-id {sw.loopback}\n" in text
+        assert f"   maximum-paths {sw.bgp.maximum_paths} ecmp {sw.bgp.maximum_paths}\n" in text
+        for n in sw.bgp.neighbors:
+            assert f"   neighbor {n.ip} remote-as {n.remote_asn}\n" in text
+            assert (f"   neighbor {n.ip} bfd\n" in text) == n.bfd
+        assert "router bfd\n   interval 300 min-rx 300 multiplier 3 default\n" in text
+
+
+def test_lossless_chain_in_eos_terms(plan: Plan) -> None:
+    q = plan.qos
+    assert q is not None
+    text = text_of(plan, "t-leaf01")
+    mapped = {int(d): int(tc) for line in re.findall(r"^qos map dscp ([\d ]+ to traffic-class \d)$", text, re.M)
+              for tc in [line.rsplit(" ", 1)[1]] for d in line.split(" to ")[0].split()}
+    assert mapped == q.dscp_to_tc  # all 64 DSCPs, nothing left to EOS's default map
+    for name in {itf.qos_profile for itf in plan.switches["t-leaf01"].interfaces}:
+        prof = plan.qos_profiles[name]
+        block = text.split(f"qos profile ROCE_{prof.speed}G_{prof.cable_m:g}M\n", 1)[1].split("\n!\n", 1)[0]
+        assert "   qos trust dscp\n" in block
+        ecn = (f"random-detect ecn minimum-threshold {prof.ecn_min // 1024} kbytes maximum-threshold "
+               f"{prof.ecn_max // 1024} kbytes max-mark-probability {prof.ecn_probability}")
+        assert f"   tx-queue {q.roce_tc}\n      no priority\n      bandwidth percent 50\n      {ecn}\n" in block
+        assert f"   tx-queue {q.cnp_tc}\n      priority strict\n" in block
+        assert f"   priority-flow-control on\n   priority-flow-control priority {q.roce_tc} no-drop\n" in block
+        assert "   priority-flow-control pause watchdog" in block
+    assert ("priority-flow-control pause watchdog default timeout 0.2\n"
+            "priority-flow-control pause watchdog default polling-interval 0.2\n"
+            "priority-flow-control pause watchdog default recovery-time 0.2\n"
+            "priority-flow-control pause watchdog action drop\n") in text
+    assert ("port-channel load-balance trident fields ip source-ip destination-ip source-port destination-port\n"
+            in text)
+
+
+def test_watchdog_seconds_round_up_to_eos_steps() -> None:
+    p = plan_of(qos={"mtu": 9214, "pfc_watchdog": {"detection_ms": 205, "restoration_ms": 1000, "poll_ms": 150,
+                                                   "action": "forward"}})
+    text = text_of(p, "t-leaf01")
+    assert "default timeout 0.21\n" in text and "default recovery-time 1\n" in text
+    assert "default polling-interval 0.15\n" in text and "watchdog action no-drop\n" in text
+
+
+def test_eos_limits_are_plan_errors() -> None:
+    with pytest.raises(FabricError) as exc:
+        build_plan(Intent.model_validate(small_intent(platforms={"leaf": "eos", "spine": "nxos"})))
+    (p,) = exc.value.problems
+    assert p.path == "qos.mtu" and "eos (leaves) takes interface MTUs up to 9214" in p.message
+    with pytest.raises(FabricError, match="CNP class 2 is below the lossless class 3"):
+        plan_of(qos={"mtu": 9214, "cnp_tc": 2})
+    with pytest.raises(FabricError, match="'alert' is not a storm action"):
+        plan_of(qos={"mtu": 9214, "pfc_watchdog": {"action": "alert"}})
+
+
+def test_rendered_eos_passes_every_check(plan: Plan, build: Path) -> None:
+    from fabricgen.check.run import run_checks
+
+    assert run_checks(plan, build / "configs", full=True) == []
+    assert sorted(p.name for p in (build / "configs" / "t-spine01").iterdir()) == list(platform("eos").files)
+
+
+def test_mixed_fabric_sonic_leaves_eos_spines(tmp_path: Path) -> None:
+    p = build_plan(Intent.model_validate(small_intent(platforms={"leaf": "sonic", "spine": "eos"},
+                                                      qos={"mtu": 9214})))
+    render_all(p, tmp_path / "b")
+    assert check_fabric(p, tmp_path / "b" / "configs") == []
+
+
+BREAKS = [
+    # (what is broken, edit of t-leaf01's eos.cfg, the rule that must fire)
+    ("no ECN on the RoCE queue", lambda t: re.sub(r"      random-detect ecn .*\n", "", t), "roce-lossless-chain"),
+    ("CNP queue round-robin", lambda t: t.replace("      priority strict\n", "      no priority\n"), "roce-cnp"),
+    ("PFC on the CNP priority", lambda t: t.replace("   priority-flow-control priority 3 no-drop\n",
+                                                    "   priority-flow-control priority 3 no-drop\n"
+                                                    "   priority-flow-control priority 6 no-drop\n"), "roce-cnp"),
+    ("RoCE DSCP unmapped", lambda t: t.replace("qos map dscp 26 to traffic-class 3\n", ""), "roce-lossless-chain"),
+    ("shares off 100", lambda t: t.replace("bandwidth percent 50\n      random", "bandwidth percent 70\n      random"),
+     "roce-bandwidth"),
+    ("ECN above xoff", lambda t: re.sub(r"maximum-threshold \d+ kbytes", "maximum-threshold 99999 kbytes", t),
+     "roce-ecn-order"),
+    ("one end's MTU", lambda t: re.sub(r"(interface Ethernet9/1\n.*\n)   mtu 9214", r"\1   mtu 9000", t),
+     "roce-mtu-both-ends"),
+    ("wrong remote-as", lambda t: t.replace("remote-as 4200100000", "remote-as 65000", 1), "roce-p2p-pair"),
+    ("few paths", lambda t: re.sub(r"maximum-paths \d+ ecmp \d+", "maximum-paths 1 ecmp 1", t),
+     "roce-maximum-paths"),
+    ("no watchdog", lambda t: t.replace("   priority-flow-control pause watchdog\n", ""), "roce-pfc-both-ends"),
+]
+
+
+@pytest.mark.parametrize(("what", "edit", "rule"), BREAKS, ids=[b[0] for b in BREAKS])
+def test_roce_rules_catch_a_broken_eos_config(plan: Plan, build: Path, tmp_path: Path, what: str, edit: object,
+                                              rule: str) -> None:
+    configs = tmp_path / "configs"
+    shutil.copytree(build / "configs", configs)
+    path = configs / "t-leaf01" / "eos.cfg"
+    before = path.read_text(encoding="utf-8")
+    after = edit(before)  # type: ignore[operator]
+    assert after != before, what
+    path.write_text(after, encoding="utf-8")
+    found = check_fabric(plan, configs)
+    assert {f.rule for f in found} == {rule}, [str(f) for f in found]
+    assert all(f.device == "t-leaf01" and f.file == str(path) for f in found)
+    assert all(re.fullmatch(r"L\d+", f.location) for f in found)
+
+
+def test_inventory_and_containerlab_read_the_record(plan: Plan) -> None:
+    from fabricgen.inventory import hosts
+    from fabricgen.lab.from_plan import containerlab
+
+    assert {h["platform"] for h in hosts(plan).values()} == {"eos_fabricgen"}
+    clab = containerlab(plan, Path("/cfg"))
+    assert "kind: arista_ceos" in clab and "startup-config: /cfg/t-leaf01/eos.cfg" in clab
