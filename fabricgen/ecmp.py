@@ -3,8 +3,10 @@
 Adaptive routing (NX-OS dynamic load balancing, Spectrum-X AR) only works between two switches
 that both do it: an NX-OS DLB member forwards to the DLB MAC of its neighbour, which a
 non-DLB neighbour does not own (vendor reference §1.10).  So a fabric port is active only when
-the platforms at both ends render the intent's mode (`platforms.registry` capabilities); everything the intent
-asked for but the plan cannot give becomes a warning, never a silent drop.
+the switches at both ends render the intent's mode: the role's model where its record says
+which modes it does (`skus`, e.g. an N9364E-SG2 does only policy-driven DLB, which fabricgen does
+not render), else its platform (`platforms.registry` capabilities).  Everything the intent asked for but the plan
+cannot give becomes a warning, never a silent drop.
 """
 
 from __future__ import annotations
@@ -12,10 +14,18 @@ from __future__ import annotations
 from collections import Counter
 
 from fabricgen.errors import Problem
-from fabricgen.model import Plan
+from fabricgen.model import Plan, Switch
 from fabricgen.platforms.registry import capabilities
 
 MAX_NAMED = 4
+
+
+def adaptive_routing_of(plan: Plan, sw: Switch, mode: str) -> tuple[bool, str]:
+    """(renders `mode` on `sw`, what decides it: "model N9364E-SG2-Q" or "platform sonic")."""
+    hw = plan.hardware.get(sw.role)
+    if hw is not None and hw.sku is not None and hw.sku.adaptive_routing_modes is not None:
+        return mode in hw.sku.adaptive_routing_modes, f"{sw.platform} model {hw.sku.name}"
+    return capabilities(sw.platform).adaptive_routing(mode), f"platform {sw.platform}"
 
 
 def plan_adaptive_routing(plan: Plan) -> None:
@@ -25,21 +35,24 @@ def plan_adaptive_routing(plan: Plan) -> None:
     missing: Counter[str] = Counter()  # platform without the capability -> fabric ports left on plain ECMP
     examples: dict[str, list[str]] = {}
     if ar.enabled:
+        able: dict[str, tuple[bool, str]] = {}  # role -> (renders the mode, what decides it)
         for sw in plan.switches.values():
-            mine = capabilities(sw.platform).adaptive_routing(ar.mode)
+            if sw.role not in able:
+                able[sw.role] = adaptive_routing_of(plan, sw, ar.mode)
+        for sw in plan.switches.values():
+            mine = able[sw.role]
             for itf in sw.interfaces:
                 if itf.tier == "gpu_leaf":
                     continue
-                peer = plan.switches[itf.peer_device]
-                theirs = capabilities(peer.platform).adaptive_routing(ar.mode)
-                itf.adaptive_routing = mine and theirs
+                theirs = able[plan.switches[itf.peer_device].role]
+                itf.adaptive_routing = mine[0] and theirs[0]
                 if itf.adaptive_routing:
                     active.setdefault(sw.hostname, []).append(itf.name)
                     continue
-                for platform, able in ((sw.platform, mine), (peer.platform, theirs)):
-                    if not able:
-                        missing[platform] += 1
-                        named = examples.setdefault(platform, [])
+                for can, what in (mine, theirs):
+                    if not can:
+                        missing[what] += 1
+                        named = examples.setdefault(what, [])
                         if len(named) < MAX_NAMED:
                             named.append(f"{sw.hostname} {itf.name}")
                         break
@@ -53,7 +66,7 @@ def plan_adaptive_routing(plan: Plan) -> None:
         shown = ", ".join(examples[name]) + (" ..." if count > len(examples[name]) else "")
         plan.warnings.append(Problem(
             "ecmp.adaptive_routing.enabled",
-            f"adaptive routing ({ar.mode}) is not rendered on {count} fabric port(s) because platform "
-            f"{name} at one end cannot do it; they use plain ECMP ({shown})",
+            f"adaptive routing ({ar.mode}) is not rendered on {count} fabric port(s) because {name} at one end "
+            f"cannot do it; they use plain ECMP ({shown})",
             "accept plain ECMP on those links, or use switches that do adaptive routing at both ends",
         ))

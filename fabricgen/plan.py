@@ -13,11 +13,11 @@ from typing import Any
 from fabricgen import qos
 from fabricgen.ecmp import plan_adaptive_routing
 from fabricgen.errors import FabricError, Problem
-from fabricgen.intent import Intent, line_for, load_intent
+from fabricgen.intent import Intent, PortGroup, SwitchModel, line_for, load_intent
 from fabricgen.model import ROLES, TIERS, Plan, Role
 from fabricgen.physical import build_physical, cabling_rows
 from fabricgen.platforms.registry import PlatformRecord, platform, watchdog_timers
-from fabricgen.skus import RoleHardware, SkuError, role_hardware
+from fabricgen.skus import RoleHardware, SkuError, breakout_role_hardware, role_hardware
 from fabricgen.topology import Design, TopologyError, build_topology
 from fabricgen.underlay import build_underlay
 
@@ -106,6 +106,12 @@ def resolve_hardware(intent: Intent) -> tuple[Intent, dict[Role, RoleHardware]]:
             continue
         platform = getattr(intent.platforms, role)
         speeds = {g.speed for g in (model.downlink, model.uplink) if g is not None}
+        if model.sku is not None and _breaks_out_in_config(platform):
+            try:
+                hardware[role], models[role] = _breakout_model(role, platform, model)
+            except SkuError as exc:
+                problems.append(Problem(exc.path, exc.message, exc.hint))
+            continue
         try:
             if model.sku is not None and len(speeds) > 1:
                 raise SkuError(f"downlink and uplink speeds differ ({', '.join(f'{s}G' for s in sorted(speeds))}) "
@@ -129,6 +135,32 @@ def resolve_hardware(intent: Intent) -> tuple[Intent, dict[Role, RoleHardware]]:
     if not models:
         return intent, hardware
     return intent.model_copy(update={"switch_models": intent.switch_models.model_copy(update=models)}), hardware
+
+
+def _breaks_out_in_config(name: str) -> bool:
+    """True for platforms whose SKUs are models the config breaks out (NX-OS `interface breakout`)."""
+    return platform(name).sku_catalog == "nxos"
+
+
+def _breakout_model(role: Role, platform: str, model: SwitchModel) -> tuple[RoleHardware, SwitchModel]:
+    """A role on a model whose config breaks cages out (NX-OS): the model's cages, cage speed, lanes and
+    cage type, each side's breakout checked against the model (`skus.breakout_role_hardware`)."""
+    groups = {side: (g.speed, g.breakout) if g is not None else None
+              for side, g in (("downlink", model.downlink), ("uplink", model.uplink))}
+    hw, breakouts = breakout_role_hardware(role, platform, model.sku or "", groups)
+    assert hw.sku is not None
+    if model.cage is not None and hw.sku.cage and model.cage != hw.sku.cage:
+        raise SkuError(f"{hw.sku.name} has {hw.sku.cage} cages, not {model.cage}", "remove `cage`",
+                       f"switch_models.{role}.cage")
+    update: dict[str, Any] = {"ports": len(hw.cages), "port_speed": hw.speed, "lanes_per_port": hw.sku.lanes or 8,
+                              "cage": hw.sku.cage or model.cage, "breakout": 1, "downlink": None, "uplink": None}
+    (down_speed, down), up_side = breakouts["downlink"], breakouts["uplink"]
+    if (down_speed, down) == up_side and down_speed * down == hw.speed:
+        update["breakout"] = down
+    else:
+        update["downlink"] = PortGroup.model_validate({"speed": down_speed, "breakout": down})
+        update["uplink"] = PortGroup.model_validate({"speed": up_side[0], "breakout": up_side[1]})
+    return hw, model.model_copy(update=update)
 
 
 def check_oversubscription(intent: Intent, d: Design, plan: Plan) -> None:
@@ -272,6 +304,9 @@ def hardware_summary(plan: Plan) -> dict[str, dict[str, str]]:
         model = getattr(plan.intent.switch_models, role)
         cages = f"{model.ports} x {model.port_speed}G cages" + (f" ({model.breakout} x {model.logical_speed}G)"
                                                                  if model.breakout > 1 else "")
+        if model.downlink is not None or model.uplink is not None:
+            (ds, db), (us, ub) = model.side("down"), model.side("up")
+            cages += f" (down {db} x {ds}G, up {ub} x {us}G)"
         if hw.sku is not None:
             cages += f", {hw.cages[0][0].name} .. {hw.cages[-1][-1].name}"
         out[role] = {

@@ -20,8 +20,10 @@ Where SONiC SKU data is looked up, first hit wins: `use_platform_dir()` (the CLI
 ``--sonic-platform DIR``), ``$FABRICGEN_SONIC_PLATFORM``, ``../shared/sonic-platform``
 beside the checkout.  ``make sonic-platform`` fetches the pinned sonic-buildimage files.
 
-NX-OS models are declared in `NXOS_MODELS` (front-panel naming ``Ethernet1/N``, broken
-out ``Ethernet1/N/M``).
+NX-OS models are declared in `fabricgen.nxos_models` (one record per Nexus model, with its
+sources) and resolved here into `NXOS_MODELS`: front-panel naming ``Ethernet1/N``, broken out
+``Ethernet1/N/M``, the breakouts the model does (a configured ``interface breakout``, not a SKU
+file), its other front-panel ports (SFP+) and its adaptive-routing modes.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
+from fabricgen.nxos_models import NXOS_MODEL_RECORDS, NxosModel
 from fabricgen.platforms import registry
 
 PLATFORM_ENV = "FABRICGEN_SONIC_PLATFORM"
@@ -138,6 +141,12 @@ class HardwareSku:
     ecn_default: EcnDefault | None = None
     capabilities: frozenset[str] = frozenset()
     source: str = ""  # where the record came from (the SKU directory)
+    # Models whose cages the *config* breaks out (NX-OS `interface breakout`): (logical ports, Gb/s) per cage;
+    # empty = the SKU's files fix every port (SONiC).
+    breakouts: tuple[tuple[int, int], ...] = ()
+    cage: str = ""  # cage type (fabricgen.physical names), where the record knows it
+    lanes: int = 0  # electrical lanes per cage, where the ports do not list theirs
+    adaptive_routing_modes: frozenset[str] | None = None  # None: the platform's (platforms/facts.py)
 
     @property
     def speeds(self) -> tuple[int, ...]:
@@ -197,8 +206,21 @@ def nxos_front_panel(cages: int, cage_speed: int, breakout: int = 1) -> tuple[Sk
                          cage_speed // breakout) for i in range(cages * breakout))
 
 
-# One record per NX-OS model (front-panel naming and capabilities); add models here.
-NXOS_MODELS: dict[str, HardwareSku] = {}
+def nxos_model_sku(model: NxosModel) -> HardwareSku:
+    """A Nexus model's record: its cages unbroken (Ethernet1/1 ..), then its fixed ports (SFP+)."""
+    ports = list(nxos_front_panel(model.cages, model.cage_speed))
+    number = model.cages
+    for count, speed in model.fixed:
+        ports += [SkuPort(f"Ethernet1/{number + i + 1}", number + i + 1, speed) for i in range(count)]
+        number += count
+    return HardwareSku(name=model.name, platform="nxos", ports=tuple(ports), asic=model.asic, source=model.source,
+                       breakouts=model.breakouts, cage=model.cage, lanes=model.lanes,
+                       adaptive_routing_modes=model.adaptive_routing_modes)
+
+
+# One record per NX-OS model (fabricgen/nxos_models.py); the Cisco PID names the same record.
+NXOS_MODELS: dict[str, HardwareSku] = {m.name: nxos_model_sku(m) for m in NXOS_MODEL_RECORDS}
+_NXOS_PIDS: dict[str, str] = {m.pid: m.name for m in NXOS_MODEL_RECORDS if m.pid != m.name}
 
 
 # --------------------------------------------------------------------------- SONiC SKU files
@@ -340,8 +362,8 @@ def find_sku(platform: str, name: str, role_path: str = "") -> HardwareSku:
     path = f"{role_path}.sku" if role_path else "sku"
     catalog = registry.platform(platform).sku_catalog
     if catalog == "nxos":
-        if name in NXOS_MODELS:
-            return NXOS_MODELS[name]
+        if name in NXOS_MODELS or name in _NXOS_PIDS:
+            return NXOS_MODELS[_NXOS_PIDS.get(name, name)]
         known = ", ".join(sorted(NXOS_MODELS)) or "none yet"
         raise SkuError(f"unknown NX-OS model {name!r} (known: {known})",
                        "use a known model, or drop `sku` for generic Ethernet1/N naming", path)
@@ -437,3 +459,41 @@ def role_hardware(role: str, platform: str, sku: str | None, speed: int | None =
     if len(breakouts) > 1:
         cages = [c for c in cages if len(c) == max(breakouts)]
     return RoleHardware(record, tuple(cages), want)
+
+
+def _can_run(record: HardwareSku, ports: int, speed: int) -> bool:
+    """True if the record's cages run `ports` x `speed` G each: unbroken, or one of its breakouts."""
+    return (ports, speed) == (1, record.speeds[0]) or (ports, speed) in record.breakouts
+
+
+def breakout_role_hardware(role: str, platform: str, sku: str,
+                           groups: Mapping[str, tuple[int, int | None] | None]
+                           ) -> tuple[RoleHardware, dict[str, tuple[int, int]]]:
+    """Resolve a role on a model whose config breaks cages out (NX-OS): its unbroken cages, and the
+    breakout of each side ({"downlink": (Gb/s, logical ports per cage), "uplink": ...}).
+
+    `groups` holds each side's (speed, breakout or None) from the intent; a side the intent leaves
+    out runs like the other one, both unbroken when neither is given.  A breakout the model does not
+    do is a SkuError naming the ones it does and the known models that do the asked one.
+    """
+    path = f"switch_models.{role}"
+    record = find_sku(platform, sku, path)
+    cage_speed = record.speeds[0]
+    cages = tuple(c for c in _cages(record.ports) if all(p.speed == cage_speed for p in c))
+    given = {side: g for side, g in groups.items() if g is not None}
+    out: dict[str, tuple[int, int]] = {}
+    for side, other in (("downlink", "uplink"), ("uplink", "downlink")):
+        speed, ports = given.get(side) or given.get(other) or (cage_speed, 1)
+        if ports is None:
+            ports = cage_speed // speed if speed <= cage_speed and cage_speed % speed == 0 else 0
+        if not _can_run(record, ports, speed):
+            does = ", ".join(f"{n} x {s}G" for n, s in ((1, cage_speed), *record.breakouts))
+            wanted = f"{ports} x {speed}G" if ports else f"{speed}G ports"
+            others = sorted(n for n, r in NXOS_MODELS.items()
+                            if n != record.name and ports and _can_run(r, ports, speed))
+            hint = "use one of those, " + (f"a model that does {wanted} ({', '.join(others)}), " if others else "")
+            at = side if side in given else other
+            raise SkuError(f"{record.name} cannot run its {cage_speed}G cages as {wanted} (it does {does})",
+                           hint + "or drop `sku` for generic port naming", f"{path}.{at}")
+        out[side] = (speed, ports)
+    return RoleHardware(record, cages, cage_speed), out

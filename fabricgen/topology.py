@@ -404,8 +404,9 @@ class _Builder:
         model = getattr(self.intent.switch_models, sw.role)
         cage, sub, breakout = self.d.port_position(sw.role, index)
         hw = self.plan.hardware.get(sw.role)
-        if hw is not None and hw.sku is not None:
+        if hw is not None and hw.sku is not None and not hw.sku.breakouts:  # a SKU's own (fixed) port names
             return hw.cages[cage][sub].name, cage, sub, breakout
+        # generic naming, and models whose config breaks cages out (NX-OS: Ethernet1/N, Ethernet1/N/M)
         return cage_port_name(sw.platform, model.lanes_per_port, cage, sub, breakout), cage, sub, breakout
 
     def _interface(self, sw: Switch, index: int, speed: int, tier: Tier, direction: Literal["down", "up"],

@@ -27,6 +27,11 @@ Rules (stable ids):
                                 pause, or the pause threshold is not above the ECN maximum (reference §5.4)
 * ``nxos-watchdog``             the global `priority-flow-control watch-dog-interval on` is missing, or (with a
                                 plan) a watchdog timer line is missing or differs from the intent's timers
+* ``nxos-breakout``             a broken-out port `Ethernet1/N/M` has no `interface breakout module 1 port N map
+                                <speed>g-<n>x` (or M > n), or (with a plan) the breakouts differ from the plan's
+                                front panel (fabricgen.frontpanel)
+* ``nxos-unused-port``          a port described unused is not shut, or (with a plan) a front-panel port the plan
+                                leaves free is not configured shut
 
 Without a plan, the expected classes come from the config itself: the qos-groups set by the
 fabricgen class-maps ``ROCEv2`` and ``CNP``, and every paused network-qos class is no-drop.
@@ -44,6 +49,7 @@ from typing import Any
 
 from fabricgen.check.config_tree import ConfigLine, parse_tree
 from fabricgen.check.findings import Finding
+from fabricgen.frontpanel import front_panel
 from fabricgen.model import Plan, Switch
 from fabricgen.platforms import nxos as render_nxos
 from fabricgen.platforms.registry import capabilities
@@ -61,7 +67,10 @@ RULES = (
     "nxos-bgp-neighbor-subnet",
     "nxos-watchdog",
     "nxos-pause-buffer",
+    "nxos-breakout",
+    "nxos-unused-port",
 )
+UNUSED_DESCRIPTION = "unused"  # descriptions of unplanned ports start with this word
 DEFAULT_MTU = 1500  # NX-OS interface default when no `mtu` line is present
 _NQ_CLASS = re.compile(r"^c-8q-nq(\d|-default)$")
 _QUEUE_CLASS = re.compile(r"^c-out-8q-q(\d|-default)$")
@@ -81,6 +90,8 @@ _RE_INTERFACE = re.compile(r"^interface (\S+)$")
 _RE_ROUTER_BGP = re.compile(r"^router bgp (\S+)$")
 _RE_NEIGHBOR = re.compile(r"^neighbor (\S+)")
 _RE_RM_REF = re.compile(r"\broute-map (\S+)(?: (?:in|out))?$")
+_RE_BREAKOUT = re.compile(r"^interface breakout module 1 port (\S+) map (\d+)g-(\d+)x$")
+_RE_SUBPORT = re.compile(r"^Ethernet1/(\d+)/(\d+)$")
 _RE_WATCHDOG_TIMER = re.compile(
     r"^priority-flow-control (watch-dog interval|watch-dog shutdown-multiplier|auto-restore multiplier) (\d+)$")
 _RE_WRED = re.compile(
@@ -176,6 +187,8 @@ class _Interface:
     qos_input: _Ref | None = None
     queuing_input: _Ref | None = None
     addresses: list[tuple[str, int]] = field(default_factory=list)
+    shutdown: bool = False
+    description: str = ""
 
     @property
     def routed(self) -> bool:
@@ -200,6 +213,7 @@ class _Config:
     interfaces: dict[str, _Interface] = field(default_factory=dict)
     bgp_line: int = 0
     neighbors: list[_Ref] = field(default_factory=list)
+    breakouts: dict[int, tuple[int, int, int]] = field(default_factory=dict)  # cage -> (ports, Gb/s, line)
 
 
 def _parse_policy(kind: str, obj: ConfigLine) -> _Policy:
@@ -269,6 +283,10 @@ def _parse_interface(name: str, obj: ConfigLine) -> _Interface:
             itf.queuing_input = _Ref(m.group(1), child.line)
         elif m := re.match(r"^(?:ip|ipv6) address (\S+)(?: secondary)?$", t):
             itf.addresses.append((m.group(1), child.line))
+        elif t == "shutdown":
+            itf.shutdown = True
+        elif t.startswith("description "):
+            itf.description = t[len("description "):]
     return itf
 
 
@@ -318,6 +336,9 @@ def parse(lines: list[str]) -> _Config:
                     cfg.neighbors.append(_Ref(mm.group(1), child.line))
                 elif mm := _RE_RM_REF.search(child.text):
                     cfg.route_map_refs.append(_Ref(mm.group(1), child.line))
+        elif m := _RE_BREAKOUT.match(text):
+            for cage in parse_numbers(m.group(1)):
+                cfg.breakouts[cage] = (int(m.group(3)), int(m.group(2)), obj.line)
     return cfg
 
 
@@ -694,6 +715,53 @@ class _Checker:
                 if problems:
                     self.add("nxos-pause-buffer", line, f"{ref.name} {cname}: " + "; ".join(problems))
 
+    def breakouts(self) -> None:
+        """Broken-out ports exist only on broken-out cages; with a plan, the cages are split as planned."""
+        cfg = self.cfg
+        for name, itf in cfg.interfaces.items():
+            m = _RE_SUBPORT.match(name)
+            if m is None:
+                continue
+            cage, sub = int(m.group(1)), int(m.group(2))
+            have = cfg.breakouts.get(cage)
+            if have is None:
+                self.add("nxos-breakout", itf.line, f"{name} exists only when port {cage} is broken out, and no "
+                         f"`interface breakout module 1 port ... map ...` covers port {cage}")
+            elif sub > have[0]:
+                self.add("nxos-breakout", itf.line, f"{name}: port {cage} is broken out into {have[0]} ports "
+                         f"(line {have[2]}), there is no sub-port {sub}")
+        if self.switch is None or self.plan is None:
+            return
+        planned = {b.cage: (b.ports, b.speed) for b in front_panel(self.plan, self.switch).breakouts}
+        for cage, want in sorted(planned.items()):
+            have = cfg.breakouts.get(cage)
+            if have is None:
+                self.add("nxos-breakout", 0, f"port {cage} is not broken out; the plan splits it into {want[0]} x "
+                         f"{want[1]}G (`interface breakout module 1 port {cage} map {want[1]}g-{want[0]}x`)")
+            elif have[:2] != want:
+                self.add("nxos-breakout", have[2], f"port {cage} is broken out into {have[0]} x {have[1]}G; the plan "
+                         f"splits it into {want[0]} x {want[1]}G")
+        for cage, have in sorted(cfg.breakouts.items()):
+            if cage not in planned:
+                self.add("nxos-breakout", have[2], f"port {cage} is broken out into {have[0]} x {have[1]}G; the plan "
+                         "keeps it whole")
+
+    def unused_ports(self) -> None:
+        """Ports described unused are shut; with a plan, every port the plan leaves free is configured shut."""
+        cfg = self.cfg
+        for name, itf in cfg.interfaces.items():
+            if itf.description.split(":")[0].split()[:1] == [UNUSED_DESCRIPTION] and not itf.shutdown:
+                self.add("nxos-unused-port", itf.line, f"{name} is described unused but not shut")
+        if self.switch is None or self.plan is None:
+            return
+        for name in front_panel(self.plan, self.switch).unused:
+            port = cfg.interfaces.get(name)
+            if port is None:
+                self.add("nxos-unused-port", 0, f"front-panel port {name} is not in the plan and not configured: "
+                         "it keeps the switch's default state instead of `shutdown`")
+            elif not port.shutdown:
+                self.add("nxos-unused-port", port.line, f"{name} is not in the plan but not shut")
+
     def run(self) -> list[Finding]:
         qos_policy = self.classification()
         exp = self.expect(qos_policy[1] if qos_policy else None)
@@ -707,6 +775,8 @@ class _Checker:
         self.bgp_neighbors()
         self.watchdog(exp)
         self.pause_buffers(exp)
+        self.breakouts()
+        self.unused_ports()
         return self.findings
 
 

@@ -13,6 +13,12 @@ connection and every getter, and replaces the config workflow:
   ``feature`` lines it needs (added, never removed).  Everything else stays as it is.
 * **compare_config** = a unified diff of the owned sections only; ``last_changes`` holds the
   exact commands (hier_config's remediation, running -> candidate) the commit will send.
+* **ports the plan leaves unused** are shut and described unused -- unless the switch has put the
+  port in service itself (an address, VRF, channel-group or switchport mode under a description
+  that is not fabricgen's): such a port is left as it is, and the diff says so.
+* **breakouts** (``interface breakout module 1 port ... map ...``) are not owned: changing one
+  reloads those ports and drops their config, so a build whose breakouts differ from the
+  switch's is refused before anything is sent (`BreakoutMismatch`), naming the ports.
 * **commit_config** = ``checkpoint fabricgen-<UTC time>``, the remediation commands in config
   mode, ``copy running-config startup-config``.  A command NX-OS rejects rolls the switch back
   to the checkpoint.  ``rollback()`` (deploy's failed post-check) returns to that checkpoint
@@ -37,6 +43,7 @@ from hier_config.options import options_for
 from napalm.base.exceptions import ReplaceConfigException
 from napalm.nxos_ssh.nxos_ssh import NXOSSSHDriver
 
+from fabricgen.platforms import expand_runs
 from fabricgen.ssh import known_hosts_option, netmiko_connect
 
 # Top-level sections fabricgen owns outright (whatever their name), and by-name sections.
@@ -70,6 +77,12 @@ ORDERING = [
     {"lineage": [{"startswith": ["no route-map ", "no policy-map "]}], "order": 800},
     {"lineage": [{"startswith": ["no ip prefix-list", "no ipv6 prefix-list", "no class-map "]}], "order": 900},
 ]
+# An unused port the switch put in service itself (not under a fabricgen description) is the switch's.
+_IN_SERVICE = re.compile(r"^(ip address|ipv6 address|vrf member|channel-group|switchport (access|trunk|mode)|"
+                         r"encapsulation) ")
+_FABRICGEN_DESCRIPTION = re.compile(r"^description (unused: |(gpu_leaf|leaf_spine|spine_super_spine):)")
+_UNUSED = re.compile(r"^description unused: ")
+_BREAKOUT = re.compile(r"^interface breakout module (\d+) port (\S+) map (\S+)$")
 # NX-OS answers a rejected config line with one of these (napalm's nxos merge checks the first).
 REJECTED = re.compile(r"^\s*(% Invalid|Invalid command|% Incomplete|% Ambiguous|ERROR:|Syntax error)", re.M)
 
@@ -119,6 +132,7 @@ class OwnedChange:
     diff: str = ""  # unified diff of the owned sections, running -> rendered
     names: set[tuple[str, str]] = field(default_factory=set)  # the by-name sections the build owns
     rendered: list[str] = field(default_factory=list)  # the owned sections as rendered
+    kept: list[str] = field(default_factory=list)  # unused in the plan, in service on the switch: left alone
 
 
 def owned(rendered: Any) -> tuple[set[tuple[str, str]], list[re.Pattern[str]]]:
@@ -142,10 +156,42 @@ def is_owned(text: str, names: set[tuple[str, str]], always: list[re.Pattern[str
     return key is not None and key in names
 
 
+class BreakoutMismatch(ReplaceConfigException):
+    """The build breaks ports out differently from the switch: a change a deploy must not make."""
+
+
+def breakouts(tree: Any) -> dict[tuple[int, int], str]:
+    """(module, port) -> breakout map of every `interface breakout` line of a config tree."""
+    out: dict[tuple[int, int], str] = {}
+    for child in tree.children:
+        if m := _BREAKOUT.match(child.text):
+            for port in expand_runs(m.group(2)):
+                out[int(m.group(1)), port] = m.group(3)
+    return out
+
+
+def check_breakouts(running: Any, rendered: Any) -> None:
+    """Refuse a build whose breakouts differ from the switch's (see the module docstring)."""
+    have, want = breakouts(running), breakouts(rendered)
+    if have == want:
+        return
+    diffs = [f"port {m}/{p}: {have.get((m, p), 'whole')} -> {want.get((m, p), 'whole')}"
+             for m, p in sorted(set(have) | set(want)) if have.get((m, p)) != want.get((m, p))]
+    raise BreakoutMismatch(
+        f"the build breaks out ports differently from the switch ({'; '.join(diffs[:4])}"
+        f"{f' and {len(diffs) - 4} more' if len(diffs) > 4 else ''}): changing a breakout reloads those ports and "
+        "drops their config, so deploy does not; set the breakouts by hand in a maintenance window "
+        "(`interface breakout module 1 port <range> map <map>` / `no interface breakout ...`), then deploy")
+
+
 def plan_change(running_text: str, rendered_text: str) -> OwnedChange:
-    """The candidate (running with owned sections replaced), its remediation and the owned diff."""
+    """The candidate (running with owned sections replaced), its remediation and the owned diff;
+    BreakoutMismatch when the build's breakouts differ from the running config's."""
     running, rendered = parse(running_text), parse(rendered_text)
+    check_breakouts(running, rendered)
     names, always = owned(rendered)
+    kept = in_service_elsewhere(running, rendered)
+    names -= {("interface", name) for name in kept}
     candidate = parse("")
     for child in running.children:  # keep the device's own sections, in their place
         if not is_owned(child.text, names, always):
@@ -160,7 +206,26 @@ def plan_change(running_text: str, rendered_text: str) -> OwnedChange:
     before = _owned_sorted(running, names)
     after = _owned_sorted(rendered, names)
     diff = _diff(before, after, "running (fabricgen-owned sections)", "candidate")
-    return OwnedChange("\n".join(_render(candidate.children)) + "\n", commands, diff, names, after)
+    if diff and kept:
+        diff += "".join(f"# left as the switch has it: interface {n} is in service there, the plan leaves it "
+                        "unused\n" for n in kept)
+    return OwnedChange("\n".join(_render(candidate.children)) + "\n", commands, diff, names, after, kept)
+
+
+def in_service_elsewhere(running: Any, rendered: Any) -> list[str]:
+    """Ports the build shuts as unused that the switch has put in service itself (see the module docstring)."""
+    kept = []
+    for child in rendered.children:
+        key = _section_key(child.text)
+        if key is None or key[0] != "interface" or not any(_UNUSED.match(c.text) for c in child.children):
+            continue
+        have = running.get_child("equals", child.text)
+        if have is None:
+            continue
+        lines = [c.text for c in have.children]
+        if any(_IN_SERVICE.match(t) for t in lines) and not any(_FABRICGEN_DESCRIPTION.match(t) for t in lines):
+            kept.append(key[1])
+    return kept
 
 
 class NxosDriver(NXOSSSHDriver):

@@ -20,3 +20,12 @@ def runs(values: Iterable[int]) -> list[str]:
         out.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
         i = j + 1
     return out
+
+
+def expand_runs(text: str) -> list[int]:
+    """The inverse of `runs`, joined by commas: "1-3,5" -> [1, 2, 3, 5] (ValueError on anything else)."""
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out += range(int(lo), int(hi or lo) + 1)
+    return out

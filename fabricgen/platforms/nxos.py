@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 
 import jinja2
 
+from fabricgen.frontpanel import FrontPanel, front_panel
 from fabricgen.intent import PfcWatchdog
 from fabricgen.model import Interface, Plan, QosPolicy, QosProfile, Switch
+from fabricgen.nxos_models import breakout_map
 from fabricgen.platforms import runs
 from fabricgen.platforms.registry import capabilities, watchdog_timers
-from fabricgen.topology import Design, cage_port_name
 
 FILENAME = "nxos.cfg"
 TEMPLATE = "nxos/nxos.cfg.j2"
@@ -141,6 +142,14 @@ class UnusedPort:
 
 
 @dataclass(frozen=True, slots=True)
+class Breakout:
+    """`interface breakout module 1 port <ports> map <map>`: cages split the same way, as a port range."""
+
+    ports: str  # "1-32" / "1,3,5-8"
+    map: str  # "100g-4x"
+
+
+@dataclass(frozen=True, slots=True)
 class PrefixListEntry:
     seq: int
     prefix: str
@@ -217,6 +226,7 @@ class NxosConfig:
     loopback_v6: str
     interfaces: list[NxInterface]
     unused_ports: list[UnusedPort]
+    breakouts: list[Breakout]
     qos: NxQos
     pause_policies: list[PausePolicy]
     load_sharing: str
@@ -392,21 +402,13 @@ def pause_policies(sw: Switch, plan: Plan) -> dict[str, PausePolicy]:
     return out
 
 
-def unused_ports(sw: Switch, plan: Plan) -> list[UnusedPort]:
-    """Front-panel ports the plan leaves free, in cage order: free sub-ports of the design's down- and
-    uplink cages (named with their side's breakout) and spare cages beyond them (unbroken)."""
-    d: Design = plan.facts["design"]
-    model = getattr(plan.intent.switch_models, sw.role)
-    down, up = d.sides(sw.role)
-    used = {(itf.cage, itf.subport) for itf in sw.interfaces}
-    free = []
-    for index in range(down.ports + up.ports):
-        cage, sub, breakout = d.port_position(sw.role, index)
-        if (cage, sub) not in used:
-            free.append(cage_port_name(sw.platform, model.lanes_per_port, cage, sub, breakout))
-    free += [cage_port_name(sw.platform, model.lanes_per_port, cage, 0, 1)
-             for cage in range(down.cages + up.cages, model.ports)]
-    return [UnusedPort(name) for name in free]
+def breakout_lines(panel: FrontPanel) -> list[Breakout]:
+    """One `interface breakout` line per way of splitting a cage, its cages as an NX-OS port range
+    (the form `show running-config` prints: `port 1-32`, `port 10,18,25-26`)."""
+    by_map: dict[str, list[int]] = {}
+    for b in panel.breakouts:
+        by_map.setdefault(breakout_map(b.ports, b.speed), []).append(b.cage)
+    return [Breakout(",".join(runs(cages)), m) for m, cages in sorted(by_map.items(), key=lambda kv: kv[1][0])]
 
 
 def _le(prefixlen: int, maxlen: int) -> int:
@@ -470,6 +472,7 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
     if bfd_on:
         assert sw.bgp is not None
         bfd = Bfd(sw.bgp.bfd_min_tx, sw.bgp.bfd_min_rx, sw.bgp.bfd_multiplier)
+    panel = front_panel(plan, sw)
     cfg = NxosConfig(
         hostname=sw.hostname,
         role=sw.role,
@@ -479,7 +482,8 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
         loopback=f"{sw.loopback}/32" if sw.loopback else "",
         loopback_v6=f"{sw.loopback_v6}/128" if sw.loopback_v6 else "",
         interfaces=interfaces,
-        unused_ports=unused_ports(sw, plan),
+        unused_ports=[UnusedPort(name) for name in panel.unused],
+        breakouts=breakout_lines(panel),
         pause_policies=list(pauses.values()),
         qos=build_qos(policy, wred_for(ecn_profile(sw, plan)), build_watchdog(intent.qos.pfc_watchdog)),
         load_sharing=load_sharing(intent.ecmp.hash_fields),

@@ -196,6 +196,12 @@ MUTATIONS: list[tuple[str, Mutation, str, str]] = [
      "nxos-pause-buffer", "    pause buffer-size 600000 pause-threshold 50000 resume-threshold 40000"),
     ("cnp-class-default-mtu", lambda t: delete_block(t, "  class type network-qos c-8q-nq6"),
      "nxos-mtu", "policy-map type network-qos qos_network"),
+    ("unused-port-not-shut", lambda t: replace_once(t, "  shutdown", "  no shutdown", after="interface Ethernet1/40"),
+     "nxos-unused-port", "interface Ethernet1/40"),
+    ("unused-port-missing", lambda t: delete_block(t, "interface Ethernet1/64"), "nxos-unused-port", ""),
+    ("breakout-off-plan", lambda t: replace_once(t, "interface mgmt0",
+                                                 "interface breakout module 1 port 40 map 100g-4x\ninterface mgmt0"),
+     "nxos-breakout", "interface breakout module 1 port 40 map 100g-4x"),
 ]
 
 
@@ -218,7 +224,7 @@ def test_mutation_fires_exactly_its_rule(plan: Plan, spine_text: str, tmp_path: 
 
 NO_PLAN = {"pause-wrong-cos", "cnp-not-priority", "cnp-paused", "ecn-keyword-missing", "ecn-min-above-max",
            "bandwidth-not-100", "no-pfc-on-port", "port-mtu", "neighbor-off-subnet", "no-global-watchdog",
-           "delete-queuing-policy", "delete-route-map", "pause-threshold-below-ecn"}
+           "delete-queuing-policy", "delete-route-map", "pause-threshold-below-ecn", "unused-port-not-shut"}
 
 
 @pytest.mark.parametrize(("edit", "rule"), [(m[1], m[2]) for m in MUTATIONS if m[0] in NO_PLAN],

@@ -22,7 +22,7 @@ from napalm import get_network_driver
 from napalm.base.exceptions import ReplaceConfigException
 
 from fabricgen.deploy import phases
-from fabricgen.drivers.nxos import NxosDriver, plan_change
+from fabricgen.drivers.nxos import BreakoutMismatch, NxosDriver, plan_change
 from fabricgen.plan import load_plan
 from fabricgen.render import render_switch
 from tests.conftest import EXAMPLE
@@ -264,3 +264,51 @@ def test_watchdog_timers_are_fabricgen_owned_and_deployed(rendered: str) -> None
     d.commit_config()
     after = lines("\n".join(_text(d.switch.running)))
     assert set(timers) <= after
+
+
+@pytest.fixture(scope="module")
+def broken_out() -> str:
+    """A GX2A leaf whose 32 GPU-facing cages are broken out 2 x 200G (tests/test_nxos_models.py)."""
+    from tests.test_nxos_models import intent, plan_of
+    plan = plan_of(intent())
+    return render_switch(plan.switches["nxm-leaf01"], plan)["nxos.cfg"]
+
+
+def test_breakout_change_is_refused_before_anything_is_sent(broken_out: str) -> None:
+    d = driver()
+    with pytest.raises(BreakoutMismatch, match=r"port 1/1: whole -> 200g-2x; .* and 28 more\): changing a "
+                                               r"breakout reloads those ports"):
+        d.load_replace_candidate(config=broken_out)
+    assert d.switch.config_sent == [] and not [c for c in d.switch.exec_sent if c.startswith("checkpoint")]
+    d = driver(device_config() + "interface breakout module 1 port 1-31 map 200g-2x\n")
+    with pytest.raises(BreakoutMismatch, match=r"\(port 1/32: whole -> 200g-2x\)"):
+        d.load_replace_candidate(config=broken_out)
+
+
+def test_same_breakouts_in_another_range_form_deploy(broken_out: str) -> None:
+    d = driver(device_config() + "interface breakout module 1 port 1-16,17,18-32 map 200g-2x\n")
+    d.load_replace_candidate(config=broken_out)
+    assert not [c for c in d.last_changes.splitlines() if "breakout" in c]
+    d.commit_config()
+    after = "\n".join(_text(d.switch.running))
+    assert "interface Ethernet1/1/1\n  description gpu_leaf:gpu0001:eth0" in after
+    assert "interface breakout module 1 port 1-16,17,18-32 map 200g-2x" in after  # the device's own line stays
+
+
+def test_unused_port_in_service_on_the_switch_is_left_alone(rendered: str) -> None:
+    """The plan leaves Ethernet1/40 and 1/41 unused: 1/40 carries the switch's own uplink (kept, and the diff
+    says so), 1/41 still has what an earlier, larger build put there (shut as unused)."""
+    own = ("interface Ethernet1/40\n  description oob-uplink\n  no switchport\n  ip address 198.18.250.1/30\n"
+           "  no shutdown\n")
+    old = ("interface Ethernet1/41\n  description leaf_spine:ai256-leaf09:Ethernet256\n  no switchport\n"
+           "  ip address 198.18.16.97/31\n  no shutdown\n")
+    d = driver(device_config() + own + old)
+    d.load_replace_candidate(config=rendered)
+    assert d.change is not None and d.change.kept == ["Ethernet1/40"]
+    assert "# left as the switch has it: interface Ethernet1/40 is in service there" in d.compare_config()
+    d.commit_config()
+    after = "\n".join(_text(d.switch.running))
+    assert own.rstrip("\n") in after
+    (was_ours,) = [children for line, children in d.switch.running if line == "interface Ethernet1/41"]
+    assert {"description unused: not in the fabric plan", "shutdown"} <= {c[0] for c in was_ours}
+    assert "198.18.16.97/31" not in after
