@@ -457,16 +457,6 @@ class EcnThreshold(_Model):
         return self
 
 
-def _default_ecn() -> dict[int, EcnThreshold]:
-    # Below the shortest-cable PFC xoff of each speed (see qos.headroom), so ECN marks before PFC pauses.
-    return {
-        100: EcnThreshold(min_bytes=20_480, max_bytes=61_440, probability=5),
-        200: EcnThreshold(min_bytes=24_576, max_bytes=73_728, probability=5),
-        400: EcnThreshold(min_bytes=65_536, max_bytes=131_072, probability=5),
-        800: EcnThreshold(min_bytes=65_536, max_bytes=131_072, probability=5),
-    }
-
-
 class PfcWatchdog(_Model):
     enabled: Flag = True
     detection_ms: Int = Field(default=200, ge=100, le=5000)
@@ -503,7 +493,9 @@ class Qos(_Model):
     cnp_tc: Int = Field(default=6, ge=0, le=7, description="strict-priority class of CNPs")
     lossless_tcs: tuple[Int, ...] | None = Field(default=None, description="default: (roce_tc,)")
     mtu: Int = Field(default=9216, ge=1500, le=9216)
-    ecn: dict[Speed, EcnThreshold] = Field(default_factory=_default_ecn)
+    ecn: dict[Speed, EcnThreshold] = Field(
+        default_factory=dict, description="per link speed; a speed left out runs each platform's vendor default "
+        "(SONiC: the SKU's QoS template; NX-OS: Cisco's AI/ML QoS)")
     bandwidth: Bandwidth = Bandwidth()
     pfc_watchdog: PfcWatchdog = PfcWatchdog()
     headroom: Headroom = Headroom()

@@ -202,6 +202,7 @@ def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, 
         build_underlay(intent, d, plan)
         plan_adaptive_routing(plan)
         qos.assign_profiles(plan)
+        plan.warnings += qos.ecn_warnings(intent)
     except TopologyError as exc:
         raise _located(source, exc.problems, lines) from None
     except FabricError as exc:  # raised by a step that knows the field but not the file

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from fabricgen.errors import FabricError, Problem
-from fabricgen.intent import EcnThreshold, Headroom, Intent, Qos
+from fabricgen.intent import Headroom, Intent, Qos
 from fabricgen.model import Interface, Plan, QosPolicy, QosProfile, Tier
+from fabricgen.platforms.registry import SONIC_COMMUNITY_ECN, EcnDefault, capabilities, vendor_ecn_range
+from fabricgen.platforms.registry import platform as platform_record
+from fabricgen.skus import HardwareSku
 
 # IEEE 802.3 Annex 31B pause_quanta a port must absorb after sending PAUSE, per speed (Gb/s);
 # the same table as SONiC's Mellanox headroom plugin (which maps 800G to the 400G value).
@@ -80,16 +84,35 @@ def headroom(
     return xon, xoff, size
 
 
-def ecn_for(speed: int, qos: Qos) -> EcnThreshold:
-    """ECN/WRED thresholds of the RoCE queue for one link speed (Gb/s)."""
-    try:
-        return qos.ecn[speed]
-    except KeyError:
-        have = ", ".join(f"{s}G" for s in sorted(qos.ecn)) or "none"
-        raise FabricError.single(
-            _SOURCE, f"qos.ecn.{speed}", f"no ECN thresholds for {speed}G links (have: {have})",
-            f"add qos.ecn.{speed} with min_bytes, max_bytes and probability",
-        ) from None
+@dataclass(frozen=True, slots=True)
+class EcnSetting:
+    """The ECN/WRED thresholds of a port's RoCE queue and where they come from."""
+
+    min_bytes: int
+    max_bytes: int
+    probability: int
+    tag: str = ""  # profile-name tag of a platform default that is not SONiC's ("nxos"); "" otherwise
+    source: str = "intent"
+
+
+def default_ecn(platform: str, sku: HardwareSku | None = None) -> EcnDefault:
+    """The ECN thresholds a switch runs when the intent sets none for a speed: its SKU's QoS template,
+    else its platform's vendor default; platforms that render no ECN (frr) plan with SONiC's, the
+    routing stack they stand in for."""
+    if sku is not None and sku.ecn_default is not None:
+        return sku.ecn_default
+    return capabilities(platform).ecn_default or SONIC_COMMUNITY_ECN
+
+
+def ecn_setting(intent: Intent, speed: int, platform: str = "sonic", sku: HardwareSku | None = None) -> EcnSetting:
+    """The intent's `qos.ecn.<speed>` if it sets one, else the vendor default of the switch (facts.default_ecn)."""
+    explicit = intent.qos.ecn.get(speed)
+    if explicit is not None:
+        return EcnSetting(explicit.min_bytes, explicit.max_bytes, explicit.probability)
+    d = default_ecn(platform, sku)
+    own = platform_record(platform).sku_catalog != "sonic" and capabilities(platform).ecn_default is not None
+    tag = platform if own else ""
+    return EcnSetting(d.min_bytes, d.max_bytes, d.probability, tag, d.source)
 
 
 # --------------------------------------------------------------------------- fabric-wide policy
@@ -160,10 +183,12 @@ def profile_length(cable_m: float) -> int:
     return max(1, math.ceil(cable_m))
 
 
-def profile_name(speed_gbps: int, length_m: int, mtu: int, fabric_mtu: int) -> str:
-    """SONiC BUFFER_PROFILE naming, ``_mtu<mtu>`` only for ports off the fabric MTU."""
+def profile_name(speed_gbps: int, length_m: int, mtu: int, fabric_mtu: int, tag: str = "") -> str:
+    """SONiC BUFFER_PROFILE naming, ``_mtu<mtu>`` only for ports off the fabric MTU, ``_<tag>`` for a
+    non-SONiC platform's own ECN default (those ports never appear in a SONiC config)."""
     mtu_part = "" if mtu == fabric_mtu else f"_mtu{mtu}"
-    return f"pg_lossless_{speed_gbps * 1000}_{length_m}m{mtu_part}_profile"
+    tag_part = f"_{tag}" if tag else ""
+    return f"pg_lossless_{speed_gbps * 1000}_{length_m}m{mtu_part}{tag_part}_profile"
 
 
 def _port_key(intent: Intent, itf: Interface) -> tuple[int, int, int]:
@@ -171,48 +196,65 @@ def _port_key(intent: Intent, itf: Interface) -> tuple[int, int, int]:
     return itf.speed, profile_length(cable), itf.mtu
 
 
-def make_profile(intent: Intent, speed: int, length_m: int, mtu: int) -> QosProfile:
-    """One lossless PG profile; raises FabricError for a speed without pause quanta or ECN entry."""
+def make_profile(intent: Intent, speed: int, length_m: int, mtu: int, ecn: EcnSetting | None = None) -> QosProfile:
+    """One lossless PG profile (default ECN: the intent's, else SONiC's); FabricError for a speed without quanta."""
     try:
         xon, xoff, size = headroom(speed, length_m, mtu, intent.qos.headroom)
     except ValueError as exc:
         hint = "use port speeds among " + ", ".join(f"{s}G" for s in PAUSE_QUANTA)
         raise FabricError.single(_SOURCE, "qos.headroom", str(exc), hint) from None
-    ecn = ecn_for(speed, intent.qos)
+    e = ecn if ecn is not None else ecn_setting(intent, speed)
     return QosProfile(
-        name=profile_name(speed, length_m, mtu, intent.qos.mtu),
+        name=profile_name(speed, length_m, mtu, intent.qos.mtu, e.tag),
         speed=speed,
         cable_m=float(length_m),
         mtu=mtu,
         xon=xon,
         xoff=xoff,
         size=size,
-        ecn_min=ecn.min_bytes,
-        ecn_max=ecn.max_bytes,
-        ecn_probability=ecn.probability,
+        ecn_min=e.min_bytes,
+        ecn_max=e.max_bytes,
+        ecn_probability=e.probability,
     )
 
 
-def build_profiles(intent: Intent, interfaces: Iterable[Interface]) -> dict[str, QosProfile]:
-    """One profile per distinct (speed, cable metres rounded up, MTU), ordered by those keys."""
+def build_profiles(intent: Intent, interfaces: Iterable[Interface], platform: str = "sonic",
+                   sku: HardwareSku | None = None) -> dict[str, QosProfile]:
+    """One profile per distinct (speed, cable metres rounded up, MTU) of ports on one platform/SKU."""
     keys = sorted({_port_key(intent, itf) for itf in interfaces})
-    profiles = (make_profile(intent, *key) for key in keys)
+    profiles = (make_profile(intent, *key, ecn_setting(intent, key[0], platform, sku)) for key in keys)
     return {p.name: p for p in profiles}
 
 
 def assign_profiles(plan: Plan) -> None:
     """Set plan.qos, plan.qos_profiles and every switch port's qos_profile.
 
-    Every fabric and GPU-facing port carries RoCE, so every port gets a lossless profile.
-    Needs links (speeds, cable lengths) to exist; addresses are not used.
+    Every fabric and GPU-facing port carries RoCE, so every port gets a lossless profile.  A
+    profile is one (speed, cable metres, MTU, ECN): where the intent sets no ECN for a speed each
+    switch runs its vendor's default (its SKU's QoS template, or its platform's), so the two ends
+    of a link may use different profiles.  Needs links (speeds, cable lengths); addresses are not used.
     """
     intent = plan.intent
-    ports = [itf for sw in plan.switches.values() for itf in sw.interfaces]
     plan.qos = build_policy(intent)
-    plan.qos_profiles = build_profiles(intent, ports)
-    for itf in ports:
-        speed, length, mtu = _port_key(intent, itf)
-        itf.qos_profile = profile_name(speed, length, mtu, intent.qos.mtu)
+    found: dict[str, QosProfile] = {}
+    for sw in plan.switches.values():
+        hw = plan.hardware.get(sw.role)
+        sku = hw.sku if hw is not None else None
+        settings: dict[int, EcnSetting] = {}
+        for itf in sw.interfaces:
+            speed, length, mtu = _port_key(intent, itf)
+            ecn = settings.get(speed)
+            if ecn is None:
+                ecn = settings[speed] = ecn_setting(intent, speed, sw.platform, sku)
+            name = profile_name(speed, length, mtu, intent.qos.mtu, ecn.tag)
+            prof = found.get(name)
+            if prof is None:
+                prof = found[name] = make_profile(intent, speed, length, mtu, ecn)
+            elif (prof.ecn_min, prof.ecn_max, prof.ecn_probability) != (ecn.min_bytes, ecn.max_bytes, ecn.probability):
+                raise FabricError.single(_SOURCE, f"qos.ecn.{speed}", f"SONiC SKUs of this fabric ship different ECN "
+                                         f"defaults for {speed}G ports", f"set qos.ecn.{speed} for the whole fabric")
+            itf.qos_profile = name
+    plan.qos_profiles = dict(sorted(found.items(), key=lambda kv: (kv[1].speed, kv[1].cable_m, kv[1].mtu, kv[0])))
 
 
 # --------------------------------------------------------------------------- invariants
@@ -234,38 +276,51 @@ def _intent_port_classes(intent: Intent) -> set[tuple[int, int, int]]:
     return classes
 
 
-def _ecn_problems(intent: Intent, classes: Iterable[tuple[int, int, int]]) -> list[Problem]:
-    """ECN must mark before PFC pauses: min < max < xoff of every port class of that speed."""
-    q = intent.qos
+def _headroom_problems(intent: Intent, classes: Iterable[tuple[int, int, int]]) -> list[Problem]:
+    """Every port class needs a computable PFC headroom (a speed with IEEE pause quanta)."""
     problems: list[Problem] = []
-    tightest: dict[int, tuple[int, int, int, str]] = {}  # speed -> (xoff, metres, mtu, name)
     for speed, length, mtu in sorted(classes):
         try:
-            _, xoff, _ = headroom(speed, length, mtu, q.headroom)
+            headroom(speed, length, mtu, intent.qos.headroom)
         except ValueError as exc:
             problems.append(Problem("qos.headroom", str(exc), "use a port speed with a known pause quanta"))
-            continue
-        name = profile_name(speed, length, mtu, q.mtu)
-        if speed not in tightest or xoff < tightest[speed][0]:
-            tightest[speed] = (xoff, length, mtu, name)
-    for speed, (xoff, length, mtu, name) in sorted(tightest.items()):
-        ecn = q.ecn.get(speed)
-        if ecn is None:
-            problems.append(Problem(f"qos.ecn.{speed}", f"no ECN thresholds for {speed}G links",
-                                    f"add qos.ecn.{speed} with max_bytes below {xoff} (the {length} m xoff)"))
-            continue
+            break
+    return problems
+
+
+def _ecn_problems(intent: Intent) -> list[Problem]:
+    """ECN min below max (pydantic enforces it on parsed intents; this guards constructed ones).
+
+    ECN is never compared with a PG's xoff: xoff is the headroom above the pause trigger, not the
+    trigger (vendor reference §5.4).  Where a platform has a static pause trigger (NX-OS pause
+    buffers) fabricgen derives it from the ECN maximum, and check.nxos / check.roce verify the order.
+    """
+    problems: list[Problem] = []
+    for speed, ecn in sorted(intent.qos.ecn.items()):
         if ecn.min_bytes >= ecn.max_bytes:
             problems.append(Problem(f"qos.ecn.{speed}.min_bytes",
-                                    f"ECN min {ecn.min_bytes} B is not below max {ecn.max_bytes} B "
-                                    f"at {speed}G", "lower min_bytes"))
-        if ecn.max_bytes >= xoff:
-            problems.append(Problem(
-                f"qos.ecn.{speed}.max_bytes",
-                f"ECN max {ecn.max_bytes} B at {speed}G is not below the PFC xoff {xoff} B of {speed}G links "
-                f"with {length} m cables, MTU {mtu} ({name}): PFC would pause before ECN marks",
-                f"set qos.ecn.{speed}.max_bytes (and min_bytes) below {xoff}",
-            ))
+                                    f"ECN min {ecn.min_bytes} B is not below max {ecn.max_bytes} B at {speed}G",
+                                    "lower min_bytes"))
     return problems
+
+
+def ecn_warnings(intent: Intent) -> list[Problem]:
+    """Configured ECN thresholds outside the span of the vendors' published defaults for their speed."""
+    out: list[Problem] = []
+    for speed, ecn in sorted(intent.qos.ecn.items()):
+        (min_lo, min_hi), (max_lo, max_hi), sources = vendor_ecn_range(speed)
+        bad = []
+        if not min_lo <= ecn.min_bytes <= min_hi:
+            bad.append(f"min {ecn.min_bytes} B is outside {min_lo}..{min_hi} B")
+        if not max_lo <= ecn.max_bytes <= max_hi:
+            bad.append(f"max {ecn.max_bytes} B is outside {max_lo}..{max_hi} B")
+        if bad:
+            named = "; ".join(f"{d.source}: {d.min_bytes} / {d.max_bytes} B" for d in sources)
+            out.append(Problem(f"qos.ecn.{speed}", f"ECN at {speed}G: {' and '.join(bad)}, the range of the "
+                               f"vendors' defaults for {speed}G ({named})",
+                               f"use thresholds within that range, or drop qos.ecn.{speed} for each "
+                               "platform's own default"))
+    return out
 
 
 def _policy_problems(q: Qos) -> list[Problem]:
@@ -345,5 +400,5 @@ def check_invariants(target: Intent | Plan) -> list[Problem]:
     if low_mtu:
         problems.append(Problem("qos.mtu", f"ports with MTU {low_mtu} are below the lossless MTU "
                                 f"{intent.qos.headroom.lossless_mtu}", "raise the port MTU"))
-    problems += _ecn_problems(intent, classes)
+    problems += _headroom_problems(intent, classes) + _ecn_problems(intent)
     return problems

@@ -41,6 +41,7 @@ from typing import Literal
 
 from fabricgen.nxos_models import NXOS_MODEL_RECORDS, NxosModel
 from fabricgen.platforms import registry
+from fabricgen.platforms.registry import SONIC_COMMUNITY_ECN, EcnDefault
 
 PLATFORM_ENV = "FABRICGEN_SONIC_PLATFORM"
 SHARED_PLATFORM = Path(__file__).resolve().parents[2] / "shared" / "sonic-platform"
@@ -85,19 +86,6 @@ class PgHeadroom:
     xon_offset: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class EcnDefault:
-    """The ECN/WRED thresholds a vendor ships for the lossless queue (bytes, percent)."""
-
-    min_bytes: int
-    max_bytes: int
-    probability: int
-    source: str
-
-
-# SONiC's community QoS template (files/build_templates/qos_config.j2, WRED_PROFILE AZURE_LOSSLESS),
-# used by every SKU whose own qos.json.j2 does not generate WRED profiles.
-SONIC_COMMUNITY_ECN = EcnDefault(1_048_576, 2_097_152, 5, "sonic-buildimage qos_config.j2 WRED_PROFILE AZURE_LOSSLESS")
 # The community buffer template's lossless egress queues (buffers_config.j2 BUFFER_QUEUE "|3-4").
 SONIC_COMMUNITY_LOSSLESS_QUEUES = (3, 4)
 

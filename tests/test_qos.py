@@ -16,7 +16,8 @@ from fabricgen.qos import (
     build_policy,
     build_profiles,
     check_invariants,
-    ecn_for,
+    ecn_setting,
+    ecn_warnings,
     headroom,
     make_profile,
     pfc_mask,
@@ -182,13 +183,52 @@ def test_headroom_rejects_unknown_inputs(speed: int, cable: float, mtu: int, wor
 # --------------------------------------------------------------------------- ECN table
 
 
-def test_ecn_for_known_and_missing_speed() -> None:
-    qos = make_intent().qos
-    assert ecn_for(400, qos) == qos.ecn[400]
-    with pytest.raises(FabricError) as err:
-        ecn_for(25, qos)
-    assert err.value.problems[0].path == "qos.ecn.25"
-    assert "25G" in err.value.problems[0].message
+SONIC_DEFAULT = (1_048_576, 2_097_152, 5)  # SONiC qos_config.j2 AZURE_LOSSLESS (vendor reference §0.1)
+CISCO_DEFAULT = (950 * 1024, 3000 * 1024, 7)  # Cisco Nexus Dashboard AI/ML QoS
+CUMULUS_DEFAULT = (150_000, 1_501_500, 100)  # NVIDIA Cumulus nv set qos roce
+
+
+def ecn_intent(speed: int, values: tuple[int, int, int]) -> Intent:
+    lo, hi, prob = values
+    return make_intent(qos={"ecn": {speed: {"min_bytes": lo, "max_bytes": hi, "probability": prob}}})
+
+
+def test_ecn_explicit_else_the_platforms_vendor_default() -> None:
+    intent = make_intent()
+    assert intent.qos.ecn == {}  # nothing is invented: each platform runs its vendor's default
+    sonic = ecn_setting(intent, 400, "sonic")
+    assert (sonic.min_bytes, sonic.max_bytes, sonic.probability, sonic.tag) == (*SONIC_DEFAULT, "")
+    nxos = ecn_setting(intent, 400, "nxos")
+    assert (nxos.min_bytes, nxos.max_bytes, nxos.probability, nxos.tag) == (*CISCO_DEFAULT, "nxos")
+    assert (ecn_setting(intent, 25, "frr").min_bytes, ecn_setting(intent, 25, "frr").tag) == (SONIC_DEFAULT[0], "")
+    explicit = ecn_setting(ecn_intent(400, CUMULUS_DEFAULT), 400, "nxos")
+    assert (explicit.min_bytes, explicit.max_bytes, explicit.probability, explicit.tag) == (*CUMULUS_DEFAULT, "")
+    assert ecn_setting(ecn_intent(400, CUMULUS_DEFAULT), 800, "nxos").max_bytes == CISCO_DEFAULT[1]
+
+
+@pytest.mark.parametrize("values", [SONIC_DEFAULT, CISCO_DEFAULT, CUMULUS_DEFAULT])
+@pytest.mark.parametrize("speed", [100, 400])
+def test_vendor_defaults_are_accepted(values: tuple[int, int, int], speed: int) -> None:
+    # Reference §5.4: each vendor's default is far above the PG xoff headroom, and that is right.
+    intent = ecn_intent(speed, values)
+    assert check_invariants(intent) == [] and ecn_warnings(intent) == []
+    plan = plan_with(intent, [port(speed, m) for m in (1, 3, 30, 150)])
+    assign_profiles(plan)
+    assert check_invariants(plan) == []
+    assert all(p.ecn_max > p.xoff for p in plan.qos_profiles.values())
+
+
+def test_ecn_outside_the_vendor_range_is_a_warning_naming_it() -> None:
+    intent = ecn_intent(400, (65_536, 131_072, 5))  # what fabricgen used to default to: 10-20x too low
+    assert check_invariants(intent) == []  # not an error
+    (w,) = ecn_warnings(intent)
+    assert w.path == "qos.ecn.400" and w.hint
+    assert "min 65536 B is outside 150000..1048576 B" in w.message
+    assert "max 131072 B is outside 1501500..3072000 B" in w.message
+    assert "Cisco" in w.message and "SONiC" in w.message and "Cumulus" in w.message
+    # Cisco publishes its default for 100-400G only: at 800G the range is SONiC's and Cumulus's
+    (w800,) = ecn_warnings(ecn_intent(800, CISCO_DEFAULT))
+    assert "max 3072000 B is outside 1501500..2097152 B" in w800.message
 
 
 # --------------------------------------------------------------------------- policy
@@ -268,7 +308,7 @@ def test_profiles_dedup_round_up_and_tier_default() -> None:
     p = profiles["pg_lossless_400000_3m_profile"]
     assert (p.speed, p.cable_m, p.mtu) == (400, 3.0, 9216)
     assert (p.xon, p.xoff, p.size) == headroom(400, 3, 9216, intent.qos.headroom)
-    assert (p.ecn_min, p.ecn_max, p.ecn_probability) == (65_536, 131_072, 5)
+    assert (p.ecn_min, p.ecn_max, p.ecn_probability) == SONIC_DEFAULT
 
 
 def test_make_profile_unknown_speed() -> None:
@@ -308,53 +348,27 @@ def test_default_intent_is_clean_two_and_three_tier() -> None:
     assert check_invariants(three) == []
 
 
-@pytest.mark.parametrize("speed", SPEEDS)
-def test_default_ecn_below_xoff_for_every_length(speed: int) -> None:
-    # GPU links 1..3 m, leaf-spine 1..30 m, spine-super-spine 1..150 m: every length up to the longest default
-    intent = make_intent()
-    ports = [port(speed, m) for m in range(1, 151)]
-    plan = plan_with(intent, ports)
-    assert check_invariants(plan) == []
-    assign_profiles(plan)
-    assert check_invariants(plan) == []
-    assert all(p.ecn_min < p.ecn_max < p.xoff for p in plan.qos_profiles.values())
-
-
-def test_rule_ecn_max_below_xoff() -> None:
-    intent = make_intent(
-        qos={
-            "ecn": {
-                **{s: {"min_bytes": 20480, "max_bytes": 61440, "probability": 5} for s in SPEEDS},
-                400: {"min_bytes": 65536, "max_bytes": 200_000, "probability": 5},
-            }
-        }
-    )
-    problems = check_invariants(intent)
-    assert paths(problems) == ["qos.ecn.400.max_bytes"]
-    msg = problems[0].message
-    assert "400G" in msg and "3 m" in msg and str(headroom(400, 3, 9216, HR)[1]) in msg
-    assert problems[0].hint
-
-
-def test_rule_ecn_names_the_tightest_profile_of_a_plan() -> None:
-    intent = make_intent(qos={"ecn": {400: {"min_bytes": 65536, "max_bytes": 150_000, "probability": 5}}})
-    plan = plan_with(intent, [port(400, 1), port(400, 30, "leaf_spine", direction="up")])
-    problems = check_invariants(plan)
-    assert paths(problems) == ["qos.ecn.400.max_bytes"]
-    assert "1 m" in problems[0].message and "pg_lossless_400000_1m_profile" in problems[0].message
-
-
 def test_rule_ecn_min_below_max() -> None:
     intent = make_intent()
     # model_construct bypasses the model's own min < max validator
     bad = EcnThreshold.model_construct(min_bytes=100_000, max_bytes=90_000, probability=5)
-    qos = intent.qos.model_copy(update={"ecn": {**intent.qos.ecn, 400: bad}})
+    qos = intent.qos.model_copy(update={"ecn": {400: bad}})
     assert paths(check_invariants(intent.model_copy(update={"qos": qos}))) == ["qos.ecn.400.min_bytes"]
 
 
-def test_rule_ecn_entry_for_every_speed() -> None:
-    intent = make_intent(qos={"ecn": {100: {"min_bytes": 20480, "max_bytes": 61440, "probability": 5}}})
-    assert paths(check_invariants(intent)) == ["qos.ecn.400"]
+def test_profiles_per_platform_default_both_ends_of_a_link() -> None:
+    intent = make_intent()
+    leaf = port(400, 30, "leaf_spine", name="Ethernet0", direction="up")
+    spine = port(400, 30, "leaf_spine", name="Ethernet1/1")
+    plan = plan_with(intent, [leaf])
+    plan.switches["lab-spine-01"] = Switch(hostname="lab-spine-01", role="spine", platform="nxos", model="generic",
+                                           plane=0, pod=0, index=0, slot=0, interfaces=[spine])
+    assign_profiles(plan)
+    assert leaf.qos_profile == "pg_lossless_400000_30m_profile"
+    assert spine.qos_profile == "pg_lossless_400000_30m_nxos_profile"
+    a, b = plan.qos_profiles[leaf.qos_profile], plan.qos_profiles[spine.qos_profile]
+    assert (a.ecn_min, a.ecn_max) == SONIC_DEFAULT[:2] and (b.ecn_min, b.ecn_max) == CISCO_DEFAULT[:2]
+    assert (a.xon, a.xoff, a.size) == (b.xon, b.xoff, b.size)
 
 
 def test_rule_speed_without_pause_quanta() -> None:
@@ -412,3 +426,12 @@ def test_rule_port_mtu_below_lossless_mtu_in_plan() -> None:
     intent = make_intent(qos={"ecn": {400: {"min_bytes": 20480, "max_bytes": 40960, "probability": 5}}})
     assert check_invariants(plan_with(intent, [port(400, 3)])) == []
     assert paths(check_invariants(plan_with(intent, [port(400, 3, mtu=1000)]))) == ["qos.mtu"]
+
+
+def test_plan_warns_about_ecn_outside_the_vendor_range() -> None:
+    from fabricgen.plan import build_plan, warning_lines
+
+    plan = build_plan(ecn_intent(400, (65_536, 131_072, 5)), "fabric.yaml", {("qos", "ecn", 400): 12})
+    (line,) = [w for w in warning_lines(plan) if "qos.ecn.400" in w]
+    assert line.startswith("warning: fabric.yaml:12: qos.ecn.400:") and "150000..1048576 B" in line
+    assert not [w for w in warning_lines(build_plan(make_intent())) if "qos.ecn" in w]

@@ -198,7 +198,8 @@ def test_scheduling_and_ecn(example: Plan) -> None:
             assert wred[f"{color}_max_threshold"] == str(prof.ecn_max)
             assert wred[f"{color}_drop_probability"] == str(prof.ecn_probability)
             assert wred[f"wred_{color}_enable"] == "true"
-        assert int(wred["green_max_threshold"]) < prof.xoff  # ECN marks before PFC pauses
+        # the SKU's own QoS template default (SN5600 O128: 1 / 2 MiB), not bounded by the PG xoff (§5.4)
+        assert (wred["green_min_threshold"], wred["green_max_threshold"]) == ("1048576", "2097152")
         assert db["QUEUE"][f"{itf.name}|6"] == {"scheduler": sonic.SCHED_CNP}
         assert db["QUEUE"][f"{itf.name}|0"] == {"scheduler": sonic.SCHED_DEFAULT}
     assert len(db["QUEUE"]) == 3 * len(sw.interfaces)

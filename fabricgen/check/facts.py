@@ -2,7 +2,7 @@
 
 Each platform's extractor (its registry record's `extractor`, in fabricgen.check.extract) fills a
 `DeviceFacts` from that platform's files; the fabric-wide rules (check.roce) only ever read these
-records.  Locations are JSON pointers into a JSON config ("/BUFFER_PROFILE/<name>/xoff") or "L<n>"
+records.  Locations are JSON pointers into a JSON config ("/BUFFER_PROFILE/<name>/size") or "L<n>"
 lines of a text config.
 """
 
@@ -54,10 +54,12 @@ class QosMaps:
 
 
 @dataclass(slots=True)
-class Xoff:
-    value: int  # bytes
-    loc: str  # "/BUFFER_PROFILE/<name>/xoff"; "" when it comes from the plan (NX-OS)
-    profile: str
+class LosslessPg:
+    """How a lossless priority group is buffered: a headroom profile, or SONiC's dynamic headroom."""
+
+    profile: str  # BUFFER_PROFILE name; "NULL": the dynamic buffer model computes the headroom (SONiC)
+    loc: str  # "/BUFFER_PROFILE/<name>"; "" when it comes from the plan (NX-OS, EOS)
+    static_th: int | None = None  # a static pause trigger (bytes); None when dynamic_th / not in the config
 
 
 @dataclass(slots=True)
@@ -76,7 +78,7 @@ class PortFacts:
     pfc_device_wide: bool = False  # NX-OS: the priorities come from the network-qos policy
     watchdog: bool = False
     watchdog_loc: str = ""
-    lossless: dict[int, Xoff] = field(default_factory=dict)  # lossless PG -> xoff
+    lossless: dict[int, LosslessPg] = field(default_factory=dict)  # lossless PG -> its buffering
     pg_locs: dict[int, str] = field(default_factory=dict)  # every PG's BUFFER_PG entry (SONiC)
     queues: dict[int, Queue] = field(default_factory=dict)
 

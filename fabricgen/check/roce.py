@@ -5,7 +5,7 @@ Two steps, so a caller can spread the expensive one over processes:
 1. ``extract_facts(plan, configs, hostnames)`` reads each device's rendered files into a
    platform-neutral `DeviceFacts` record: per port MTU, IPv4, PFC priorities, watchdog, the
    attached classification maps, egress queues (strict / DWRR weight / ECN thresholds) and
-   the xoff of each lossless PG; per device the BGP local AS, neighbors and maximum-paths.
+   the buffer profile of each lossless PG; per device the BGP local AS, neighbors and maximum-paths.
    One extractor per platform (`check.extract.<platform>`, named by its registry record).
 2. ``check_facts(plan, facts)`` runs the invariants on each device and across every cable.
 
@@ -20,8 +20,12 @@ Rules (stable ids):
                            egress queue with ECN marking is broken on a port, or differs from the plan
 * ``roce-cnp``             the CNP DSCP does not reach a strict-priority queue, or its class is
                            lossless (PFC / no-drop) on some port
-* ``roce-ecn-order``       on a lossless queue ECN min >= max, or max >= the PG's PFC xoff
-                           (NX-OS has no xoff in its config: the port's plan profile is used)
+* ``roce-ecn-order``       on a lossless queue ECN min >= max, or, where the lossless PG's pause
+                           trigger is a static threshold (SONiC ``static_th``), ECN max not below it.
+                           Never compared with the PG's ``xoff``: that is headroom above the trigger
+                           (vendor reference §5.4); NX-OS pause thresholds are check.nxos's
+* ``roce-ecn-range``       (warning) ECN thresholds outside the span of the vendors' published
+                           defaults for the port's speed (platforms.registry.VENDOR_ECN_DEFAULTS)
 * ``roce-bandwidth``       DWRR / `bandwidth remaining percent` shares of the non-strict queues do
                            not sum to 100 (SONiC: the weights of the distinct DWRR schedulers in use)
 * ``roce-pfc-both-ends``   a fabric-link end or a GPU-facing leaf port lacks PFC on exactly the
@@ -33,7 +37,7 @@ Rules (stable ids):
                            local AS is not the planned one
 * ``roce-missing-config``  a planned device has no (or an unreadable) rendered file
 
-Locations are JSON pointers into config_db.json ("/BUFFER_PROFILE/<name>/xoff") or "L<n>"
+Locations are JSON pointers into config_db.json ("/WRED_PROFILE/<name>/green_max_threshold") or "L<n>"
 lines of nxos.cfg / frr.conf.  Findings at a location shared by many ports (a WRED profile,
 a network-qos policy) are reported once and list the ports.
 """
@@ -49,18 +53,19 @@ from pathlib import Path
 
 from fabricgen.check.facts import (
     DeviceFacts,
+    Ecn,
+    LosslessPg,
     PortFacts,
     QosMaps,
     Queue,
-    Xoff,
     ip_text,
     ipv4_int,
     plan_ports,
     pointer,
 )
 from fabricgen.check.findings import Finding
-from fabricgen.model import Interface, Plan, QosPolicy, QosProfile, Switch
-from fabricgen.platforms.registry import platform
+from fabricgen.model import Interface, Plan, QosPolicy, Switch
+from fabricgen.platforms.registry import platform, vendor_ecn_range
 
 RULES = (
     "roce-lossless-chain",
@@ -72,8 +77,10 @@ RULES = (
     "roce-maximum-paths",
     "roce-p2p-pair",
     "roce-missing-config",
+    "roce-ecn-range",
 )
-CHAIN, CNP, ECN, BANDWIDTH, PFC, MTU, PATHS, P2P, MISSING = RULES
+CHAIN, CNP, ECN, BANDWIDTH, PFC, MTU, PATHS, P2P, MISSING, ECN_RANGE = RULES
+WARNING_RULES = frozenset({ECN_RANGE})  # advice, not a broken fabric
 MAX_PORTS_NAMED = 3
 _POOL_THRESHOLD_S = 1.0
 
@@ -181,7 +188,7 @@ class _Out:
         out = []
         for (device, path, loc, rule, message), ports in self.groups.items():
             text = f"{message} [{_port_list(ports)}]" if ports else message
-            out.append(Finding(device, path, loc, rule, text))
+            out.append(Finding(device, path, loc, rule, text, "warning" if rule in WARNING_RULES else "error"))
         return out
 
 
@@ -275,11 +282,12 @@ class _DeviceCheck:
     def lossless_tc(self, port: PortFacts, maps: QosMaps, tc: int, lossless_tcs: set[int]) -> None:
         name = port.name
         pg = maps.tc_to_pg.get(tc, 0)
-        xoff = port.lossless.get(pg)
+        buffering = port.lossless.get(pg)
         if not port.pfc_device_wide and tc not in lossless_tcs:
             self.add(CHAIN, self.pg_loc(port, maps, tc),
                      f"lossless TC {tc} goes to PG {pg}, which has no lossless buffer profile "
-                     "(no xoff): the port would drop RoCE instead of sending PFC", name)
+                     "(no xoff, and no NULL profile under the dynamic buffer model): the port would drop RoCE "
+                     "instead of sending PFC", name)
         queue_no = maps.tc_to_queue.get(tc, tc)
         pfc_queue = maps.pfc_to_queue.get(tc, tc)
         if pfc_queue != queue_no:
@@ -297,27 +305,30 @@ class _DeviceCheck:
             self.add(CHAIN, queue.ecn[0].loc if queue.ecn else queue.loc,
                      f"lossless queue {queue_no} ({queue.scheduler}) {what}: DCQCN would never slow senders", name)
             return
-        if xoff is not None:
-            self.ecn_order(port, queue_no, queue, xoff)
+        self.ecn_order(port, queue_no, queue, buffering)
 
-    def ecn_order(self, port: PortFacts, queue_no: int, queue: Queue, xoff: Xoff) -> None:
+    def ecn_order(self, port: PortFacts, queue_no: int, queue: Queue, buffering: LosslessPg | None) -> None:
+        """ECN min < max; below a static pause trigger; within the vendors' defaults for the speed (warning)."""
         pitf = self.planned.get(port.name)
-        prof: QosProfile | None = self.plan.qos_profiles.get(pitf.qos_profile) if pitf is not None else None
         for e in queue.ecn:
             if e.min_bytes >= e.max_bytes:
                 self.add(ECN, e.loc, f"queue {queue_no} ({e.source}): ECN min {e.min_bytes} B is not below "
                          f"max {e.max_bytes} B", port.name)
                 continue
-            if not xoff.value or e.max_bytes < xoff.value:
-                continue
-            loc = e.loc
-            if prof is not None and e.max_bytes <= prof.ecn_max and xoff.value != prof.xoff and xoff.loc:
-                loc = xoff.loc  # the thresholds are the plan's, the buffer profile is not
-            where = f"PFC xoff {xoff.value} B ({xoff.profile})" if xoff.loc else \
-                f"PFC xoff {xoff.value} B of the plan profile {xoff.profile}"
-            plan_note = f" (plan: ECN max {prof.ecn_max} B, xoff {prof.xoff} B)" if prof is not None else ""
-            self.add(ECN, loc, f"queue {queue_no}: ECN max {e.max_bytes} B ({e.source}) is not below the {where}: "
-                     f"PFC would pause before ECN marks{plan_note}", port.name)
+            if buffering is not None and buffering.static_th is not None and e.max_bytes >= buffering.static_th:
+                self.add(ECN, e.loc, f"queue {queue_no}: ECN max {e.max_bytes} B ({e.source}) is not below the "
+                         f"static pause threshold {buffering.static_th} B ({buffering.profile} static_th): PFC "
+                         "would pause before ECN marks", port.name)
+            if pitf is not None:
+                self.ecn_range(port, e, pitf.speed)
+
+    def ecn_range(self, port: PortFacts, e: Ecn, speed: int) -> None:
+        (min_lo, min_hi), (max_lo, max_hi), sources = vendor_ecn_range(speed)
+        if min_lo <= e.min_bytes <= min_hi and max_lo <= e.max_bytes <= max_hi:
+            return
+        self.add(ECN_RANGE, e.loc, f"ECN {e.min_bytes} / {e.max_bytes} B ({e.source}) at {speed}G is outside the "
+                 f"vendors' defaults for {speed}G (min {min_lo}..{min_hi} B, max {max_lo}..{max_hi} B: "
+                 f"{', '.join(d.source for d in sources)})", port.name)
 
     def cnp(self, port: PortFacts, maps: QosMaps, lossless_tcs: set[int]) -> None:
         q = self.q

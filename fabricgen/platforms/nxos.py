@@ -265,11 +265,10 @@ def ecn_profile(sw: Switch, plan: Plan) -> QosProfile:
 
     NX-OS attaches the `type queuing` policy under `system qos`, so all ports of a switch share
     one WRED/ECN threshold set, while the plan has a profile per port (speed, cable length, MTU).
-    Rule: the tightest profile wins -- smallest ECN max, then smallest ECN min, then name.
-    Marking a little early on a long-cable port only costs some throughput; marking late on a
-    short-cable port lets the queue reach that port's PFC xoff, so PFC would pause before DCQCN
-    reacts.  A switch's ports share one speed, so in practice the profiles differ only in
-    cable length (xon/xoff), and the ECN values are the same.
+    Rule: the tightest profile wins -- smallest ECN max, then smallest ECN min, then name:
+    marking a little early only costs some throughput.  A switch's ports share one speed and
+    its ECN comes from the intent or the vendor default for that speed, so in practice the
+    profiles differ only in cable length (xon/xoff) and the ECN values are the same.
     """
     names = sorted({itf.qos_profile for itf in roce_interfaces(sw)})
     missing = [n for n in names if n not in plan.qos_profiles]

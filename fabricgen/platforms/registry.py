@@ -28,6 +28,11 @@ Capability sources (vendor reference, ../shared/reference/roce-fabric-vendor-ref
   actions, the dynamic buffer model (headroom computed by buffermgrd's Lua); SONiC renders no
   adaptive routing today (ARS needs SKU support, issue 9's SONiC half).
 * Linux + FRR: BGP and BFD only; no QoS in frr.conf, the MTU is the kernel interface's.
+* ECN defaults of the RoCE queue (§0.1, §5.4): Cisco Nexus Dashboard's AI/ML QoS 950 / 3,000 KB at
+  probability 7 % (published for 100-400G); SONiC's community QoS template 1 / 2 MiB at 5 %
+  (a SONiC SKU's own QoS template may differ: `skus.HardwareSku.ecn_default`); NVIDIA Cumulus
+  `nv set qos roce` 150,000 / 1,501,500 B at 100 %.  The ECN maximum is never compared with a
+  PG's `xoff`: that is headroom above the pause trigger, not the trigger (§5.4 erratum).
 """
 
 from __future__ import annotations
@@ -38,6 +43,45 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal
+
+# --------------------------------------------------------------------------- ECN defaults
+
+
+@dataclass(frozen=True, slots=True)
+class EcnDefault:
+    """The ECN/WRED thresholds a vendor ships for the lossless queue (bytes, percent)."""
+
+    min_bytes: int
+    max_bytes: int
+    probability: int
+    source: str
+    speeds: tuple[int, ...] = ()  # Gb/s the vendor publishes it for; () = every speed
+
+    def applies_to(self, speed: int) -> bool:
+        return not self.speeds or speed in self.speeds
+
+
+KBYTE = 1024  # NX-OS `kbytes`
+# SONiC's community QoS template (files/build_templates/qos_config.j2, WRED_PROFILE AZURE_LOSSLESS),
+# used by every SKU whose own qos.json.j2 does not generate WRED profiles.
+SONIC_COMMUNITY_ECN = EcnDefault(1_048_576, 2_097_152, 5,
+                                 "SONiC community QoS template (qos_config.j2 WRED_PROFILE AZURE_LOSSLESS)")
+# Cisco Nexus Dashboard AI/ML QoS defaults (Cisco's ND Ansible collection, vendor reference §0.1)
+CISCO_ND_ECN = EcnDefault(950 * KBYTE, 3000 * KBYTE, 7, "Cisco Nexus Dashboard AI/ML QoS (NX-OS)",
+                          speeds=(100, 200, 400))
+# NVIDIA Cumulus `nv set qos roce` (Spectrum), vendor reference §3.1
+CUMULUS_ECN = EcnDefault(150_000, 1_501_500, 100, "NVIDIA Cumulus nv set qos roce (Spectrum)")
+# Every vendor default fabricgen knows: the range a configured threshold is compared with.
+VENDOR_ECN_DEFAULTS = (CUMULUS_ECN, CISCO_ND_ECN, SONIC_COMMUNITY_ECN)
+
+
+def vendor_ecn_range(speed: int) -> tuple[tuple[int, int], tuple[int, int], list[EcnDefault]]:
+    """(min range, max range, sources): the span of the vendors' published defaults for `speed`."""
+    sources = [d for d in VENDOR_ECN_DEFAULTS if d.applies_to(speed)]
+    mins = [d.min_bytes for d in sources]
+    maxes = [d.max_bytes for d in sources]
+    return (min(mins), max(mins)), (min(maxes), max(maxes)), sources
+
 
 # --------------------------------------------------------------------------- capabilities
 
@@ -87,6 +131,7 @@ class Capabilities:
     maximum_paths: int = 1024  # largest `maximum-paths` the BGP implementation takes
     pause_buffer_above_m: float | None = None  # static ingress pause buffer needed above this cable length
     buffer_cell_bytes: int = 1  # granularity of buffer thresholds
+    ecn_default: EcnDefault | None = None  # the vendor's RoCE-queue ECN; None: SONiC's (the config has no ECN)
 
     def adaptive_routing(self, mode: str) -> bool:
         """True if the platform renders adaptive routing in this mode."""
@@ -246,6 +291,7 @@ _RECORDS = (
             bfd=True,
             pause_buffer_above_m=100.0,
             buffer_cell_bytes=208,
+            ecn_default=CISCO_ND_ECN,
         ),
         fact_cost_s=0.0025,
         extract_in_pool=True,
@@ -265,7 +311,8 @@ _RECORDS = (
         file_checks=(("sonic-yang", "config_db.json"), ("frr-parse", "frr.conf")),
         capabilities=Capabilities(lossless_qos=True, pfc_watchdog=True,
                                   watchdog_actions=frozenset({"drop", "forward", "alert"}),  # PFC_WD.action
-                                  dynamic_buffers=True, bfd=True, maximum_paths=256),
+                                  dynamic_buffers=True, bfd=True, maximum_paths=256,
+                                  ecn_default=SONIC_COMMUNITY_ECN),
         pointer_file="config_db.json",
         bgp_file="frr.conf",
         leaf_announces_own_only=True,
@@ -358,6 +405,6 @@ def watchdog_timers(poll_ms: int, detection_ms: int, restoration_ms: int, facts:
     return WatchdogTimers(poll_ms, detect, restore)
 
 
-__all__ = ["PLATFORMS", "SWITCH_PLATFORMS", "Capabilities", "PlatformGap", "PlatformRecord", "UnknownPlatform",
-           "WatchdogFacts", "WatchdogTimers", "capabilities", "lane_port_name", "load", "platform",
-           "slot_port_name", "watchdog_timers"]
+__all__ = ["PLATFORMS", "SWITCH_PLATFORMS", "VENDOR_ECN_DEFAULTS", "Capabilities", "EcnDefault", "PlatformGap",
+           "PlatformRecord", "UnknownPlatform", "WatchdogFacts", "WatchdogTimers", "capabilities", "lane_port_name",
+           "load", "platform", "slot_port_name", "vendor_ecn_range", "watchdog_timers"]

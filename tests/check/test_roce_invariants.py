@@ -141,8 +141,8 @@ def test_facts_of_each_platform(example: Rendered, lab: Rendered) -> None:
     assert (p.mtu, p.ipv4, p.pfc, p.watchdog) == (9216, itf.ipv4, frozenset(q.lossless_tcs), True)
     assert p.maps is not None and p.maps.dscp_to_tc[26] == 3 and p.maps.dscp_to_tc[48] == 6
     prof = plan.qos_profiles[itf.qos_profile]
-    assert p.lossless[3].value == prof.xoff
-    assert p.lossless[3].loc == pointer("BUFFER_PROFILE", prof.name, "xoff")
+    assert p.lossless[3].profile == prof.name and p.lossless[3].static_th is None
+    assert p.lossless[3].loc == pointer("BUFFER_PROFILE", prof.name)
     assert p.queues[3].ecn[0].max_bytes == prof.ecn_max and p.queues[6].strict
     assert leaf.bgp_asn == sw.asn and len(leaf.neighbors) == len(sw.bgp.neighbors)  # type: ignore[union-attr]
     assert leaf.maximum_paths[0][0] == sw.bgp.maximum_paths  # type: ignore[union-attr]
@@ -151,7 +151,7 @@ def test_facts_of_each_platform(example: Rendered, lab: Rendered) -> None:
     assert s.pfc_device_wide and s.pfc == frozenset({3}) and s.mtu == 9216
     assert spine.pause == {3: [(3, spine.pause[3][0][1])]}
     assert s.queues[6].strict and s.queues[3].marks and not s.queues[3].strict
-    assert s.lossless[3].loc == ""  # NX-OS: xoff from the plan profile
+    assert s.lossless[3].loc == ""  # NX-OS: buffering from the plan profile
     assert spine.bgp_asn == plan.switches["ai256-spine01"].asn
     assert all(n.remote_as is not None for n in spine.neighbors.values())
 
@@ -173,7 +173,7 @@ def test_small_parsers() -> None:
 def test_rules_are_stable() -> None:
     assert RULES == (
         "roce-lossless-chain", "roce-cnp", "roce-ecn-order", "roce-bandwidth", "roce-pfc-both-ends",
-        "roce-mtu-both-ends", "roce-maximum-paths", "roce-p2p-pair", "roce-missing-config",
+        "roce-mtu-both-ends", "roce-maximum-paths", "roce-p2p-pair", "roce-missing-config", "roce-ecn-range",
     )
 
 
@@ -213,16 +213,33 @@ def test_sonic_mtu_one_end(example: Rendered, tmp_path: Path) -> None:
     assert f.location == "/PORT/Ethernet384/mtu" and "9000" in f.message and "9216" in f.message
 
 
-def test_sonic_xoff_below_ecn_max(example: Rendered, tmp_path: Path) -> None:
-    prof = example.plan.switches["ai256-leaf03"].interface("Ethernet384").qos_profile
+def test_sonic_ecn_max_far_above_xoff_is_right(example: Rendered, tmp_path: Path) -> None:
+    # Reference §5.4: the PG xoff is headroom above the pause trigger, not the trigger.
     t = Tree(example, tmp_path)
-    t.edit_json("ai256-leaf03", lambda db: db["BUFFER_PROFILE"][prof].__setitem__("xoff", "100000"))
-    (f,) = only(t.check(), "ai256-leaf03", "roce-ecn-order")
-    assert f.location == f"/BUFFER_PROFILE/{prof}/xoff"
-    assert "100000" in f.message and "131072" in f.message
+    findings = t.check()
+    assert not [f for f in findings if f.rule.startswith("roce-ecn")], findings
+    prof = example.plan.qos_profiles[example.plan.switches["ai256-leaf03"].interface("Ethernet384").qos_profile]
+    assert prof.ecn_max > prof.xoff
 
 
-def test_sonic_wred_max_above_xoff(example: Rendered, tmp_path: Path) -> None:
+def test_sonic_ecn_max_above_a_static_pause_threshold(example: Rendered, tmp_path: Path) -> None:
+    t = Tree(example, tmp_path)
+    wred: list[str] = []
+
+    def static(db: dict[str, Any]) -> None:
+        wred.append(next(iter(db["WRED_PROFILE"])))
+        for prof in db["BUFFER_PROFILE"].values():
+            if "xoff" in prof:
+                prof.pop("dynamic_th", None)
+                prof["static_th"] = "1000000"
+
+    t.edit_json("ai256-leaf03", static)
+    findings = only(t.check(), "ai256-leaf03", "roce-ecn-order")
+    assert {f.location for f in findings} == {f"/WRED_PROFILE/{wred[0]}/green_max_threshold"}
+    assert all("static pause threshold 1000000 B" in f.message for f in findings)
+
+
+def test_sonic_ecn_outside_the_vendor_range_is_a_warning(example: Rendered, tmp_path: Path) -> None:
     t = Tree(example, tmp_path)
     wred: list[str] = []
 
@@ -232,9 +249,10 @@ def test_sonic_wred_max_above_xoff(example: Rendered, tmp_path: Path) -> None:
         db["WRED_PROFILE"][name]["green_max_threshold"] = "4000000"
 
     t.edit_json("ai256-leaf03", bump)
-    findings = only(t.check(), "ai256-leaf03", "roce-ecn-order")
+    findings = only(t.check(), "ai256-leaf03", "roce-ecn-range")
     assert {f.location for f in findings} == {f"/WRED_PROFILE/{wred[0]}/green_max_threshold"}
-    assert all("4000000" in f.message for f in findings)
+    assert {f.severity for f in findings} == {"warning"}
+    assert all("4000000" in f.message and "max 1501500..3072000 B" in f.message for f in findings)
 
 
 def test_sonic_ecn_min_not_below_max(example: Rendered, tmp_path: Path) -> None:
@@ -371,15 +389,16 @@ def test_nxos_pause_wrong_cos(example: Rendered, tmp_path: Path) -> None:
     assert f.location == f"L{line}" and f.file.endswith("nxos.cfg") and "CoS 4" in f.message
 
 
-def test_nxos_wred_max_above_xoff(example: Rendered, tmp_path: Path) -> None:
+def test_nxos_wred_outside_the_vendor_range(example: Rendered, tmp_path: Path) -> None:
     t = Tree(example, tmp_path)
     path = t.path("ai256-spine03", "nxos.cfg")
     old = next(x.strip() for x in path.read_text(encoding="utf-8").splitlines() if "random-detect" in x)
+    assert "minimum-threshold 950 kbytes maximum-threshold 3000 kbytes" in old  # Cisco's own default
     line = t.replace("ai256-spine03", "nxos.cfg", old,
-                     old.replace("maximum-threshold 128 kbytes", "maximum-threshold 4000 kbytes"))
-    findings = only(t.check(), "ai256-spine03", "roce-ecn-order")
-    assert {f.location for f in findings} == {f"L{line}"}
-    assert "4096000" in findings[0].message and "pg_lossless_400000_30m_profile" in findings[0].message
+                     old.replace("maximum-threshold 3000 kbytes", "maximum-threshold 4000 kbytes"))
+    findings = only(t.check(), "ai256-spine03", "roce-ecn-range")
+    assert {f.location for f in findings} == {f"L{line}"} and findings[0].severity == "warning"
+    assert "4096000" in findings[0].message and "Cisco" in findings[0].message
 
 
 def test_nxos_bandwidth_60_plus_50(example: Rendered, tmp_path: Path) -> None:

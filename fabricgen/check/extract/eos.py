@@ -25,11 +25,11 @@ from fabricgen.check.config_tree import ConfigLine, parse_tree
 from fabricgen.check.facts import (
     DeviceFacts,
     Ecn,
+    LosslessPg,
     Neighbor,
     PortFacts,
     QosMaps,
     Queue,
-    Xoff,
     parse_asn,
     plan_ports,
     read_config,
@@ -155,8 +155,7 @@ def extract_eos(plan: Plan, configs: Path, host: str) -> DeviceFacts:
         f.bandwidth_loc = f"L{prof.line}"
         pitf = planned.get(name)
         qprof = plan.qos_profiles.get(pitf.qos_profile) if pitf is not None else None
-        port.lossless = {p: Xoff(qprof.xoff if qprof is not None else 0, "", qprof.name if qprof else "")
-                         for p in port.pfc}
+        port.lossless = {p: LosslessPg(qprof.name if qprof is not None else "", "") for p in port.pfc}
     return f
 
 

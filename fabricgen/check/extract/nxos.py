@@ -10,11 +10,11 @@ from typing import Any
 from fabricgen.check.facts import (
     DeviceFacts,
     Ecn,
+    LosslessPg,
     Neighbor,
     PortFacts,
     QosMaps,
     Queue,
-    Xoff,
     parse_asn,
     plan_ports,
     read_config,
@@ -166,13 +166,10 @@ def nxos_facts(plan: Plan, host: str, lines: list[str], cfg: Any, path: str = NX
                     maps_cache[pname] = _nxos_dscp_maps(pname, policy, cfg.class_maps, at)
                 port.maps = maps_cache[pname]
         port.queues = queues
-        # No PG xoff in an NX-OS config: the no-drop classes buffer as the port's plan profile says.
+        # No PG buffer profile in an NX-OS config: the no-drop classes buffer as the port's plan profile says.
         pitf = planned.get(name)
         prof = plan.qos_profiles.get(pitf.qos_profile) if pitf is not None else None
-        if prof is not None:
-            port.lossless = {tc: Xoff(prof.xoff, "", prof.name) for tc in f.pause}
-        else:
-            port.lossless = {tc: Xoff(0, "", "") for tc in f.pause}
+        port.lossless = {tc: LosslessPg(prof.name if prof is not None else "", "") for tc in f.pause}
         f.ports[name] = port
     if cfg.bgp_line:
         scan_nxos_bgp(lines, cfg.bgp_line, f)

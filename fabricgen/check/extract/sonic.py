@@ -9,10 +9,10 @@ from typing import Any
 from fabricgen.check.facts import (
     DeviceFacts,
     Ecn,
+    LosslessPg,
     PortFacts,
     QosMaps,
     Queue,
-    Xoff,
     as_int,
     escape_token,
     int_map,
@@ -52,7 +52,7 @@ class _SonicTables:
         self.db = db
         self.maps: dict[tuple[str, str, str, str], QosMaps | None] = {}
         self.queues: dict[tuple[str, str], Queue] = {}
-        self.xoff: dict[str, Xoff | None] = {}
+        self.lossless_pgs: dict[str, LosslessPg | None] = {}
 
     def table(self, name: str) -> dict[str, Any]:
         t = self.db.get(name)
@@ -107,14 +107,21 @@ class _SonicTables:
         self.queues[(sname, wname)] = q
         return q
 
-    def lossless_profile(self, name: str) -> Xoff | None:
-        if name in self.xoff:
-            return self.xoff[name]
+    def lossless_profile(self, name: str, pg_loc: str) -> LosslessPg | None:
+        """A PG's buffering if lossless: "NULL" under the dynamic buffer model (buffermgrd computes the
+        headroom from speed, cable length and MTU), or a profile with xoff headroom."""
+        if name == "NULL":
+            meta = self.table("DEVICE_METADATA").get("localhost")
+            dynamic = isinstance(meta, dict) and meta.get("buffer_model") == "dynamic"
+            return LosslessPg(name, pg_loc) if dynamic else None
+        if name in self.lossless_pgs:
+            return self.lossless_pgs[name]
         prof = self.table("BUFFER_PROFILE").get(name)
         x = None
         if isinstance(prof, dict) and "xoff" in prof:
-            x = Xoff(as_int(prof.get("xoff")), pointer("BUFFER_PROFILE", name, "xoff"), name)
-        self.xoff[name] = x
+            static = as_int(prof.get("static_th")) if "static_th" in prof else None
+            x = LosslessPg(name, pointer("BUFFER_PROFILE", name), static)
+        self.lossless_pgs[name] = x
         return x
 
 
@@ -185,7 +192,7 @@ def _sonic_ports(f: DeviceFacts, t: _SonicTables) -> None:
         if port is None:
             continue
         loc = f"/BUFFER_PG/{escape_token(key)}/profile"
-        x = t.lossless_profile(str(entry.get("profile", ""))) if isinstance(entry, dict) else None
+        x = t.lossless_profile(str(entry.get("profile", "")), loc) if isinstance(entry, dict) else None
         for pg in key_range(rest):
             port.pg_locs[pg] = loc
             if x is not None:
