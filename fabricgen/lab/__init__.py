@@ -16,6 +16,7 @@ from fabricgen.lab.engine import (
     lab_up,
     node_exec,
 )
+from fabricgen.lab.records import PruneOutcome, prune_stale_labs
 from fabricgen.lab.topology import (
     LabError,
     LabInterface,
@@ -40,10 +41,12 @@ __all__ = [
     "LabTopology",
     "NodeState",
     "NodeStatus",
+    "PruneOutcome",
     "lab_down",
     "lab_status",
     "lab_up",
     "linux_ifname",
     "node_exec",
+    "prune_stale_labs",
     "validate_topology",
 ]

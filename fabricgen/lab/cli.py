@@ -1,4 +1,4 @@
-"""`fabricgen lab up | down | status`: the live lab of the intent on this machine."""
+"""`fabricgen lab up | down | status | prune`: the live lab of the intent on this machine."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from rich.table import Table
 
 from fabricgen.lab.engine import lab_down, lab_status, lab_up
 from fabricgen.lab.from_plan import lab_topology, require_frr, write_lab_files
+from fabricgen.lab.records import prune_stale_labs, records_dir
 from fabricgen.lab.topology import LabError
 
 DEFAULT_WORKDIR = "build/lab"
@@ -61,6 +62,38 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0 if status.healthy else 1
 
 
+def cmd_prune(args: argparse.Namespace) -> int:
+    """Remove what dead labs (every recorded process gone) left on this host, by their records only."""
+    con = Console(highlight=False, soft_wrap=True)  # one line per lab: paths stay greppable
+    try:
+        outcomes = prune_stale_labs(args.names or None)
+    except LabError as exc:
+        Console(stderr=True).print(f"lab prune failed: {exc}", markup=False)
+        return 1
+    status = 0
+    for o in outcomes:
+        if o.running:
+            con.print(f"kept lab {o.name!r} ({o.workdir}): running, processes {', '.join(map(str, o.running))}",
+                      markup=False)
+            status = status or (1 if args.names else 0)
+            continue
+        removed = ", ".join(o.removed) or "nothing left to remove"
+        verdict = "pruned dead lab" if o.pruned else "could not fully prune dead lab"
+        con.print(f"{verdict} {o.name!r} (workdir {o.workdir}): {removed}", markup=False)
+        if o.foreign:
+            con.print(f"  left alone (same name, not created by this lab): {', '.join(o.foreign)}", markup=False)
+        if o.error:
+            con.print(f"  {o.error}", markup=False)
+            status = 1
+    for name in sorted(set(args.names) - {o.name for o in outcomes}):
+        con.print(f"no record of lab {name!r} in {records_dir()}: fabricgen prunes only what it recorded",
+                  markup=False)
+        status = 1
+    if not outcomes and not args.names:
+        con.print(f"no recorded labs in {records_dir()}: nothing to prune", markup=False)
+    return status
+
+
 def register_cli(sub: argparse._SubParsersAction) -> None:
     lab = sub.add_parser("lab", help="build, inspect or remove the live lab (namespaces + FRR + sshd + lldpd)")
     lab_sub = lab.add_subparsers(dest="lab_command", required=True)
@@ -72,3 +105,10 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
                        help="lab intent (default inventory/lab/fabric.yaml)")
         p.add_argument("--workdir", default=DEFAULT_WORKDIR, help=f"lab state directory (default {DEFAULT_WORKDIR})")
         p.set_defaults(func=func)
+    p = lab_sub.add_parser(
+        "prune", help="remove what labs whose processes are all gone left behind (after a cut-off run)",
+        description="Remove the namespaces, bridge and host veths of every dead lab, exactly as its record "
+                    f"in {records_dir()} lists them. A lab with a live process and anything without a record "
+                    "are never touched.")
+    p.add_argument("names", nargs="*", metavar="NAME", help="only these labs (default: every dead one)")
+    p.set_defaults(func=cmd_prune)

@@ -4,7 +4,9 @@
 and raises LabError; leftovers of a crashed lab that has nothing alive any more are
 cleaned up automatically.  Every namespace, cable, bridge and PID is recorded in
 ``<workdir>/state.json`` before or right after it is created, so ``lab_down`` can clean
-up after a crash at any point; ``lab_down`` is idempotent.
+up after a crash at any point; ``lab_down`` is idempotent.  The same facts go to a
+host-wide record outside the workdir (fabricgen.lab.records), so a lab whose workdir is
+gone can still be explained and pruned.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricgen.lab import daemons as dmn
-from fabricgen.lab import netns
+from fabricgen.lab import netns, records
 from fabricgen.lab.netns import ProcRef
 from fabricgen.lab.topology import LabError, LabTopology, linux_ifname, validate_topology
 
@@ -34,9 +36,6 @@ STATE_FILE = "state.json"
 KNOWN_HOSTS_FILE = "known_hosts"
 SSH_USER = "root"
 READY_TIMEOUT = 20.0
-# Where `lab up` notes each running lab's workdir, by fabric name, so deploy and validate find
-# the lab of their intent from any working directory (a lab is one per machine, and root's).
-LAB_REGISTRY = Path("/run/fabricgen/labs")
 
 
 @dataclass
@@ -70,6 +69,7 @@ class LabState:
     links: list[tuple[str, str, str, str]]  # (netns a, ifname a, netns z, ifname z)
     phase: str = "creating"  # creating -> up
     timings: dict[str, float] = field(default_factory=dict)
+    record: records.LabRecord | None = field(default=None, repr=False, compare=False)  # host-wide copy
 
     @property
     def namespaces(self) -> list[str]:
@@ -86,11 +86,15 @@ class LabState:
 
     def all_procs(self) -> list[ProcRef]:
         """Every process recorded for this lab."""
-        procs: list[ProcRef] = []
+        return list(self.named_procs().values())
+
+    def named_procs(self) -> dict[str, ProcRef]:
+        """Every process recorded for this lab, by ``<node>/holder`` or ``<node>/<daemon>``."""
+        procs: dict[str, ProcRef] = {}
         for node in self.nodes.values():
             if node.holder:
-                procs.append(node.holder)
-            procs.extend(node.daemons.values())
+                procs[f"{node.name}/holder"] = node.holder
+            procs.update({f"{node.name}/{daemon}": proc for daemon, proc in node.daemons.items()})
         return procs
 
     def save(self) -> None:
@@ -122,6 +126,10 @@ class LabState:
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, indent=1) + "\n")
         os.replace(tmp, path)
+        if self.record is not None:
+            self.record.procs = self.named_procs()
+            self.record.phase = self.phase
+            records.write_record(self.record)
 
     @classmethod
     def load(cls, workdir: str | os.PathLike[str]) -> LabState | None:
@@ -230,16 +238,24 @@ def _tail(path: Path, lines: int = 15) -> str:
         return "(no log)"
 
 
-def _check_host_conflicts(topo: LabTopology, bridge: str, namespaces: Sequence[str]) -> None:
-    """Fail early if another lab already owns our names or our management subnet."""
-    taken = sorted(set(namespaces) & netns.list_netns())
+def _check_host_conflicts(topo: LabTopology, record: records.LabRecord) -> None:
+    """Fail early if another lab (live, dead or unrecorded) holds our names or management subnet.
+
+    Called under the records lock, before our own record replaces a previous one of this name.
+    """
+    present = netns.list_netns()
+    taken = [ns for ns in record.namespaces if ns in present] + [ln for ln in record.links if netns.link_exists(ln)]
+    prior = records.load_record(topo.name)
+    if prior is not None:  # a dead lab of this name may have had more nodes, so other host veths
+        taken += [o for o in prior.present()[0] if o not in taken]
     if taken:
+        raise LabError(f"lab {topo.name!r} cannot come up in {record.workdir}: {records.describe_taken(taken)}")
+    live = prior.live_pids() if prior is not None else []
+    if prior is not None and live:
         raise LabError(
-            f"network namespace(s) {', '.join(taken)} already exist but are not part of a lab in "
-            f"{topo.workdir}; another lab named {topo.name!r} is running - pick another lab name"
+            f"lab {topo.name!r} is recorded as running from {prior.workdir} (live processes "
+            f"{', '.join(map(str, live))}); run `fabricgen lab down --workdir {prior.workdir}` first"
         )
-    if netns.link_exists(bridge):
-        raise LabError(f"interface {bridge} already exists; another lab named {topo.name!r} is running")
     subnet = ipaddress.ip_network(topo.mgmt_subnet, strict=False)
     out = subprocess.run(["ip", "-j", "-4", "address", "show"], capture_output=True, text=True, check=False)
     try:
@@ -249,11 +265,11 @@ def _check_host_conflicts(topo: LabTopology, bridge: str, namespaces: Sequence[s
     for entry in entries:
         for addr in entry.get("addr_info", []):
             other = ipaddress.ip_interface(f"{addr['local']}/{addr['prefixlen']}").network
-            if other.overlaps(subnet) and entry.get("ifname") != "lo":
-                raise LabError(
-                    f"mgmt_subnet {subnet} overlaps {addr['local']}/{addr['prefixlen']} on "
-                    f"{entry.get('ifname')}; another lab uses it - choose another mgmt_subnet"
-                )
+            ifname = entry.get("ifname")
+            if other.overlaps(subnet) and ifname != "lo":
+                owner = next((r for r in records.all_records() if ifname in r.links), None)
+                why = records.describe_taken([ifname]) if owner else "another lab uses it - choose another mgmt_subnet"
+                raise LabError(f"mgmt_subnet {subnet} overlaps {addr['local']}/{addr['prefixlen']} on {ifname}: {why}")
 
 
 def _start_holders(state: LabState, topo: LabTopology) -> None:
@@ -408,7 +424,18 @@ def _lab_up(topo: LabTopology, workdir: Path, t0: float) -> LabState:
             dir=str(workdir / "nodes" / node.name),
             host_link=netns.host_veth_name(topo.name, index),
         )
-    _check_host_conflicts(topo, bridge, [n.namespace for n in nodes.values()])
+    record = records.LabRecord(
+        name=topo.name,
+        workdir=str(workdir),
+        namespaces=tuple(n.namespace for n in nodes.values()),
+        bridge=bridge,
+        host_links=tuple(n.host_link for n in nodes.values()),
+        mgmt_subnet=topo.mgmt_subnet,
+        owner=ProcRef.capture(os.getpid()),
+    )
+    with records.locked():  # claim the names: a concurrent prune sees this lab as live from here on
+        _check_host_conflicts(topo, record)
+        records.write_record(record)
 
     state = LabState(
         name=topo.name,
@@ -426,6 +453,7 @@ def _lab_up(topo: LabTopology, workdir: Path, t0: float) -> LabState:
             )
             for link in topo.links
         ],
+        record=record,
     )
     try:
         authorized = dmn.ensure_keys(workdir, [n.paths.host_key for n in nodes.values()])
@@ -437,6 +465,7 @@ def _lab_up(topo: LabTopology, workdir: Path, t0: float) -> LabState:
 
         t = time.monotonic()
         netns.run_ip_batch(netns.root_batch(topo, bridge, [n.host_link for n in nodes.values()]))
+        record.capture_identity()
         state.timings["netns"] = round(time.monotonic() - t, 3)
 
         t = time.monotonic()
@@ -453,51 +482,58 @@ def _lab_up(topo: LabTopology, workdir: Path, t0: float) -> LabState:
             raise LabError(f"sshd not reachable on {', '.join(late)} within {READY_TIMEOUT:.0f}s")
         state.timings["ssh"] = round(time.monotonic() - t, 3)
     except BaseException:
+        record.phase = "failed"  # from here only its processes keep it alive, not this one
+        with contextlib.suppress(LabError):
+            records.write_record(record)
         with contextlib.suppress(LabError):
             _lab_down(workdir)
         raise
     state.phase = "up"
     state.timings["total"] = round(time.monotonic() - t0, 3)
     state.save()
-    _register(state.name, workdir)
     return state
 
 
-def _registry_entry(name: str) -> Path:
-    return LAB_REGISTRY / f"{name}.json"
-
-
-def _register(name: str, workdir: Path) -> None:
-    with contextlib.suppress(OSError):  # a lab that cannot be registered is still found by --lab-dir
-        LAB_REGISTRY.mkdir(parents=True, exist_ok=True)
-        entry = _registry_entry(name)
-        tmp = entry.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"workdir": str(workdir)}) + "\n")
-        os.replace(tmp, entry)
-
-
-def _unregister(name: str, workdir: Path) -> None:
-    if registered_lab(name) == workdir:
-        _registry_entry(name).unlink(missing_ok=True)
-
-
 def registered_lab(name: str) -> Path | None:
-    """The workdir of the running lab of fabric ``name`` on this machine, if any."""
-    try:
-        data = json.loads(_registry_entry(name).read_text())
-    except (OSError, ValueError):
-        return None
-    workdir = data.get("workdir") if isinstance(data, dict) else None
-    return Path(workdir) if isinstance(workdir, str) else None
+    """The workdir of the running lab of fabric ``name`` on this machine, if any, so deploy and
+    validate find the lab of their intent from any working directory."""
+    return records.registered_workdir(name)
 
 
 def lab_down(workdir: str | os.PathLike[str]) -> None:
-    """Stop every process and delete every namespace, cable and bridge of the lab; idempotent."""
+    """Stop every process and delete every namespace, cable and bridge of the lab; idempotent.
+
+    Without a state.json (the workdir was deleted while the lab ran) the host-wide record of
+    the lab in that workdir says what to stop and remove.
+    """
     workdir = Path(workdir).resolve()
     if not (workdir / STATE_FILE).exists():
+        record = records.record_of_workdir(workdir)
+        if record is not None:
+            _down_from_record(record)
         return
     with _workdir_lock(workdir):
         _lab_down(workdir)
+
+
+def _down_from_record(record: records.LabRecord) -> None:
+    """lab_down for a lab known only by its record: its processes by PID, then its objects."""
+    if record.creating():
+        assert record.owner is not None
+        raise LabError(f"lab {record.name!r} is still being created by process {record.owner.pid}; "
+                       "let that `lab up` finish or fail first")
+    survivors: list[ProcRef] = []
+    for _ in range(3):
+        procs = [p for p in (ProcRef.capture(pid) for pid in record.lab_pids()) if p is not None]
+        if not procs:
+            break
+        survivors = netns.terminate(procs)
+    if survivors:
+        raise LabError(f"lab {record.name!r} not removed: processes {[p.pid for p in survivors]} survive "
+                       f"SIGKILL; record kept in {record.path}")
+    outcome = records.remove_objects(record)
+    if outcome.error:
+        raise LabError(f"lab {record.name!r} not fully removed: {outcome.error}")
 
 
 def _lab_procs(state: LabState, inodes: Sequence[int]) -> set[ProcRef]:
@@ -547,7 +583,7 @@ def _lab_down(workdir: Path) -> None:
         )
     for node in state.nodes.values():  # stale pidfiles/sockets would confuse the next status
         shutil.rmtree(node.paths.run, ignore_errors=True)
-    _unregister(state.name, workdir)
+    records.remove_record(state.name, workdir)
     (workdir / STATE_FILE).unlink(missing_ok=True)
 
 
