@@ -22,7 +22,7 @@ import yaml
 from fabricgen import manifest
 from fabricgen.check.fast import fast_checks
 from fabricgen.deploy import DeployOptions, run_deploy
-from fabricgen.lab import lab_down, lab_up
+from fabricgen.lab import lab_down, lab_up, prune_stale_labs
 from fabricgen.lab.from_plan import lab_topology
 from fabricgen.plan import load_plan
 from fabricgen.render import render_all
@@ -60,6 +60,7 @@ def bench(name: str, intent: Path, workers: int) -> dict[str, Any]:
     plan = load_plan(intent)
     with tempfile.TemporaryDirectory(prefix=f"fabricgen-bench-{name}-") as workdir:
         build = manifest.load(render_all(plan, Path(workdir) / "build", checks=fast_checks(plan)).outdir, plan)
+        prune_stale_labs()  # what a cut-off run left behind
         t_up, state = timed(lab_up, lab_topology(plan, Path(workdir) / "lab"))
         lab = state.workdir
         try:

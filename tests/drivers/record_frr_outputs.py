@@ -18,7 +18,7 @@ from pathlib import Path
 from napalm.base.exceptions import ReplaceConfigException
 
 from fabricgen.drivers.frr import FrrDriver, Transport
-from fabricgen.lab import lab_down, lab_up
+from fabricgen.lab import lab_down, lab_up, prune_stale_labs
 from tests.drivers import lab_fabric as lf
 from tests.drivers.fake_transport import RecordingTransport
 
@@ -41,6 +41,7 @@ class RecordingFrrDriver(FrrDriver):
 
 def main() -> int:
     workdir = tempfile.mkdtemp(prefix="fgrec-")
+    prune_stale_labs()
     state = lab_up(lf.topology(workdir, f"fgr{os.getpid() % 100000}"))
     try:
         drivers = {n: RecordingFrrDriver(node.mgmt_ip, state.ssh_user, "", optional_args=lf.optional_args(

@@ -16,7 +16,7 @@ from napalm import get_network_driver
 from napalm.base.exceptions import ReplaceConfigException
 
 from fabricgen.drivers import FrrDriver
-from fabricgen.lab import LabState, lab_down, lab_up
+from fabricgen.lab import LabState, lab_down, lab_up, prune_stale_labs
 from fabricgen.lab.daemons import missing_tools
 from tests.drivers import lab_fabric as lf
 
@@ -32,6 +32,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
     if missing_tools():
         pytest.skip(f"live lab needs {', '.join(missing_tools())} (apt install frr lldpd openssh-server)")
     workdir = tmp_path_factory.mktemp("drvlab")
+    prune_stale_labs()  # what a cut-off run left behind (its name had another PID, but its subnet is ours)
     state = lab_up(lf.topology(str(workdir), f"fgd{os.getpid() % 100000}"))
     try:
         yield state

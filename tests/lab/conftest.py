@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fabricgen.lab import LabState, lab_down, lab_up
+from fabricgen.lab import LabState, lab_down, lab_up, prune_stale_labs
 from fabricgen.lab.daemons import missing_tools
 from fabricgen.lab.from_plan import lab_topology
 from fabricgen.model import Plan
@@ -40,7 +40,11 @@ def lab_host() -> None:
 
 @contextlib.contextmanager
 def fabric_lab(plan: Plan, workdir: Path) -> Iterator[LabState]:
-    """The plan's lab, up for the block, with deploy/validate pointed at its SSH key; always torn down."""
+    """The plan's lab, up for the block, with deploy/validate pointed at its SSH key; always torn down.
+
+    Leftovers of labs whose run was cut off (every process gone) are pruned first.
+    """
+    prune_stale_labs()
     state = lab_up(lab_topology(plan, workdir))
     saved = os.environ.get("FABRICGEN_SSH_KEY")
     os.environ["FABRICGEN_SSH_KEY"] = state.key_file

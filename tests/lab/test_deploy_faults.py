@@ -26,7 +26,7 @@ from fabricgen.cli import main
 from fabricgen.deploy import DeployOptions, DeployRefused, DeployReport, run_deploy
 from fabricgen.deploy.state import FabricLock, Journal, state_dir
 from fabricgen.drivers._parsers import parse_frr_reload_test
-from fabricgen.lab import LabState, lab_down, lab_status, lab_up, node_exec
+from fabricgen.lab import LabState, lab_down, lab_status, lab_up, node_exec, prune_stale_labs
 from fabricgen.lab.from_plan import lab_topology
 from fabricgen.manifest import Build
 from fabricgen.model import Plan
@@ -65,6 +65,7 @@ def builds(plan: Plan, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tu
 def lab(plan: Plan, builds: dict[str, tuple[Path, Build]],
         tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
     workdir = tmp_path_factory.mktemp("faultlab")
+    prune_stale_labs()  # what a cut-off run left behind
     state = lab_up(lab_topology(plan, workdir))
     try:
         report = run_deploy(plan, builds["base"][1], DeployOptions(lab_dir=state.workdir))

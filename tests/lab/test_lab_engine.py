@@ -31,6 +31,7 @@ from fabricgen.lab import (
     lab_up,
     linux_ifname,
     node_exec,
+    prune_stale_labs,
     validate_topology,
 )
 from fabricgen.lab import netns as ln
@@ -224,6 +225,7 @@ def lab(lab_host: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[La
     """The tiny lab, up for the whole module; always torn down."""
     workdir = tmp_path_factory.mktemp("lab")
     topo = tiny_topology(str(workdir), name=f"fgt{os.getpid() % 100000}")
+    prune_stale_labs()  # what a cut-off run left behind
     state = lab_up(topo)
     try:
         yield state
@@ -258,6 +260,7 @@ def test_failed_up_leaves_nothing_behind(lab_host: None, tmp_path: Path) -> None
         mgmt_subnet=good.mgmt_subnet,
         workdir=good.workdir,
     )
+    prune_stale_labs()
     with pytest.raises(LabError, match="vtysh -b"):
         lab_up(topo)
     assert not [ns for ns in ln.list_netns() if ns.startswith(f"{topo.name}-")]
