@@ -304,6 +304,7 @@ def test_lab_down_of_a_running_lab_whose_workdir_vanished(lab_host: None, record
     finally:
         if (records / f"{name}.json").exists():
             lab_down(tmp_path / "lab")
+        ln.terminate(procs)  # even if the record went missing: the processes this test started, by PID
     assert not [p.pid for p in procs if p.alive()]
     assert not set(state.namespaces) & ln.list_netns()
     assert not ln.link_exists(state.bridge) and not any(ln.link_exists(n.host_link) for n in state.nodes.values())
