@@ -117,6 +117,7 @@ def test_device_metadata(example: Plan) -> None:
         assert md == {
             "hostname": sw.hostname, "bgp_asn": str(sw.asn), "bgp_router_id": sw.loopback,
             "type": "BackEndLeafRouter", "docker_routing_config_mode": "split-unified",
+            "frr_mgmt_framework_config": "true",
             "buffer_model": "traditional", "default_pfcwd_status": "disable",
         }
 
@@ -144,18 +145,13 @@ def test_ports_interfaces_and_neighbors(example: Plan) -> None:
         assert db["LOOPBACK_INTERFACE"] == {"Loopback0": {}, f"Loopback0|{sw.loopback}/32": {}}
 
 
-def test_bgp_neighbors(example: Plan) -> None:
+def test_no_table_a_routing_daemon_would_act_on(example: Plan) -> None:
+    # frr.conf is FRR's one writer: BGP lives there, not in BGP_NEIGHBOR (tests/test_sonic_bgp_container.py)
     for sw in sonic_switches(example):
-        assert sw.bgp is not None
         db = rendered_db(sw, example)
-        assert set(db["BGP_NEIGHBOR"]) == {n.ip for n in sw.bgp.neighbors}
-        for n in sw.bgp.neighbors:
-            entry = db["BGP_NEIGHBOR"][n.ip]
-            local = sw.interface(n.interface).ipv4.split("/")[0]
-            assert entry["asn"] == str(n.remote_asn)
-            assert entry["name"] == n.peer_device
-            assert entry["local_addr"] == local
-            assert entry["holdtime"] == str(sw.bgp.holdtime) and entry["keepalive"] == str(sw.bgp.keepalive)
+        assert "BGP_NEIGHBOR" not in db
+        meta = db["DEVICE_METADATA"]["localhost"]
+        assert (meta["docker_routing_config_mode"], meta["frr_mgmt_framework_config"]) == ("split-unified", "true")
 
 
 def test_qos_maps_and_port_binding(example: Plan) -> None:

@@ -7,11 +7,19 @@ models (sonic-buildimage `src/sonic-yang-models`, vendor reference §2.2-§2.4).
 
 Choices worth knowing (vendor reference §2 and §5):
 
-* FRR config is not generated from ConfigDB: ``docker_routing_config_mode`` is
-  ``split-unified``, the mode in which SONiC's bgp container reads one operator-owned
-  ``/etc/sonic/frr/frr.conf`` (plain ``split`` deletes frr.conf and expects per-daemon files,
-  §2.7).  BGP_NEIGHBOR is still written, in the bgpcfgd form keyed by neighbor IP, to record
-  the intended sessions for validation.
+* The bgp container as it really runs (sonic-buildimage dockers/docker-fpm-frr, src/sonic-bgpcfgd):
+  ``docker_routing_config_mode`` is ``split-unified``, in which the container reads one
+  operator-owned ``/etc/sonic/frr/frr.conf`` (plain ``split`` deletes frr.conf and expects
+  per-daemon files, §2.7).  At every start ``docker_init.sh`` appends ``no fpm
+  use-next-hop-groups`` and ``fpm address 127.0.0.1`` to that file unless the first is there
+  (zebra's FPM link to fpmsyncd, the only way routes reach the ASIC); frr.conf carries both
+  (`BGP_CONTAINER_LINES`), so a push never removes them.  ``frr_mgmt_framework_config`` is
+  ``true``: the container's supervisord template then starts bfdd (BFD toward the fabric) and
+  frrcfgd instead of bgpcfgd, so no template-driven daemon writes peer-groups, route-maps or
+  ``set src`` route-maps into FRR behind frr.conf's back.  frrcfgd acts only on changes to its
+  own tables (BGP_GLOBALS, BGP_NEIGHBOR, ROUTE_MAP, PREFIX_SET, BFD_PEER, STATIC_ROUTE, ...;
+  it replays them at start only in ``unified`` mode), none of which is rendered: FRR has one
+  writer, frr.conf.
 * One QoS map name, ``AI``, for every map table.  Every port runs RoCE: PFC on the lossless
   TCs, the RoCE queue on DWRR with the port's ECN/WRED profile, CNPs strict priority.
 * Traditional buffer model, sized for a Spectrum-4 / Tomahawk-5 class ASIC (see
@@ -36,7 +44,7 @@ from typing import Any
 
 import jinja2
 
-from fabricgen.model import Interface, Plan, QosPolicy, QosProfile, Switch
+from fabricgen.model import Plan, QosPolicy, QosProfile, Switch
 from fabricgen.platforms import runs
 from fabricgen.platforms.frr_common import bgp_config
 
@@ -46,6 +54,14 @@ TEMPLATE_CONFIG_DB = "sonic/config_db.json.j2"
 TEMPLATE_FRR = "sonic/frr.conf.j2"
 
 ROUTING_CONFIG_MODE = "split-unified"
+# dockers/docker-fpm-frr/docker_init.sh, write_default_zebra_config(): appended to frr.conf in split-unified
+# mode unless `^no fpm use-next-hop-groups` is already there (tests/test_sonic_bgp_container.py runs it).
+BGP_CONTAINER_LINES: dict[str, tuple[str, ...]] = {
+    "split-unified": ("no fpm use-next-hop-groups", "fpm address 127.0.0.1"),
+}
+# DEVICE_METADATA.localhost.frr_mgmt_framework_config: supervisord.conf.common.j2 starts bfdd (and frrcfgd
+# instead of bgpcfgd) only when it is "true".
+FRR_MGMT_FRAMEWORK_CONFIG = "true"
 DEVICE_TYPE = {"leaf": "BackEndLeafRouter", "spine": "BackEndSpineRouter", "super_spine": "UpperSpineRouter"}
 MAP = "AI"  # the one name of every QoS map
 CABLE_LENGTH_MAP = "AZURE"  # SONiC's buffer manager reads CABLE_LENGTH|AZURE
@@ -150,12 +166,10 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
     used_profiles: dict[str, QosProfile] = {}
     roce_queue: dict[str, dict[str, str]] = {}  # profile name -> shared QUEUE entry
     pg_lossless: dict[str, dict[str, str]] = {}  # profile name -> shared BUFFER_PG entry
-    itf_by_name: dict[str, Interface] = {}
     reserved = shared_headroom = 0
 
     for itf in sw.interfaces:
         name = itf.name
-        itf_by_name[name] = itf
         sku_port = hw.port(sw.platform, itf.cage, itf.subport, itf.breakout, lpp, itf.speed)
         port[name] = {
             **sku_port.fields,
@@ -213,13 +227,6 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
             pfcwd[name] = pfc_wd
 
     b = sw.bgp
-    bgp_neighbor: dict[str, Any] = {}
-    for n in b.neighbors:
-        local = itf_by_name[n.interface]
-        local_ip = (local.ipv6 if n.afi == "ipv6" else local.ipv4).split("/")[0]
-        bgp_neighbor[n.ip] = {"admin_status": "up", "asn": str(n.remote_asn), "holdtime": str(b.holdtime),
-                              "keepalive": str(b.keepalive), "local_addr": local_ip, "name": n.peer_device,
-                              "nhopself": "0", "rrclient": "0"}
 
     loopback: dict[str, Any] = {"Loopback0": {}, f"Loopback0|{sw.loopback}/32": {}}
     if sw.loopback_v6:
@@ -246,6 +253,7 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
         "bgp_router_id": b.router_id,
         "type": DEVICE_TYPE[sw.role],
         "docker_routing_config_mode": ROUTING_CONFIG_MODE,
+        "frr_mgmt_framework_config": FRR_MGMT_FRAMEWORK_CONFIG,
         "buffer_model": "traditional",
         # The explicit PFC_WD entries carry the intent's timers; "enable" would let `pfcwd start_default`
         # rewrite them with port-count-scaled defaults after a reload.
@@ -257,7 +265,6 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
         "INTERFACE": interface,
         "LOOPBACK_INTERFACE": loopback,
         "DEVICE_NEIGHBOR": neighbor,
-        "BGP_NEIGHBOR": bgp_neighbor,
         "DSCP_TO_TC_MAP": {MAP: _s(q.dscp_to_tc)},
         "TC_TO_QUEUE_MAP": {MAP: _s(q.tc_to_queue)},
         "TC_TO_PRIORITY_GROUP_MAP": {MAP: _s(q.tc_to_pg)},
@@ -293,5 +300,6 @@ def render(sw: Switch, plan: Plan, env: jinja2.Environment) -> dict[str, str]:
     db = config_db(sw, plan)
     return {
         CONFIG_DB: env.get_template(TEMPLATE_CONFIG_DB).render(config_db=db),
-        FRR_CONF: env.get_template(TEMPLATE_FRR).render(hostname=sw.hostname, bgp=bgp_config(sw, plan)),
+        FRR_CONF: env.get_template(TEMPLATE_FRR).render(hostname=sw.hostname, bgp=bgp_config(sw, plan),
+                                                        container_lines=BGP_CONTAINER_LINES[ROUTING_CONFIG_MODE]),
     }

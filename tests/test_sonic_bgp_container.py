@@ -1,0 +1,112 @@
+"""The bgp container as it really runs, with SONiC's own scripts and templates as the oracle.
+
+../shared/sonic-platform/dockers/docker-fpm-frr/ (sonic-buildimage 086b03bd70): `docker_init.sh`
+decides what happens to /etc/sonic/frr/frr.conf for the routing mode, `frr/supervisord/` which
+daemons run.  fabricgen's frr.conf must survive docker_init.sh unchanged (else frr-reload.py would
+delete on the next push what docker_init.sh added, and fpmsyncd loses the FPM link), BFD needs
+bfdd running, and no template-driven daemon may write FRR config behind frr.conf's back.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import pytest
+
+from fabricgen.plan import load_plan
+from fabricgen.platforms import sonic
+from fabricgen.render import environment, render_switch
+from tests.conftest import EXAMPLE
+
+DOCKER = Path("dockers/docker-fpm-frr")
+# frrcfgd's table_handler_list (src/sonic-frr-mgmt-framework/frrcfgd/frrcfgd.py @086b03bd70, not in the pack):
+# the ConfigDB tables it turns into vtysh commands when they change (in split-unified mode it replays none at
+# start).  DEVICE_METADATA's handler only records bgp_asn.
+FRRCFGD_TABLES = frozenset({
+    "VRF", "BGP_GLOBALS", "BGP_GLOBALS_AF", "PREFIX_SET", "PREFIX", "COMMUNITY_SET", "EXTENDED_COMMUNITY_SET",
+    "ROUTE_MAP", "BGP_PEER_GROUP", "BGP_NEIGHBOR", "BGP_PEER_GROUP_AF", "BGP_NEIGHBOR_AF", "BGP_GLOBALS_LISTEN_PREFIX",
+    "BGP_GLOBALS_EVPN_VNI", "BGP_GLOBALS_EVPN_RT", "BGP_GLOBALS_EVPN_VNI_RT", "BFD_PEER", "NEIGHBOR_SET",
+    "NEXTHOP_SET", "TAG_SET", "AS_PATH_SET", "ROUTE_REDISTRIBUTE", "BGP_GLOBALS_AF_AGGREGATE_ADDR",
+    "BGP_GLOBALS_AF_NETWORK", "BFD_PEER_SINGLE_HOP", "BFD_PEER_MULTI_HOP", "IP_SLA", "OSPFV2_ROUTER",
+    "OSPFV2_ROUTER_AREA", "OSPFV2_ROUTER_AREA_VIRTUAL_LINK", "OSPFV2_ROUTER_AREA_NETWORK",
+    "OSPFV2_ROUTER_AREA_POLICY_ADDRESS_RANGE", "OSPFV2_ROUTER_DISTRIBUTE_ROUTE", "OSPFV2_INTERFACE",
+    "OSPFV2_ROUTER_PASSIVE_INTERFACE", "STATIC_ROUTE", "PIM_GLOBALS", "PIM_INTERFACE", "IGMP_INTERFACE",
+    "IGMP_INTERFACE_QUERY", "SRV6_MY_LOCATORS", "SRV6_MY_SOURCE", "SRV6_MY_SIDS",
+})
+
+
+@pytest.fixture(scope="module")
+def leaf() -> dict[str, Any]:
+    plan = load_plan(EXAMPLE)
+    files = render_switch(plan.switches["ai256-leaf01"], plan, environment())
+    return {"frr": files[sonic.FRR_CONF], "db": json.loads(files[sonic.CONFIG_DB])}
+
+
+def docker_init_function(pack: Path) -> str:
+    """write_default_zebra_config() exactly as docker_init.sh defines it, and the mode branch that calls it."""
+    text = (pack / DOCKER / "docker_init.sh").read_text(encoding="utf-8")
+    fn = re.search(r"^write_default_zebra_config\(\)\n\{\n.*?^\}\n", text, re.M | re.S)
+    assert fn is not None, "docker_init.sh no longer defines write_default_zebra_config()"
+    branch = re.search(r'elif \[ "\$CONFIG_TYPE" == "split-unified" \]; then\n(.*?)\nelif', text, re.S)
+    assert branch is not None and "write_default_zebra_config /etc/frr/frr.conf" in branch.group(1)
+    return fn.group(0)
+
+
+def run_docker_init(pack: Path, frr_conf: Path) -> None:
+    script = docker_init_function(pack) + f'write_default_zebra_config "{frr_conf}"\n'
+    subprocess.run(["bash", "-c", script], check=True)
+
+
+def test_frr_conf_survives_docker_init_unchanged(sonic_platform: Path, leaf: dict[str, Any], tmp_path: Path) -> None:
+    conf = tmp_path / "frr.conf"
+    conf.write_text(leaf["frr"], encoding="utf-8")
+    run_docker_init(sonic_platform, conf)
+    assert conf.read_text(encoding="utf-8") == leaf["frr"]
+
+
+def test_the_lines_are_exactly_what_docker_init_adds(sonic_platform: Path, leaf: dict[str, Any],
+                                                     tmp_path: Path) -> None:
+    lines = sonic.BGP_CONTAINER_LINES[leaf["db"]["DEVICE_METADATA"]["localhost"]["docker_routing_config_mode"]]
+    bare = tmp_path / "frr.conf"
+    body = "".join(f"{x}\n" for x in leaf["frr"].splitlines() if x not in lines)
+    bare.write_text(body, encoding="utf-8")
+    run_docker_init(sonic_platform, bare)
+    added = bare.read_text(encoding="utf-8")[len(body):].splitlines()
+    assert tuple(added) == lines
+    assert all(x in leaf["frr"].splitlines() for x in lines)
+
+
+def supervisord_programs(pack: Path, metadata: dict[str, str]) -> set[str]:
+    """[program:...] sections of the bgp container's supervisord.conf for this DEVICE_METADATA."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(pack / DOCKER / "frr" / "supervisord")))
+    text = env.get_template("supervisord.conf.j2").render(DEVICE_METADATA={"localhost": metadata})
+    return set(re.findall(r"^\[program:([\w-]+)\]", text, re.M))
+
+
+def test_bfdd_runs_and_bgpcfgd_does_not(sonic_platform: Path, leaf: dict[str, Any]) -> None:
+    meta = leaf["db"]["DEVICE_METADATA"]["localhost"]
+    programs = supervisord_programs(sonic_platform, meta)
+    assert {"zebra", "bgpd", "staticd", "bfdd", "fpmsyncd", "frrcfgd", "vtysh_b"} <= programs
+    assert not programs & {"bgpcfgd", "staticroutebfd", "bgpmon"}
+    # without the flag, BFD would never come up: the container starts no bfdd (the bug this guards)
+    default = supervisord_programs(sonic_platform, {k: v for k, v in meta.items() if k != "frr_mgmt_framework_config"})
+    assert "bfdd" not in default and "bgpcfgd" in default
+    assert "bfd profile FABRIC" in leaf["frr"] or " bfd " in leaf["frr"]
+
+
+def test_no_table_frrcfgd_would_turn_into_frr_config(leaf: dict[str, Any]) -> None:
+    assert set(leaf["db"]) & FRRCFGD_TABLES == set()
+    assert "BGP_NEIGHBOR" not in leaf["db"]
+
+
+def test_bgpcfgd_tables_are_not_rendered_either(sonic_platform: Path, leaf: dict[str, Any]) -> None:
+    # bgpcfgd does not run (frr_mgmt_framework_config), and its peer tables are absent anyway
+    main = (sonic_platform / "src/sonic-bgpcfgd/bgpcfgd/main.py").read_text(encoding="utf-8")
+    peer_tables = set(re.findall(r'BGPPeerMgrBase\(common_objs, "CONFIG_DB", "(\w+)"', main))
+    assert {"BGP_MONITORS", "BGP_PEER_RANGE"} <= peer_tables
+    assert set(leaf["db"]) & (peer_tables | {"BGP_NEIGHBOR", "BGP_INTERNAL_NEIGHBOR", "STATIC_ROUTE"}) == set()
