@@ -5,15 +5,25 @@ BIN    := $(VENV)/bin
 INTENT ?= inventory/fabric.yaml
 OUT    ?= build
 
-.PHONY: venv render plan inventory sonic-yang test test-fast lint typecheck bench bench-lab golden sonic-platform clean
+.PHONY: venv constraints render plan inventory sonic-yang test test-fast lint typecheck bench bench-lab golden sonic-platform clean
 
-$(BIN)/fabricgen: pyproject.toml
+# Every extra, at the versions of constraints.txt (`make constraints` refreshes it from a fresh venv).
+$(BIN)/fabricgen: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -c constraints.txt -e '.[dev,deploy,sonic]'
 	@touch $@
 
 venv: $(BIN)/fabricgen
+
+# Re-resolve the newest versions the ranges in pyproject.toml allow, then run `make test` before committing.
+constraints:
+	rm -rf .venv-constraints && $(PYTHON) -m venv .venv-constraints
+	.venv-constraints/bin/pip install -q --upgrade pip
+	.venv-constraints/bin/pip install -q '.[dev,deploy,sonic]'
+	{ echo '# Exact versions CI and `make venv` install (pip -c); `make constraints` re-resolves them within pyproject.toml.'; \
+	  .venv-constraints/bin/pip freeze --all --exclude fabricgen --exclude pip | LC_ALL=C sort; } > constraints.txt
+	rm -rf .venv-constraints
 
 render: venv
 	$(BIN)/fabricgen render -i $(INTENT) -o $(OUT)

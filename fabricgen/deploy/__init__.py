@@ -3,13 +3,32 @@
 Modules: ``run`` (the run: build, lock, journal, Ctrl-C), ``phases`` (one device: lock, diff,
 commit, check, rollback), ``state`` (fabric lock and journal), ``report`` (outcomes and
 summary), ``cli`` (``fabricgen deploy``).
+
+nornir and napalm are the ``[deploy]`` extra: the names below are imported when first used, so
+``fabricgen render`` and ``check`` run without them.
 """
 
-from fabricgen.deploy.cli import register_cli
-from fabricgen.deploy.phases import candidate_config
-from fabricgen.deploy.report import DeployReport, DeviceOutcome
-from fabricgen.deploy.run import CHECK_TIMEOUT, Abandoned, DeployOptions, run_deploy, select
-from fabricgen.deploy.state import DeployRefused
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fabricgen.deploy.cli import register_cli
+    from fabricgen.deploy.phases import CHECK_TIMEOUT, candidate_config
+    from fabricgen.deploy.report import DeployReport, DeviceOutcome
+    from fabricgen.deploy.run import Abandoned, DeployOptions, run_deploy, select
+    from fabricgen.deploy.state import DeployRefused
+
+_HOME = {"register_cli": "cli", "CHECK_TIMEOUT": "phases", "candidate_config": "phases", "DeployReport": "report",
+         "DeviceOutcome": "report", "Abandoned": "run", "DeployOptions": "run", "run_deploy": "run", "select": "run",
+         "DeployRefused": "state"}
 
 __all__ = ["CHECK_TIMEOUT", "Abandoned", "DeployOptions", "DeployRefused", "DeployReport", "DeviceOutcome",
            "candidate_config", "register_cli", "run_deploy", "select"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module 'fabricgen.deploy' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"fabricgen.deploy.{_HOME[name]}"), name)

@@ -9,8 +9,7 @@ import sys
 from rich.console import Console
 
 from fabricgen.cli import positive_int
-from fabricgen.deploy.run import CHECK_TIMEOUT, Abandoned, DeployOptions, run_deploy
-from fabricgen.deploy.state import DeployRefused
+from fabricgen.deploy.phases import CHECK_TIMEOUT
 
 DEFAULT_BUILD = "build"
 
@@ -27,6 +26,8 @@ def _error(text: str) -> int:
 def cmd_deploy(args: argparse.Namespace) -> int:
     from fabricgen import manifest
     from fabricgen.deploy.report import print_report
+    from fabricgen.deploy.run import Abandoned, DeployOptions, run_deploy  # nornir: the [deploy] extra
+    from fabricgen.deploy.state import DeployRefused
     from fabricgen.plan import load_plan
 
     plan = load_plan(args.intent)

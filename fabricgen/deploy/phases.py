@@ -20,6 +20,8 @@ from fabricgen.manifest import Build
 from fabricgen.model import Switch
 from fabricgen.platforms.registry import platform
 
+CHECK_TIMEOUT = 60.0  # seconds the post-commit check waits for every session and prefix
+
 
 class CheckFailed(Exception):
     """The post-commit check found the device unhealthy; the runner rolls it back."""

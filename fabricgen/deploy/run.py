@@ -54,7 +54,6 @@ from fabricgen.expect import expected_prefixes
 from fabricgen.manifest import Build
 from fabricgen.model import Plan
 
-CHECK_TIMEOUT = 60.0
 GRACE = 10.0  # seconds a commit in flight gets after Ctrl-C to pass its check or be rolled back
 
 
@@ -64,7 +63,7 @@ class DeployOptions:
     limit: str | None = None
     role: str | None = None
     workers: int = 10
-    check_timeout: float = CHECK_TIMEOUT
+    check_timeout: float = phases.CHECK_TIMEOUT
     force: bool = False  # push files that changed after the check or were never checked
     resume: bool = False
     discard: bool = False

