@@ -58,14 +58,14 @@ def test_bgp(lab: Plan) -> None:
 
 def test_ecmp(lab: Plan) -> None:
     sw = lab.switches["lab-leaf01"]
-    routes: dict[str, Any] = {}
+    routes: dict[str, Any] = {}  # the routing table, read once
     for other in lab.by_role("leaf")[1:]:
         prefix = f"{other.loopback}/32"
-        routes[prefix] = {prefix: [{"next_hop": f"198.18.16.{i}", "outgoing_interface": f"Ethernet{32 + 8 * i}",
-                                    "current_active": True} for i in range(4)]}
+        routes[prefix] = [{"next_hop": f"198.18.16.{i}", "outgoing_interface": f"Ethernet{32 + 8 * i}",
+                           "current_active": True} for i in range(4)]
     assert [o.ok for o in check_ecmp(lab, sw, routes)] == [True, True, True]
     first = next(iter(routes))
-    routes[first][first] = routes[first][first][:3]
+    routes[first] = routes[first][:3]
     out = check_ecmp(lab, sw, routes)
     assert [(o.ok, o.actual) for o in out][0] == (False, "3 next hops")
 
@@ -130,3 +130,64 @@ def test_report_formats(lab: Plan) -> None:
     suites = ET.fromstring(render_report(report, "junit"))
     suite = suites.find("testsuite")
     assert suite is not None and suite.get("failures") == "1" and suite.get("tests") == str(js["checked"])
+
+
+class _Routes:
+    """A device answering get_route_to from one table; records every call."""
+
+    def __init__(self, table: dict[str, Any], longer: bool) -> None:
+        self.table, self.longer, self.calls = table, longer, []  # type: ignore[var-annotated]
+
+    def get_route_to(self, destination: str = "", protocol: str = "", longer: bool = False) -> dict[str, Any]:
+        self.calls.append((destination, longer))
+        if longer:
+            if not self.longer:
+                raise NotImplementedError("Longer prefixes not yet supported")
+            return dict(self.table)
+        return {destination: self.table[destination]} if destination in self.table else {}
+
+
+def test_routing_table_is_read_once_per_device(lab: Plan) -> None:
+    from fabricgen.validate.collect import route_table
+
+    sw = lab.switches["lab-leaf01"]
+    table = {f"{o.loopback}/32": [{"next_hop": "198.18.16.1", "current_active": True}] for o in lab.by_role("leaf")}
+    one = _Routes(table, longer=True)
+    assert route_table(one, lab, sw) == table
+    assert one.calls == [(str(lab.intent.addressing.loopbacks), True)]
+    per_prefix = _Routes(table, longer=False)  # napalm's nxos_ssh has no `longer`
+    assert set(route_table(per_prefix, lab, sw)) == set(table) - {f"{sw.loopback}/32"}
+    assert len(per_prefix.calls) == 1 + len(lab.by_role("leaf")) - 1
+
+
+@pytest.mark.parametrize("intent", ["inventory/lab/fabric.yaml", "inventory/fabric.yaml",
+                                    "inventory/examples/three-tier.yaml"])
+def test_gpu_sample_reaches_every_nic_rail_leaf_pair_and_uplink(intent: str) -> None:
+    from fabricgen.validate import gpu_sample
+    from fabricgen.validate.checks import full_ping_count
+
+    plan = load_plan(ROOT / intent)
+    sample = gpu_sample(plan)
+    leaf_of = {n.ip.split("/")[0]: n.leaf for s in plan.servers for n in s.nics}
+    switch_of = {sw.loopback: sw for sw in plan.switches.values()}
+    sources, leaf_pairs, uplinks = set(), set(), set()
+    for server, pings in sample.pings.items():
+        for src, dst, label in pings:
+            assert src in leaf_of and label.startswith(f"{server}:")
+            sources.add(src)
+            if dst in leaf_of:
+                leaf_pairs.add((leaf_of[src], leaf_of[dst]))
+            else:
+                uplinks.add((leaf_of[src], switch_of[dst].hostname))
+    assert sources == set(leaf_of)  # every NIC (so every rail) sources a ping
+    leaves = {sw.hostname: sw for sw in plan.by_role("leaf")}
+    assert leaf_pairs == {(a, b) for a in leaves for b in leaves if leaves[a].plane == leaves[b].plane}
+    for a in leaves.values():
+        for sw in plan.switches.values():
+            if sw.role != "leaf" and sw.plane == a.plane and (sw.role == "super_spine" or sw.pod == a.pod):
+                assert (a.hostname, sw.hostname) in uplinks
+    total = sum(len(p) for p in sample.pings.values())
+    full = sum(len(gpu_targets(plan, s)) for s in plan.servers)
+    assert full_ping_count(plan) == full and (total < full or len(plan.servers) < 8)
+    (line,) = sample.coverage
+    assert f"GPU pings: {total} sampled (--full: {full}); NICs {len(leaf_of)}/{len(leaf_of)}" in line

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         check_persisted,
         check_routes,
         check_timers,
+        gpu_sample,
         gpu_targets,
     )
     from fabricgen.validate.collect import ping_script, run_validate, server_script
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CHECKS", "Outcome", "Report", "check_bfd", "check_bgp", "check_config", "check_ecmp",
            "check_gpu_output", "check_interfaces", "check_lldp", "check_mtu", "check_persisted", "check_routes",
-           "check_timers", "gpu_targets", "ping_script", "print_table", "register_cli", "render_report",
+           "check_timers", "gpu_sample", "gpu_targets", "ping_script", "print_table", "register_cli", "render_report",
            "run_validate", "server_script"]
 _HOME = {name: "checks" for name in __all__} | {"ping_script": "collect", "run_validate": "collect",
                                                   "server_script": "collect", "print_table": "output",

@@ -30,6 +30,7 @@ class Outcome:
 @dataclass
 class Report:
     outcomes: list[Outcome] = field(default_factory=list)
+    coverage: list[str] = field(default_factory=list)  # what the sampled checks covered, one line each
 
     @property
     def failures(self) -> list[Outcome]:
@@ -78,14 +79,15 @@ def expected_ecmp(plan: Plan, sw: Switch) -> int:
 
 
 def check_ecmp(plan: Plan, sw: Switch, routes: dict[str, Any]) -> list[Outcome]:
-    """`routes` maps each other leaf's loopback /32 to napalm get_route_to output."""
+    """`routes` is the switch's routing table in napalm's get_route_to shape ({prefix: [route per next hop]}),
+    read once (`get_route_to(<loopback pool>, longer=True)`); every other leaf's loopback /32 is looked up."""
     want = expected_ecmp(plan, sw)
     out = []
     for other in plan.by_role("leaf"):
         if other.hostname == sw.hostname or other.plane != sw.plane:
             continue
         prefix = f"{other.loopback}/32"
-        paths = [r for r in routes.get(prefix, {}).get(prefix, []) if r.get("current_active", True)]
+        paths = [r for r in routes.get(prefix, []) if r.get("current_active", True)]
         hops = len({(r.get("next_hop"), r.get("outgoing_interface")) for r in paths})
         out.append(Outcome(sw.hostname, "ecmp", f"{prefix} ({other.hostname})", hops == want,
                            f"{want} next hops", f"{hops} next hops"))
@@ -291,6 +293,121 @@ def check_mtu(plan: Plan, live: dict[LinkEnd, int], devices: set[str] | None = N
             problem = "MTU mismatch: " if got_a != got_z else "both ends off plan: "
         out.append(Outcome(a[0], "mtu", item, ok, f"mtu {want} on both ends", problem + ends))
     return out
+
+
+Ping = tuple[str, str, str]  # (source NIC address, destination address, label)
+
+
+@dataclass
+class GpuSample:
+    """The GPU pings of a sampled validate: per server its pings, and what they cover."""
+
+    pings: dict[str, list[Ping]]
+    coverage: list[str]
+
+
+def _ip(address: str) -> str:
+    return address.split("/")[0]
+
+
+def gpu_sample(plan: Plan) -> GpuSample:
+    """Pings that reach every part of the fabric at least once, instead of every server pair.
+
+    Per plane: one GPU -> GPU ping for every ordered pair of leaves (two servers of the same leaf
+    for a leaf with itself), one GPU -> switch-loopback ping from every leaf to every spine and
+    super-spine (the leaf's links up to it, and its route back), and every NIC the source of at
+    least one ping (a NIC's own link and rail).  Sources rotate over the NICs of each leaf, so the
+    load spreads over the servers.  ``--full`` pings every NIC to every other server instead
+    (`gpu_targets`).
+    """
+    by_leaf: dict[str, list[tuple[Server, Any]]] = {}
+    for srv in plan.servers:
+        for nic in sorted(srv.nics, key=lambda n: (n.nic, n.port)):
+            by_leaf.setdefault(nic.leaf, []).append((srv, nic))
+    turn: dict[str, int] = {}
+
+    def next_nic(leaf: str, not_server: str = "") -> tuple[Server, Any] | None:
+        nics = [x for x in by_leaf.get(leaf, []) if x[0].name != not_server]
+        if not nics:
+            return None
+        i = turn.get(leaf, 0)
+        turn[leaf] = i + 1
+        return nics[i % len(nics)]
+
+    pings: dict[str, list[Ping]] = {}
+    used: set[tuple[str, str]] = set()  # (server, ifname) that sourced a ping
+
+    def add(src: tuple[Server, Any], dst_ip: str, label: str) -> None:
+        srv, nic = src
+        pings.setdefault(srv.name, []).append((_ip(nic.ip), dst_ip, f"{srv.name}:{nic.ifname} -> {label}"))
+        used.add((srv.name, nic.ifname))
+
+    leaves = [sw for sw in plan.by_role("leaf") if sw.hostname in by_leaf]
+    leaf_pairs = covered_pairs = 0
+    for a in leaves:
+        for b in leaves:
+            if a.plane != b.plane:
+                continue
+            leaf_pairs += 1
+            src = next_nic(a.hostname)
+            dst = next_nic(b.hostname, not_server=src[0].name if src else "")
+            if src is None or dst is None:
+                continue
+            add(src, _ip(dst[1].ip), f"{dst[0].name}:{dst[1].ifname}")
+            covered_pairs += 1
+    uplinks = covered_up = 0
+    for a in leaves:
+        for sw in plan.switches.values():
+            if sw.role == "leaf" or sw.plane != a.plane or not sw.loopback or (sw.pod not in (0, a.pod)
+                                                                                and sw.role == "spine"):
+                continue
+            uplinks += 1
+            src = next_nic(a.hostname)
+            if src is not None:
+                add(src, sw.loopback, f"{sw.hostname} (loopback)")
+                covered_up += 1
+    nics = [(srv, nic) for nics in by_leaf.values() for srv, nic in nics]
+    for srv, nic in nics:
+        if (srv.name, nic.ifname) in used:
+            continue
+        other = next((x for x in leaves if x.hostname != nic.leaf and x.plane == nic.plane), None)
+        dst = next_nic(other.hostname, not_server=srv.name) if other is not None else None
+        if dst is not None:
+            add((srv, nic), _ip(dst[1].ip), f"{dst[0].name}:{dst[1].ifname}")
+    rails = {(nic.plane, nic.rail) for _, nic in nics}
+    rails_used = {(nic.plane, nic.rail) for srv, nic in nics if (srv.name, nic.ifname) in used}
+    total = sum(len(p) for p in pings.values())
+    coverage = [
+        f"GPU pings: {total} sampled (--full: {full_ping_count(plan)}); NICs {len(used)}/{len(nics)}, rails "
+        f"{len(rails_used)}/{len(rails)}, leaf pairs {covered_pairs}/{leaf_pairs}, leaf -> spine/super-spine "
+        f"{covered_up}/{uplinks}",
+    ]
+    return GpuSample(pings, coverage)
+
+
+def full_ping_count(plan: Plan) -> int:
+    """How many pings `gpu_targets` makes over all servers, counted without listing them."""
+    rails_of: dict[int, list[set[int]]] = {}  # plane -> each server's rails in that plane
+    for srv in plan.servers:
+        per_plane: dict[int, set[int]] = {}
+        for nic in srv.nics:
+            per_plane.setdefault(nic.plane, set()).add(nic.rail)
+        for plane, rails in per_plane.items():
+            rails_of.setdefault(plane, []).append(rails)
+    only: dict[tuple[int, int], int] = {}  # (plane, rail) -> servers whose only rail in the plane it is
+    for plane, servers in rails_of.items():
+        for rails in servers:
+            if len(rails) == 1:
+                key = (plane, next(iter(rails)))
+                only[key] = only.get(key, 0) + 1
+    total = 0
+    for srv in plan.servers:
+        for nic in srv.nics:
+            servers = rails_of[nic.plane]
+            others = len(servers) - only.get((nic.plane, nic.rail), 0)  # servers with a rail != nic.rail
+            mine = {n.rail for n in srv.nics if n.plane == nic.plane}
+            total += others - (1 if mine != {nic.rail} else 0)  # not the source server itself
+    return total
 
 
 def gpu_targets(plan: Plan, src: Server) -> list[tuple[str, str, str]]:

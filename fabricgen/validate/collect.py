@@ -13,7 +13,7 @@ from typing import Any
 from nornir.core.task import Result, Task
 
 from fabricgen.manifest import Build
-from fabricgen.model import Plan, Server
+from fabricgen.model import Plan, Server, Switch
 from fabricgen.validate.checks import (
     CHECKS,
     LinkEnd,
@@ -30,6 +30,7 @@ from fabricgen.validate.checks import (
     check_persisted,
     check_routes,
     check_timers,
+    gpu_sample,
     gpu_targets,
     server_mtus,
 )
@@ -72,12 +73,7 @@ def collect_switch(task: Task, plan: Plan, checks: tuple[str, ...], build: Build
     if "bfd" in checks and hasattr(device, "get_bfd_peers"):
         out += check_bfd(sw, device.get_bfd_peers())
     if "ecmp" in checks and sw.role == "leaf":
-        routes = {}
-        for other in plan.by_role("leaf"):
-            if other.hostname != sw.hostname:
-                prefix = f"{other.loopback}/32"
-                routes[prefix] = device.get_route_to(destination=prefix)
-        out += check_ecmp(plan, sw, routes)
+        out += check_ecmp(plan, sw, route_table(device, plan, sw))
     if "lldp" in checks:
         out += check_lldp(plan, sw, device.get_lldp_neighbors_detail())
     if {"interfaces", "mtu"} & set(checks):
@@ -128,12 +124,32 @@ def server_mtu(plan: Plan, srv: Server) -> int:
                default=plan.intent.qos.mtu)
 
 
-def collect_servers(plan: Plan, creds: dict[str, Any], workers: int) -> tuple[list[Outcome], dict[LinkEnd, int]]:
-    """From every server over SSH: its NICs' MTU, and pings across rails at the planned MTU, don't fragment."""
+def route_table(device: Any, plan: Plan, sw: Switch) -> dict[str, Any]:
+    """The switch's routes to every loopback, in one read: ``get_route_to(<loopback pool>, longer=True)``.
+
+    A driver without ``longer`` is asked per leaf loopback instead (one command per other leaf)."""
+    pool = str(plan.intent.addressing.loopbacks)
+    try:
+        return dict(device.get_route_to(destination=pool, longer=True))
+    except (NotImplementedError, TypeError):
+        table: dict[str, Any] = {}
+        for other in plan.by_role("leaf"):
+            if other.hostname != sw.hostname:
+                prefix = f"{other.loopback}/32"
+                table.update(device.get_route_to(destination=prefix))
+        return table
+
+
+def collect_servers(plan: Plan, creds: dict[str, Any], workers: int,
+                    full: bool = False) -> tuple[list[Outcome], dict[LinkEnd, int], list[str]]:
+    """From every server over SSH: its NICs' MTU, and the GPU pings (`gpu_sample`, or every pair with
+    ``full``) at the planned MTU, don't fragment; and what the pings covered."""
     from fabricgen.deploy.run import describe
 
+    sample = None if full else gpu_sample(plan)
+
     def one(srv: Server) -> tuple[list[Outcome], dict[LinkEnd, int]]:
-        pairs = gpu_targets(plan, srv)
+        pairs = gpu_targets(plan, srv) if sample is None else sample.pings.get(srv.name, [])
         mtu = server_mtu(plan, srv)
         try:
             output = ssh_run(srv.mgmt_ip, creds, server_script(pairs, mtu))
@@ -148,13 +164,16 @@ def collect_servers(plan: Plan, creds: dict[str, Any], workers: int) -> tuple[li
         for found, live in pool.map(one, plan.servers):
             outcomes += found
             mtus.update(live)
-    return outcomes, mtus
+    coverage = sample.coverage if sample is not None else [
+        f"GPU pings: every pair ({sum(1 for o in outcomes if o.item != 'ssh')}, --full)"]
+    return outcomes, mtus, coverage
 
 
 def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None = None, role: str | None = None,
                  workers: int = 10, build: Build | None = None, lab_dir: str | None = None,
-                 known_hosts: str | None = None) -> Report:
-    """Validate the live fabric against the plan (and ``build`` for config/persisted)."""
+                 known_hosts: str | None = None, full: bool = False) -> Report:
+    """Validate the live fabric against the plan (and ``build`` for config/persisted); GPU pings sampled
+    (`checks.gpu_sample`) unless ``full``."""
     from fabricgen.deploy.run import describe, select
     from fabricgen.expect import expected_prefixes
     from fabricgen.nornir_inventory import connection_settings, nornir_for
@@ -185,9 +204,10 @@ def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None
             mtus.update(data.mtus)
     whole_fabric = not limit and not role
     if whole_fabric and ({"gpu", "mtu"} & set(checks)) and plan.servers:
-        outcomes, server_live = collect_servers(plan, creds, workers)
+        outcomes, server_live, coverage = collect_servers(plan, creds, workers, full)
         if "gpu" in checks:
             report.add(outcomes)
+            report.coverage += coverage
         elif any(o.item == "ssh" for o in outcomes):
             report.add(o for o in outcomes if o.item == "ssh")
         mtus.update(server_live)

@@ -28,7 +28,8 @@ def folded(text: str, limit: int = FOLD) -> str:
 def render_report(report: Report, fmt: str) -> str:
     if fmt == "json":
         return json.dumps({"ok": report.ok, "failures": [asdict(o) for o in report.failures],
-                           "checked": len(report.outcomes)}, indent=2, sort_keys=True) + "\n"
+                           "checked": len(report.outcomes), "coverage": report.coverage}, indent=2,
+                          sort_keys=True) + "\n"
     if fmt == "junit":
         suites = ET.Element("testsuites", name="fabricgen validate")
         by_check: dict[str, list[Outcome]] = {}
@@ -54,6 +55,8 @@ def print_table(report: Report, con: Console) -> None:
         bad = sum(1 for o in items if not o.ok)
         summary.add_row(check, str(len(items) - bad), str(bad))
     con.print(summary)
+    for line in report.coverage:
+        con.print(line, markup=False)
     if report.failures:
         t = Table(title="failures")
         for col in ("device", "check", "item", "expected", "actual"):
@@ -90,7 +93,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from fabricgen.validate.collect import run_validate  # nornir: the [deploy] extra
 
     report = run_validate(plan, checks, args.limit, args.role, args.workers, build=build, lab_dir=args.lab_dir,
-                          known_hosts=args.known_hosts)
+                          known_hosts=args.known_hosts, full=args.full)
     if args.format == "table":
         print_table(report, Console(highlight=False, soft_wrap=True))
     else:
@@ -109,6 +112,9 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     scope.add_argument("--role", choices=["leaf", "spine", "super_spine"])
     p.add_argument("--skip", action="append", choices=list(CHECKS), help="skip a check (repeatable)")
     p.add_argument("--workers", type=positive_int, default=10)
+    p.add_argument("--full", action="store_true",
+                   help="ping every GPU NIC to every other server (default: a sample that reaches every NIC, rail, "
+                        "leaf pair and leaf -> spine link at least once, and says so)")
     p.add_argument("-b", "--build", default="build", help="the checked build to compare configs with (default build/)")
     p.add_argument("--force", action="store_true", help="compare with build files that changed after their check")
     p.add_argument("--lab-dir", default=None,

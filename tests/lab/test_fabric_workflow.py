@@ -27,7 +27,7 @@ from fabricgen.lab import LabState, lab_down, node_exec
 from fabricgen.manifest import Build
 from fabricgen.model import Plan
 from fabricgen.plan import load_plan
-from fabricgen.validate import Outcome, run_validate
+from fabricgen.validate import Outcome, gpu_sample, run_validate
 from tests.lab.conftest import fabric_lab
 
 pytestmark = [pytest.mark.lab, pytest.mark.usefixtures("lab_host")]
@@ -122,8 +122,12 @@ def test_deploy_then_validate_passes(plan: Plan, lab: LabState, build: Build,
     rc, report = cli_json(["validate", "-i", str(LAB_INTENT), "-b", str(build.root), "--format", "json"], capsys)
     assert report["failures"] == [] and report["ok"] and rc == 0
     # 32 sessions x (state, timers, BFD, routes), 12 leaf pairs, 48 ports x (LLDP + interface), 32 links' MTU,
-    # 6 configs running and saved, 8 servers x 2 NICs x 7 peers
-    assert report["checked"] == 32 * 4 + 12 + 48 + 48 + 32 + 6 * 2 + 112
+    # 6 configs running and saved, and the sampled GPU pings: 16 leaf pairs + 8 leaf -> spine + the NICs
+    # that sourced none of those (25 instead of --full's 8 servers x 2 NICs x 7 peers = 112)
+    sample = gpu_sample(plan)
+    pings = sum(len(p) for p in sample.pings.values())
+    assert pings == 25 and report["coverage"] == sample.coverage
+    assert report["checked"] == 32 * 4 + 12 + 48 + 48 + 32 + 6 * 2 + pings
 
 
 def test_second_deploy_reports_no_changes(plan: Plan, lab: LabState, build: Build) -> None:
