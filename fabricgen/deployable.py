@@ -14,8 +14,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel
-
 from fabricgen.model import Plan, Switch
 from fabricgen.platforms.registry import PlatformGap, platform
 
@@ -33,19 +31,6 @@ class Undeployable:
     def message(self) -> str:
         return (f"{self.setting} is set in the intent, but {', '.join(self.roles)} run platform {self.platform}, "
                 f"which cannot deploy it: {self.why}")
-
-
-def explicit_settings(model: BaseModel, prefix: str) -> list[str]:
-    """Dotted paths of every field the intent sets explicitly (not left to its default)."""
-    out = []
-    for name in sorted(model.model_fields_set):
-        value: Any = getattr(model, name)
-        path = f"{prefix}.{name}"
-        if isinstance(value, BaseModel):
-            out += explicit_settings(value, path) or [path]
-        else:
-            out.append(path)
-    return out
 
 
 def _gap(name: str, setting: str) -> PlatformGap | None:
@@ -68,7 +53,7 @@ def undeployable(plan: Plan, hosts: Iterable[str] | None = None) -> list[Undeplo
     for sw in switches:
         roles_by_platform.setdefault(sw.platform, set()).add(sw.role)
     found: dict[tuple[str, str], Undeployable] = {}
-    for setting in explicit_settings(plan.intent.qos, "qos"):
+    for setting in (s for s in plan.settings.explicit if s == "qos" or s.startswith("qos.")):
         for name, roles in sorted(roles_by_platform.items()):
             gap = _gap(name, setting)
             if gap is None or (hosts is not None and not gap.refuse):

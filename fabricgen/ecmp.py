@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections import Counter
 
 from fabricgen.errors import Problem
-from fabricgen.model import Plan, Switch
+from fabricgen.intent import AdaptiveRouting as AdaptiveRoutingIntent
+from fabricgen.model import AdaptiveRouting, Plan, Switch
 from fabricgen.platforms.registry import capabilities
 
 MAX_NAMED = 4
@@ -28,9 +29,8 @@ def adaptive_routing_of(plan: Plan, sw: Switch, mode: str) -> tuple[bool, str]:
     return capabilities(sw.platform).adaptive_routing(mode), f"platform {sw.platform}"
 
 
-def plan_adaptive_routing(plan: Plan) -> None:
-    """Mark every fabric port whose both ends do adaptive routing; list the active ports in plan.facts."""
-    ar = plan.intent.ecmp.adaptive_routing
+def plan_adaptive_routing(plan: Plan, ar: AdaptiveRoutingIntent) -> None:
+    """Mark every fabric port whose both ends do adaptive routing; the plan keeps the settings and active ports."""
     active: dict[str, list[str]] = {}
     missing: Counter[str] = Counter()  # platform without the capability -> fabric ports left on plain ECMP
     examples: dict[str, list[str]] = {}
@@ -56,12 +56,8 @@ def plan_adaptive_routing(plan: Plan) -> None:
                         if len(named) < MAX_NAMED:
                             named.append(f"{sw.hostname} {itf.name}")
                         break
-    plan.facts["adaptive_routing"] = {
-        "enabled": ar.enabled,
-        "mode": ar.mode if ar.enabled else "",
-        "active_ports": sum(len(ports) for ports in active.values()),
-        "switches": active,
-    }
+    plan.adaptive_routing = AdaptiveRouting(ar.enabled, ar.mode if ar.enabled else "", ar.flowlet_aging_us,
+                                            ar.mac_address.lower(), active)
     for name, count in sorted(missing.items()):
         shown = ", ".join(examples[name]) + (" ..." if count > len(examples[name]) else "")
         plan.warnings.append(Problem(

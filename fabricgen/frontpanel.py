@@ -36,8 +36,8 @@ class FrontPanel:
 
 def front_panel(plan: Plan, sw: Switch) -> FrontPanel:
     """The breakouts and free ports of `sw` (see the module docstring)."""
-    d: Design = plan.facts["design"]
-    model = getattr(plan.intent.switch_models, sw.role)
+    d: Design = plan.envelope
+    model = plan.settings.models[sw.role]
     hw = plan.hardware.get(sw.role)
     fixed_names = hw is not None and hw.sku is not None and not hw.sku.breakouts  # SONiC SKU: its own names
 

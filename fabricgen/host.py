@@ -51,7 +51,7 @@ def nic_script(server: Server, plan: Plan) -> str:
     """The bring-up script of one GPU server (see the module docstring)."""
     policy: QosPolicy | None = plan.qos
     assert policy is not None, "plan has no QoS policy; build it with fabricgen.plan.build_plan"
-    addressing = plan.intent.addressing
+    addressing = plan.settings.pools
     # mlx5's default DSCP trust map is DSCP >> 3; only remap DSCPs whose class differs.
     wanted = {d: policy.roce_tc for d in policy.roce_dscp} | {policy.nic_cnp_dscp: policy.cnp_tc}
     remap = sorted((d, prio) for d, prio in wanted.items() if d >> 3 != prio)

@@ -49,7 +49,7 @@ def groups(plan: Plan) -> dict[str, Any]:
 
 
 def defaults(plan: Plan) -> dict[str, Any]:
-    return {"data": {"fabric": plan.intent.fabric.name}, "connection_options": {
+    return {"data": {"fabric": plan.settings.name}, "connection_options": {
         "napalm": {"extras": {"optional_args": {}}}}}
 
 

@@ -38,8 +38,7 @@ def file_sha256(path: Path) -> str:
 
 def intent_sha256(plan: Plan) -> str:
     """Hash of the resolved intent model (not its YAML text: comments and layout do not count)."""
-    data = plan.intent.model_dump(mode="json")
-    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return plan.settings.intent_sha256
 
 
 def _files(root: Path) -> Iterable[Path]:
@@ -54,7 +53,7 @@ def _files(root: Path) -> Iterable[Path]:
 def write(root: Path, plan: Plan, checked: bool) -> Path:
     """Write ``root/manifest.json`` for the files under ``root`` (called by render before its swap)."""
     files = {p.relative_to(root).as_posix(): file_sha256(p) for p in _files(root)}
-    doc = {"version": VERSION, "fabric": plan.intent.fabric.name, "intent_sha256": intent_sha256(plan),
+    doc = {"version": VERSION, "fabric": plan.settings.name, "intent_sha256": intent_sha256(plan),
            "checks": {"ran": checked, "passed": checked}, "files": files}
     path = root / MANIFEST
     _atomic_write(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
@@ -132,11 +131,11 @@ def load(root: str | Path, plan: Plan) -> Build:
         raise FabricError(str(path), [Problem("manifest", "not a version-1 fabricgen manifest",
                                               f"run `fabricgen render -o {root}` again")])
     want = intent_sha256(plan)
-    if doc.get("fabric") != plan.intent.fabric.name or doc.get("intent_sha256") != want:
+    if doc.get("fabric") != plan.settings.name or doc.get("intent_sha256") != want:
         raise FabricError(str(path), [Problem(
             "intent_sha256", f"{root} was rendered from another intent (fabric {doc.get('fabric')!r}, intent "
                              f"sha256 {str(doc.get('intent_sha256'))[:12]}; -i gives fabric "
-                             f"{plan.intent.fabric.name!r}, sha256 {want[:12]})",
+                             f"{plan.settings.name!r}, sha256 {want[:12]})",
             f"run `fabricgen render -i <intent> -o {root}` with the intent you deploy")])
     checks = doc.get("checks") or {}
     return Build(root=root, fabric=str(doc["fabric"]), intent=want,

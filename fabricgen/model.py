@@ -8,11 +8,14 @@ dataclasses keep a 32K-GPU plan (~2,500 switches, ~100K links) small and fast.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from ipaddress import IPv4Network, IPv6Network
+from typing import TYPE_CHECKING, Literal
 
 from fabricgen.errors import Problem
-from fabricgen.intent import Intent
 from fabricgen.skus import RoleHardware
+
+if TYPE_CHECKING:
+    from fabricgen.topology import Design
 
 Role = Literal["leaf", "spine", "super_spine"]
 Tier = Literal["gpu_leaf", "leaf_spine", "spine_super_spine"]
@@ -38,7 +41,7 @@ class Interface:
     mtu: int = 9216
     cable_m: float = 0.0
     qos_profile: str = ""  # key into Plan.qos_profiles
-    adaptive_routing: bool = False  # both ends do adaptive routing (NX-OS: a DLB member port)
+    adaptive_routing: bool = False  # both ends do adaptive routing (the platform's own name: NX-OS DLB)
     cage: int = 0  # front-panel cage (physical port), 0-based
     subport: int = 0  # logical port within the cage, 0-based
     breakout: int = 1  # logical ports the cage is split into
@@ -190,17 +193,90 @@ class QosPolicy:
     nic_ecn: bool = True  # enable DCQCN (ECN NP/RP) on the RoCE priority; off = PFC-only hosts
 
 
+@dataclass(frozen=True, slots=True)
+class RoleModel:
+    """One role's switch model as the plan resolved it (a SKU's numbers filled in)."""
+
+    model: str
+    ports: int  # front-panel cages
+    port_speed: int  # Gb/s of a cage
+    breakout: int
+    lanes_per_port: int
+    cage: str = ""  # cage type; "" = from speed and lanes (physical.default_cage)
+    down: tuple[int, int] = (0, 0)  # (logical speed, breakout) of the server-facing ports
+    up: tuple[int, int] = (0, 0)  # (logical speed, breakout) of the ports to the next tier
+    split: bool = False  # the intent gives the two sides their own speed / breakout
+
+    @property
+    def logical_speed(self) -> int:
+        return self.port_speed // self.breakout
+
+
+@dataclass(frozen=True, slots=True)
+class Pools:
+    """The intent's address pools."""
+
+    loopbacks: IPv4Network
+    p2p: IPv4Network
+    gpu: IPv4Network
+    management: IPv4Network
+    loopbacks_v6: IPv6Network | None = None
+    p2p_v6: IPv6Network | None = None
+
+
+@dataclass(slots=True)
+class AdaptiveRouting:
+    """Adaptive routing as asked (enabled, mode, timers) and as planned (the ports both of whose ends do it)."""
+
+    enabled: bool = False
+    mode: str = ""
+    flowlet_aging_us: int = 0
+    mac_address: str = ""
+    switches: dict[str, list[str]] = field(default_factory=dict)  # hostname -> its active ports
+
+    @property
+    def active_ports(self) -> int:
+        return sum(len(ports) for ports in self.switches.values())
+
+
+@dataclass(frozen=True, slots=True)
+class FabricSettings:
+    """What later stages need from the intent, resolved: the plan never hands out the intent itself."""
+
+    name: str
+    description: str
+    intent_sha256: str  # of the resolved intent model: manifests tie a build to it
+    asn_scheme: str
+    hash_fields: tuple[str, ...]
+    mtu: int  # the fabric MTU (qos.mtu)
+    pools: Pools
+    models: dict[Role, RoleModel]
+    platforms: dict[Role, str]
+    explicit: tuple[str, ...] = ()  # dotted paths of every intent field set explicitly (not left to its default)
+
+
 @dataclass(slots=True)
 class Plan:
-    intent: Intent
+    settings: FabricSettings
     switches: dict[str, Switch] = field(default_factory=dict)  # hostname -> switch, deterministic order
     links: list[Link] = field(default_factory=list)
     servers: list[Server] = field(default_factory=list)
     qos: QosPolicy | None = None
     qos_profiles: dict[str, QosProfile] = field(default_factory=dict)
-    facts: dict[str, Any] = field(default_factory=dict)  # derived numbers: ports per leaf, envelopes, usage
+    design: Design | None = None  # the growth envelope the topology was built in
+    pods: int = 0  # 3-tier: pods in use
+    oversubscription: dict[str, float] = field(default_factory=dict)  # tier -> measured down:up bandwidth
+    pool_use: dict[str, tuple[int, int]] = field(default_factory=dict)  # pool -> (addresses used, size)
+    adaptive_routing: AdaptiveRouting = field(default_factory=AdaptiveRouting)
+    source: str = "<intent>"  # the intent file the plan came from
     hardware: dict[Role, RoleHardware] = field(default_factory=dict)  # each role's SKU and the cages it uses
     warnings: list[Problem] = field(default_factory=list)  # asked for but not rendered: `plan` and `render` say so
+
+    @property
+    def envelope(self) -> Design:
+        """The design (every built plan has one)."""
+        assert self.design is not None, "plan built without a topology"
+        return self.design
 
     def by_role(self, role: Role) -> list[Switch]:
         return [s for s in self.switches.values() if s.role == role]

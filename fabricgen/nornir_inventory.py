@@ -43,14 +43,14 @@ def lab_state(plan: Plan, lab_dir: str | Path | None = None) -> LabState | None:
     from fabricgen.lab.engine import LabState, registered_lab
     from fabricgen.lab.topology import LabError
 
-    workdir = Path(lab_dir) if lab_dir is not None else registered_lab(plan.intent.fabric.name)
+    workdir = Path(lab_dir) if lab_dir is not None else registered_lab(plan.settings.name)
     if workdir is None:
         return None
     try:
         state = LabState.load(workdir)
     except LabError:
         return None
-    return state if state is not None and state.name == plan.intent.fabric.name else None
+    return state if state is not None and state.name == plan.settings.name else None
 
 
 def connection_settings(plan: Plan, lab_dir: str | Path | None = None,

@@ -20,8 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from fabricgen.intent import SwitchModel
-from fabricgen.model import Plan
+from fabricgen.model import Plan, RoleModel
 
 # Reach limits in metres per media, by lane rate; the first that reaches wins (cheapest first).
 _MEDIA = (
@@ -46,7 +45,7 @@ def default_cage(port_speed: int, lanes: int) -> str:
     return "qsfp56" if port_speed == 200 else "qsfp28"
 
 
-def cage_of(model: SwitchModel) -> str:
+def cage_of(model: RoleModel) -> str:
     return model.cage or default_cage(model.port_speed, model.lanes_per_port)
 
 
@@ -134,15 +133,14 @@ class Physical:
 
 def _ends(plan: Plan) -> dict[tuple[str, str], End]:
     """Every link end by (device, port): switch ports from their interfaces, NIC ports per NIC cage."""
-    intent = plan.intent
     ends: dict[tuple[str, str], End] = {}
     for sw in plan.switches.values():
-        model: SwitchModel = getattr(intent.switch_models, sw.role)
+        model = plan.settings.models[sw.role]
         cage_type, lpp = cage_of(model), model.lanes_per_port
         for itf in sw.interfaces:
             ends[sw.hostname, itf.name] = End(sw.hostname, itf.name, itf.cage, itf.breakout, cage_type,
                                               max(1, lpp // itf.breakout))
-    planes = plan.facts["design"].planes
+    planes = plan.envelope.planes
     for srv in plan.servers:
         for nic in srv.nics:
             leaf_end = ends[nic.leaf, nic.leaf_port]

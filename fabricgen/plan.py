@@ -6,15 +6,19 @@ fully resolved `Plan` or raises `FabricError` naming the intent field to fix.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from fabricgen import qos
 from fabricgen.ecmp import plan_adaptive_routing
 from fabricgen.errors import FabricError, Problem
 from fabricgen.intent import Intent, PortGroup, SwitchModel, line_for, load_intent
-from fabricgen.model import ROLES, TIERS, Plan, Role
+from fabricgen.model import ROLES, TIERS, FabricSettings, Plan, Pools, Role, RoleModel
 from fabricgen.physical import build_physical, cabling_rows
 from fabricgen.platforms.registry import PlatformRecord, platform, watchdog_timers
 from fabricgen.skus import RoleHardware, SkuError, breakout_role_hardware, role_hardware
@@ -174,7 +178,7 @@ def check_oversubscription(intent: Intent, d: Design, plan: Plan) -> None:
         down = max((sum(i.speed for i in s.interfaces if i.direction == "down") for s in plan.by_role("spine")),
                    default=0)
         ratios["spine"] = down / d.spine_sides[1].bandwidth
-    plan.facts["oversubscription"] = ratios
+    plan.oversubscription = ratios
     for tier, ratio in ratios.items():
         target = intent.topology.ratio("leaf" if tier == "leaf" else "spine")
         if ratio > target + 1e-9:
@@ -195,25 +199,57 @@ def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, 
         intent, hardware = resolve_hardware(intent)
     except FabricError as exc:
         raise _located(source, exc.problems, lines) from None
-    plan = Plan(intent=intent, hardware=hardware)
+    plan = Plan(settings=fabric_settings(intent), hardware=hardware, source=source)
     try:
         d = build_topology(intent, plan)
         check_oversubscription(intent, d, plan)
         build_underlay(intent, d, plan)
-        plan_adaptive_routing(plan)
-        qos.assign_profiles(plan)
+        plan_adaptive_routing(plan, intent.ecmp.adaptive_routing)
+        qos.assign_profiles(plan, intent)
         plan.warnings += qos.ecn_warnings(intent)
     except TopologyError as exc:
         raise _located(source, exc.problems, lines) from None
     except FabricError as exc:  # raised by a step that knows the field but not the file
         raise _located(source, exc.problems, lines) from None
     if check_qos:
-        problems = qos.check_invariants(plan)
+        problems = qos.check_invariants(intent, plan)
         if problems:
             raise _located(source, problems, lines)
-    plan.facts["source"] = source
     _locate(plan.warnings, lines)
     return plan
+
+
+def explicit_settings(model: BaseModel, prefix: str = "") -> list[str]:
+    """Dotted paths of every field the intent sets explicitly (not left to its default)."""
+    out = []
+    for name in sorted(model.model_fields_set):
+        value: Any = getattr(model, name)
+        path = f"{prefix}.{name}" if prefix else name
+        if isinstance(value, BaseModel):
+            out += explicit_settings(value, path) or [path]
+        else:
+            out.append(path)
+    return out
+
+
+def fabric_settings(intent: Intent) -> FabricSettings:
+    """What the later stages need from the (SKU-resolved) intent: names, pools, models, platforms, hashes."""
+    a = intent.addressing
+    models: dict[Role, RoleModel] = {}
+    platforms: dict[Role, str] = {}
+    for role in ROLES:
+        m = getattr(intent.switch_models, role)
+        platforms[role] = getattr(intent.platforms, role)
+        if m is not None:
+            models[role] = RoleModel(m.model, m.ports, m.port_speed, m.breakout, m.lanes_per_port, m.cage or "",
+                                     m.side("down"), m.side("up"), m.downlink is not None or m.uplink is not None)
+    data = intent.model_dump(mode="json")
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return FabricSettings(
+        name=intent.fabric.name, description=intent.fabric.description, intent_sha256=digest,
+        asn_scheme=intent.bgp.asn_scheme, hash_fields=tuple(intent.ecmp.hash_fields), mtu=intent.qos.mtu,
+        pools=Pools(a.loopbacks, a.p2p, a.gpu, a.management, a.loopbacks_v6, a.p2p_v6), models=models,
+        platforms=platforms, explicit=tuple(explicit_settings(intent)))
 
 
 def _locate(problems: list[Problem], lines: dict[tuple[Any, ...], int]) -> None:
@@ -231,7 +267,7 @@ def _located(source: str, problems: list[Problem], lines: dict[tuple[Any, ...], 
 
 def warning_lines(plan: Plan) -> list[str]:
     """What the intent asked for and the plan does not give, one line each, for `plan` and `render`."""
-    source = plan.facts.get("source", "<intent>")
+    source = plan.source
     return [f"warning: {p.format(source)}" for p in plan.warnings]
 
 
@@ -249,12 +285,12 @@ def summary(plan: Plan) -> dict[str, Any]:
     roles = Counter(s.role for s in plan.switches.values())
     tiers = Counter(link.tier for link in plan.links)
     phys = build_physical(plan)
-    d: Design = plan.facts["design"]
+    d = plan.envelope
     return {
-        "fabric": plan.intent.fabric.name,
+        "fabric": plan.settings.name,
         "tiers": d.tiers,
         "planes": d.planes,
-        "pods": plan.facts.get("pods", 0),
+        "pods": plan.pods,
         "gpus": sum(s.gpus for s in plan.servers),
         "servers": len(plan.servers),
         "leaves": roles["leaf"],
@@ -262,15 +298,17 @@ def summary(plan: Plan) -> dict[str, Any]:
         "super_spines": roles["super_spine"],
         "switches": len(plan.switches),
         "links": {t: tiers[t] for t in TIERS},
-        "oversubscription": {k: f"{v:.2f}:1" for k, v in plan.facts["oversubscription"].items()},
+        "oversubscription": {k: f"{v:.2f}:1" for k, v in plan.oversubscription.items()},
         "ports": phys.ports,
         "modules": dict(sorted(phys.modules.items())),
         "cables": dict(sorted(phys.cable_counts().items())),
-        "pools": {k: {"used": u, "size": n} for k, (u, n) in plan.facts["pools"].items()},
+        "pools": {k: {"used": u, "size": n} for k, (u, n) in plan.pool_use.items()},
         "envelope": {"max_leaves": d.max_leaves, "max_spines": d.max_spines,
                      "max_super_spines": d.max_super_spines, "max_pods": d.max_pods},
         "hardware": hardware_summary(plan),
-        "adaptive_routing": plan.facts.get("adaptive_routing", {}),
+        "adaptive_routing": {"enabled": plan.adaptive_routing.enabled, "mode": plan.adaptive_routing.mode,
+                             "active_ports": plan.adaptive_routing.active_ports,
+                             "switches": plan.adaptive_routing.switches},
         "warnings": warning_lines(plan),
         "choices": [{"name": c.name, "value": c.value, "why": c.why} for c in d.choices],
     }
@@ -302,16 +340,16 @@ def hardware_summary(plan: Plan) -> dict[str, dict[str, str]]:
     """Per role: the SKU (or generic naming) and the cages the fabric uses."""
     out: dict[str, dict[str, str]] = {}
     for role, hw in plan.hardware.items():
-        model = getattr(plan.intent.switch_models, role)
+        model = plan.settings.models[role]
         cages = f"{model.ports} x {model.port_speed}G cages" + (f" ({model.breakout} x {model.logical_speed}G)"
                                                                  if model.breakout > 1 else "")
-        if model.downlink is not None or model.uplink is not None:
-            (ds, db), (us, ub) = model.side("down"), model.side("up")
+        if model.split:
+            (ds, db), (us, ub) = model.down, model.up
             cages += f" (down {db} x {ds}G, up {ub} x {us}G)"
         if hw.sku is not None:
             cages += f", {hw.cages[0][0].name} .. {hw.cages[-1][-1].name}"
         out[role] = {
-            "platform": getattr(plan.intent.platforms, role),
+            "platform": plan.settings.platforms[role],
             "sku": hw.describe(),
             "ports": cages,
             "port_names": "generic" if hw.generic else "SKU",

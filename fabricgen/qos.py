@@ -226,7 +226,7 @@ def build_profiles(intent: Intent, interfaces: Iterable[Interface], platform: st
     return {p.name: p for p in profiles}
 
 
-def assign_profiles(plan: Plan) -> None:
+def assign_profiles(plan: Plan, intent: Intent) -> None:
     """Set plan.qos, plan.qos_profiles and every switch port's qos_profile.
 
     Every fabric and GPU-facing port carries RoCE, so every port gets a lossless profile.  A
@@ -234,7 +234,6 @@ def assign_profiles(plan: Plan) -> None:
     switch runs its vendor's default (its SKU's QoS template, or its platform's), so the two ends
     of a link may use different profiles.  Needs links (speeds, cable lengths); addresses are not used.
     """
-    intent = plan.intent
     plan.qos = build_policy(intent)
     found: dict[str, QosProfile] = {}
     for sw in plan.switches.values():
@@ -379,21 +378,19 @@ def _policy_problems(q: Qos) -> list[Problem]:
     return problems
 
 
-def check_invariants(target: Intent | Plan) -> list[Problem]:
-    """Cross-field QoS rules that pydantic cannot see, for an intent or a built plan.
+def check_invariants(intent: Intent, plan: Plan | None = None) -> list[Problem]:
+    """Cross-field QoS rules that pydantic cannot see, for an intent or the plan built from it.
 
-    For an intent the port classes come from the switch models and tier cable lengths; for a
-    plan from its profiles (or, before assign_profiles, its interfaces).
+    Without a plan the port classes come from the switch models and tier cable lengths; with one
+    from its profiles (or, before assign_profiles, its interfaces).
     """
-    if isinstance(target, Plan):
-        intent = target.intent
-        if target.qos_profiles:
-            classes = {(p.speed, int(p.cable_m), p.mtu) for p in target.qos_profiles.values()}
+    if plan is not None:
+        if plan.qos_profiles:
+            classes = {(p.speed, int(p.cable_m), p.mtu) for p in plan.qos_profiles.values()}
         else:
-            classes = {_port_key(intent, itf) for sw in target.switches.values() for itf in sw.interfaces}
+            classes = {_port_key(intent, itf) for sw in plan.switches.values() for itf in sw.interfaces}
         low_mtu = sorted({mtu for _, _, mtu in classes if mtu < intent.qos.headroom.lossless_mtu})
     else:
-        intent = target
         classes = _intent_port_classes(intent)
         low_mtu = []
     problems = _policy_problems(intent.qos)

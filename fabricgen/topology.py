@@ -460,7 +460,7 @@ class _Builder:
                 f"{count} servers need {pods_needed} pods; the super-spine layer holds {d.max_pods}",
                 "use larger super-spines, raise topology.max_pods or change topology.super_spines_per_group",
             )])
-        self.plan.facts.update(pods=pods_needed if d.tiers == 3 else 0, leaves_per_plane=leaves_per_plane)
+        self.plan.pods = pods_needed if d.tiers == 3 else 0
 
         supers: dict[tuple[int, int, int], Switch] = {}
         for plane in range(d.planes):
@@ -534,5 +534,5 @@ def build_topology(intent: Intent, plan: Plan) -> Design:
     _Builder(intent, d, plan).build()
     for sw in plan.switches.values():
         sw.interfaces.sort(key=lambda i: i.index)
-    plan.facts["design"] = d
+    plan.design = d
     return d

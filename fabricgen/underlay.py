@@ -172,7 +172,7 @@ def assign_addresses(intent: Intent, d: Design, plan: Plan) -> None:
         else:
             itf = ports[link.a_device, link.a_port]
             link.a_ip, link.z_ip = itf.ipv4.split("/")[0], itf.peer_ipv4
-    plan.facts["pools"] = {
+    plan.pool_use = {
         "loopbacks": (sum(counts.values()), a.loopbacks.num_addresses),
         "p2p": (2 * sum(used_links.values()), a.p2p.num_addresses),
         "gpu": (2 * sum(len(s.nics) for s in plan.servers), a.gpu.num_addresses),
@@ -231,7 +231,7 @@ def build_bgp(intent: Intent, d: Design, plan: Plan) -> None:
 
 def check_unique(plan: Plan) -> None:
     """Duplicate hostnames cannot happen by construction; duplicate ASNs where they must be unique can."""
-    if plan.intent.bgp.asn_scheme != "multi-as":
+    if plan.settings.asn_scheme != "multi-as":
         return
     seen: dict[int, str] = {}
     for sw in plan.switches.values():

@@ -57,7 +57,7 @@ def test_every_nic_gets_address_mtu_table_and_routes(plan: Plan, script: str) ->
         ip = nic.ip.split("/")[0]
         assert f"roce_qos {nic.ifname} {ip} {roce_gid(ip)}\n" in script
     assert "MTU=9216\n" in script
-    assert f'POOLS="{plan.intent.addressing.gpu} {plan.intent.addressing.loopbacks}"' in script
+    assert f'POOLS="{plan.settings.pools.gpu} {plan.settings.pools.loopbacks}"' in script
     for setting in ("arp_ignore", "arp_announce", "rp_filter"):
         assert f'/proc/sys/net/ipv4/conf/$ifname/{setting}"' in script
 
@@ -169,7 +169,7 @@ def test_script_brings_the_server_up(tmp_path: Path, plan: Plan) -> None:
         mine = [r for r in rules if r.get("src") == src]  # type: ignore[union-attr]
         assert len(mine) == 1 and mine[0]["table"] == str(table) and mine[0]["priority"] == table
         in_table = {r["dst"]: r for r in routes if r.get("table") == str(table)}  # type: ignore[union-attr]
-        for pool in (str(plan.intent.addressing.gpu), str(plan.intent.addressing.loopbacks)):
+        for pool in (str(plan.settings.pools.gpu), str(plan.settings.pools.loopbacks)):
             assert in_table[pool]["gateway"] == nic.gateway and in_table[pool]["dev"] == nic.ifname
     assert state["rp_filter"] == "2"
     # inbox mlx5 as emulated: no OFED files, said plainly, not fatal

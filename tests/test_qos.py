@@ -10,6 +10,7 @@ import pytest
 from fabricgen.errors import FabricError
 from fabricgen.intent import EcnThreshold, Headroom, Intent
 from fabricgen.model import Interface, Plan, Switch, Tier
+from fabricgen.plan import fabric_settings
 from fabricgen.qos import (
     PAUSE_QUANTA,
     assign_profiles,
@@ -83,7 +84,7 @@ def plan_with(intent: Intent, ports: list[Interface]) -> Plan:
         slot=0,
         interfaces=ports,
     )
-    return Plan(intent=intent, switches={sw.hostname: sw})
+    return Plan(settings=fabric_settings(intent), switches={sw.hostname: sw})
 
 
 def paths(problems: list[Any]) -> list[str]:
@@ -213,8 +214,8 @@ def test_vendor_defaults_are_accepted(values: tuple[int, int, int], speed: int) 
     intent = ecn_intent(speed, values)
     assert check_invariants(intent) == [] and ecn_warnings(intent) == []
     plan = plan_with(intent, [port(speed, m) for m in (1, 3, 30, 150)])
-    assign_profiles(plan)
-    assert check_invariants(plan) == []
+    assign_profiles(plan, intent)
+    assert check_invariants(intent, plan) == []
     assert all(p.ecn_max > p.xoff for p in plan.qos_profiles.values())
 
 
@@ -325,7 +326,7 @@ def test_assign_profiles_sets_every_port() -> None:
         port(400, 2.5, name="Ethernet16"),
     ]
     plan = plan_with(intent, ports)
-    assign_profiles(plan)
+    assign_profiles(plan, intent)
     assert plan.qos is not None and plan.qos.roce_tc == 3
     assert set(plan.qos_profiles) == {"pg_lossless_400000_3m_profile", "pg_lossless_400000_30m_profile"}
     assert [i.qos_profile for i in ports] == [
@@ -363,7 +364,7 @@ def test_profiles_per_platform_default_both_ends_of_a_link() -> None:
     plan = plan_with(intent, [leaf])
     plan.switches["lab-spine-01"] = Switch(hostname="lab-spine-01", role="spine", platform="nxos", model="generic",
                                            plane=0, pod=0, index=0, slot=0, interfaces=[spine])
-    assign_profiles(plan)
+    assign_profiles(plan, intent)
     assert leaf.qos_profile == "pg_lossless_400000_30m_profile"
     assert spine.qos_profile == "pg_lossless_400000_30m_nxos_profile"
     a, b = plan.qos_profiles[leaf.qos_profile], plan.qos_profiles[spine.qos_profile]
@@ -424,8 +425,8 @@ def test_rule_nic_cnp_dscp_roce_optimized_trap() -> None:
 
 def test_rule_port_mtu_below_lossless_mtu_in_plan() -> None:
     intent = make_intent(qos={"ecn": {400: {"min_bytes": 20480, "max_bytes": 40960, "probability": 5}}})
-    assert check_invariants(plan_with(intent, [port(400, 3)])) == []
-    assert paths(check_invariants(plan_with(intent, [port(400, 3, mtu=1000)]))) == ["qos.mtu"]
+    assert check_invariants(intent, plan_with(intent, [port(400, 3)])) == []
+    assert paths(check_invariants(intent, plan_with(intent, [port(400, 3, mtu=1000)]))) == ["qos.mtu"]
 
 
 def test_plan_warns_about_ecn_outside_the_vendor_range() -> None:

@@ -181,7 +181,7 @@ def test_allowas_in_only_on_same_tier_leaves(example: Plan) -> None:
 
 
 def test_announced_prefixes(all_frr: Plan) -> None:
-    a = all_frr.intent.addressing
+    a = all_frr.settings.pools
     leaf = all_frr.by_role("leaf")[0]
     text = frr_conf(leaf, all_frr)
     local = re.findall(r"^ip prefix-list PL-LOCAL-V4 seq \d+ permit (\S+)$", text, re.MULTILINE)
@@ -204,7 +204,7 @@ def test_announced_prefixes(all_frr: Plan) -> None:
 
 
 def test_bfd_profile_from_intent(all_frr: Plan) -> None:
-    b = all_frr.intent.bgp.bfd
+    b = Intent.model_validate(example_dict(leaf="frr", spine="frr")).bgp.bfd
     sw = all_frr.by_role("leaf")[0]
     text = frr_conf(sw, all_frr)
     # Default timers (300/300/3) are left to FRR, so running-config and the file agree line for line.

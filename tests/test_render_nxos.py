@@ -297,7 +297,7 @@ def test_nxos_leaf_has_gpu_ports(leaf_plan: Plan) -> None:
     dlb = b["hardware profile dlb"][1]
     assert all(i.name not in dlb.split(" , ") for i in gpu)
     assert len(dlb.split(" , ")) == 32
-    gpu_pool = leaf_plan.intent.addressing.gpu
+    gpu_pool = leaf_plan.settings.pools.gpu
     assert b["ip prefix-list PL-REDIST-DIRECT seq 10 permit " + f"{leaf.loopback}/32"] == []
     assert f"ip prefix-list PL-REDIST-DIRECT seq 20 permit {gpu_pool} le 31" in b
     assert leaf.bgp is not None
@@ -349,7 +349,7 @@ def test_ecn_profile_picks_tightest(plan: Plan) -> None:
     tight = QosProfile("zz_tight", base.speed, 150.0, base.mtu, base.xon, base.xoff, base.size,
                        base.ecn_min - 4096, base.ecn_max - 8192, 9)
     profiles = dict(plan.qos_profiles, zz_tight=tight)
-    fake = Plan(intent=plan.intent, switches=plan.switches, qos=plan.qos, qos_profiles=profiles)
+    fake = Plan(settings=plan.settings, switches=plan.switches, qos=plan.qos, qos_profiles=profiles)
     saved = sw.interfaces[-1].qos_profile
     sw.interfaces[-1].qos_profile = "zz_tight"
     try:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from fabricgen.intent import Intent
+from fabricgen.intent import Intent, load_intent
 from fabricgen.model import Plan, QosProfile, Switch
 from fabricgen.plan import build_plan, load_plan
 from fabricgen.platforms import sonic
@@ -123,7 +123,7 @@ def test_device_metadata(example: Plan) -> None:
 
 
 def test_ports_interfaces_and_neighbors(example: Plan) -> None:
-    model = example.intent.switch_models.leaf
+    model = example.settings.models["leaf"]
     for sw in sonic_switches(example):
         db = rendered_db(sw, example)
         assert list(db["PORT"]) == sorted(i.name for i in sw.interfaces)
@@ -243,7 +243,7 @@ def test_buffers(example: Plan) -> None:
 def test_pfc_watchdog(example: Plan) -> None:
     sw = sonic_switches(example)[0]
     db = rendered_db(sw, example)
-    wd = example.intent.qos.pfc_watchdog
+    wd = load_intent(EXAMPLE)[0].qos.pfc_watchdog
     assert db["PFC_WD"].pop("GLOBAL") == {"POLL_INTERVAL": str(wd.poll_ms)}
     assert set(db["PFC_WD"]) == {i.name for i in sw.interfaces}
     assert all(v == {"action": wd.action, "detection_time": str(wd.detection_ms),

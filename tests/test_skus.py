@@ -104,7 +104,7 @@ def test_ports_come_from_the_sku(sonic_platform: Path) -> None:
     with pytest.raises(Exception, match="neither `ports` nor `sku`"):
         Intent.model_validate(sku_intent({"port_speed": "400G"}))
     plan = build_plan(Intent.model_validate(sku_intent({"sku": O128})))
-    leaf = plan.intent.switch_models.leaf  # the SKU's numbers, as the rest of the pipeline sees them
+    leaf = plan.settings.models["leaf"]  # the SKU's numbers, as the rest of the pipeline sees them
     assert (leaf.ports, leaf.port_speed, leaf.breakout, leaf.lanes_per_port) == (64, 800, 2, 8)
 
 

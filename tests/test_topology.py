@@ -78,9 +78,9 @@ def test_optics_by_reach(speed: int, length: float, media: str) -> None:
 
 
 def test_addresses_are_unique_and_in_pools(example_plan) -> None:  # type: ignore[no-untyped-def]
-    intent = example_plan.intent
+    pools = example_plan.settings.pools
     los = [ipaddress.ip_address(s.loopback) for s in example_plan.switches.values()]
-    assert len(set(los)) == len(los) and all(a in intent.addressing.loopbacks for a in los)
+    assert len(set(los)) == len(los) and all(a in pools.loopbacks for a in los)
     seen: set[str] = set()
     for sw in example_plan.switches.values():
         for itf in sw.interfaces:
@@ -88,7 +88,7 @@ def test_addresses_are_unique_and_in_pools(example_plan) -> None:  # type: ignor
             assert net.network.prefixlen == 31 and itf.ipv4 not in seen
             seen.add(itf.ipv4)
             assert ipaddress.ip_address(itf.peer_ipv4) in net.network
-            pool = intent.addressing.gpu if itf.tier == "gpu_leaf" else intent.addressing.p2p
+            pool = pools.gpu if itf.tier == "gpu_leaf" else pools.p2p
             assert net.ip in pool
 
 

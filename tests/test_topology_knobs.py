@@ -38,7 +38,7 @@ def big(**over: Any) -> dict[str, Any]:
 def test_oversubscription_target_is_met_exactly_when_the_radix_allows() -> None:
     """2:1 on a 64-port leaf: 42 down / 21 up (one port spare), not 42/22 = 1.91:1."""
     plan = plan_of(big(servers__count=42, topology__oversubscription="2:1"))
-    d = plan.facts["design"]
+    d = plan.envelope
     assert (d.leaf_down, d.leaf_up) == (42, 21)
     s = summary(plan)
     assert s["oversubscription"] == {"leaf": "2.00:1"}
@@ -56,7 +56,7 @@ def test_split_ports_never_exceeds_the_target(ports: int, target: float, down: i
 
 
 def test_leaf_uplinks_still_overrides() -> None:
-    d = plan_of(big(servers__count=32, topology__leaf_uplinks=16, topology__oversubscription="3:1")).facts["design"]
+    d = plan_of(big(servers__count=32, topology__leaf_uplinks=16, topology__oversubscription="3:1")).envelope
     assert (d.leaf_down, d.leaf_up) == (48, 16)
 
 
@@ -92,7 +92,7 @@ def test_mixed_speeds_use_bandwidth_not_port_counts() -> None:
     data = big(servers__count=64, servers__nic_speed="200G")
     data["switch_models"]["leaf"] = {"ports": 64, "port_speed": "400G", "downlink": {"speed": "200G"}}
     plan = plan_of(data)
-    d = plan.facts["design"]
+    d = plan.envelope
     assert (d.leaf_down, d.leaf_up, d.leaf_sides[0].cages, d.leaf_sides[1].cages) == (64, 32, 32, 32)
     leaf = plan.by_role("leaf")[0]
     speeds = Counter((i.tier, i.speed) for i in leaf.interfaces)
@@ -111,7 +111,7 @@ def test_per_tier_oversubscription_aggregates_above_the_spines() -> None:
     data["switch_models"]["super_spine"] = {"ports": 64, "port_speed": "400G"}
     data["platforms"]["super_spine"] = "nxos"
     plan = plan_of(data)
-    d = plan.facts["design"]
+    d = plan.envelope
     assert (d.spine_down, d.spine_up) == (56, 8)
     assert dict(d.ratios)["spine"] == 7.0
     assert summary(plan)["spines"] == 32 and all(
@@ -137,8 +137,7 @@ def test_rails_per_leaf_puts_a_small_cluster_on_four_leaves() -> None:
 
 def test_tor_mode_uses_the_real_port_budget() -> None:
     """2:1 on a 64-port ToR leaf: 5 eight-NIC servers with 20 uplinks (40:20), not 5 on 42/22."""
-    d = plan_of(big(servers__count=10, topology__rail_optimized=False, topology__oversubscription="2:1")).facts[
-        "design"]
+    d = plan_of(big(servers__count=10, topology__rail_optimized=False, topology__oversubscription="2:1")).envelope
     assert (d.servers_per_leaf, d.leaf_down, d.leaf_up) == (5, 40, 20)
 
 

@@ -154,7 +154,7 @@ def test_routing_table_is_read_once_per_device(lab: Plan) -> None:
     table = {f"{o.loopback}/32": [{"next_hop": "198.18.16.1", "current_active": True}] for o in lab.by_role("leaf")}
     one = _Routes(table, longer=True)
     assert route_table(one, lab, sw) == table
-    assert one.calls == [(str(lab.intent.addressing.loopbacks), True)]
+    assert one.calls == [(str(lab.settings.pools.loopbacks), True)]
     per_prefix = _Routes(table, longer=False)  # napalm's nxos_ssh has no `longer`
     assert set(route_table(per_prefix, lab, sw)) == set(table) - {f"{sw.loopback}/32"}
     assert len(per_prefix.calls) == 1 + len(lab.by_role("leaf")) - 1

@@ -182,14 +182,16 @@ def cmd_deadlock(args: argparse.Namespace) -> int:
     from fabricgen.analyze.deadlock import deadlock_report
     from fabricgen.analyze.fabric import from_plan, replan_with_asn_scheme
     from fabricgen.analyze.failures import parse_failures
-    from fabricgen.plan import load_plan
+    from fabricgen.intent import load_intent
+    from fabricgen.plan import build_plan
 
-    plan = load_plan(args.intent)
-    schemes = ([plan.intent.bgp.asn_scheme] if args.asn_scheme == "planned"
+    intent, lines = load_intent(args.intent)
+    plan = build_plan(intent, args.intent, lines)
+    schemes = ([plan.settings.asn_scheme] if args.asn_scheme == "planned"
                else ["multi-as", "same-tier"] if args.asn_scheme == "both" else [args.asn_scheme])
     results = []
     for scheme in schemes:
-        fabric = from_plan(replan_with_asn_scheme(plan, scheme))
+        fabric = from_plan(replan_with_asn_scheme(intent, plan, scheme))
         failures = [parse_failures(fabric, args.fail)] if args.fail else None
         results.append(deadlock_report(fabric, args.any, scheme, failures))
     if args.format == "json":

@@ -30,7 +30,7 @@ def _table(head: list[str], rows: list[list[object]]) -> str:
 
 def overview(plan: Plan) -> str:
     s = summary(plan)
-    out = [f"# {s['fabric']}\n", f"{plan.intent.fabric.description}\n" if plan.intent.fabric.description else "",
+    out = [f"# {s['fabric']}\n", f"{plan.settings.description}\n" if plan.settings.description else "",
            "![fabric](diagram.svg)\n", "## Summary\n"]
     rows: list[list[object]] = [
         ["GPUs", s["gpus"]], ["servers", s["servers"]], ["tiers", s["tiers"]], ["planes", s["planes"]],
@@ -39,7 +39,7 @@ def overview(plan: Plan) -> str:
     ]
     rows += [[f"links {tier}", n] for tier, n in s["links"].items() if n]
     rows += [[f"oversubscription {tier}", r] for tier, r in s["oversubscription"].items()]
-    rows += [["BGP ASN scheme", plan.intent.bgp.asn_scheme]]
+    rows += [["BGP ASN scheme", plan.settings.asn_scheme]]
     out.append(_table(["item", "value"], rows))
     out.append("\n## Address pools\n")
     out.append(_table(["pool", "used", "size", "use"],
@@ -94,7 +94,7 @@ def device(plan: Plan, sw: Switch) -> str:
 
 def cabling(plan: Plan) -> str:
     rows = list(csv.reader(io.StringIO(cabling_csv(plan))))
-    return f"# Cabling of {plan.intent.fabric.name}\n\n" + (_table(rows[0], [list(r) for r in rows[1:]]) if rows
+    return f"# Cabling of {plan.settings.name}\n\n" + (_table(rows[0], [list(r) for r in rows[1:]]) if rows
                                                             else "no cables\n")
 
 

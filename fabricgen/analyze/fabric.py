@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fabricgen.intent import Intent
 from fabricgen.model import Plan
 
 # Tier rank of a role: traffic climbs ranks on the way up, descends on the way down.
@@ -141,7 +142,7 @@ def from_plan(plan: Plan) -> Fabric:
     adaptive = any(getattr(itf, "dlb", False) or getattr(itf, "adaptive_routing", False)
                    for sw in switches for itf in sw.interfaces)
     return Fabric(
-        name=plan.intent.fabric.name,
+        name=plan.settings.name,
         nodes=[sw.hostname for sw in switches],
         role=[sw.role for sw in switches],
         rank=np.array([RANK[sw.role] for sw in switches], dtype=np.int8),
@@ -169,18 +170,17 @@ def from_plan(plan: Plan) -> Fabric:
         ep_ip=np.array([int(ipaddress.IPv4Interface(e[2].ip).ip) if e[2].ip else 0 for e in eps], dtype=np.uint32),
         ep_speed=np.array([float(e[2].speed) for e in eps], dtype=np.float64),
         servers=[srv.name for srv in plan.servers],
-        hash_fields=tuple(plan.intent.ecmp.hash_fields),
+        hash_fields=tuple(plan.settings.hash_fields),
         adaptive_routing=adaptive,
         index=index,
     )
 
 
-def replan_with_asn_scheme(plan: Plan, scheme: str) -> Plan:
-    """The same intent planned with another BGP ASN scheme (a what-if for the deadlock analysis)."""
+def replan_with_asn_scheme(intent: Intent, plan: Plan, scheme: str) -> Plan:
+    """The intent of `plan` planned with another BGP ASN scheme (a what-if for the deadlock analysis)."""
     from fabricgen.plan import build_plan
 
-    intent = plan.intent
-    if intent.bgp.asn_scheme == scheme:
+    if plan.settings.asn_scheme == scheme:
         return plan
     bgp = intent.bgp.model_copy(update={"asn_scheme": scheme})
     return build_plan(intent.model_copy(update={"bgp": bgp}), check_qos=False)

@@ -330,7 +330,7 @@ class _Server:
             self.add(MTU, loc, f"NIC MTU {mtu} is below {ROCE_4K_MTU}: RoCE's active MTU drops below 4096 bytes")
         for nic in self.srv.nics:
             port = self._leaf_port(nic.leaf, nic.leaf_port)
-            leaf_mtu = port.mtu if port is not None and port.mtu else self.plan.intent.qos.mtu
+            leaf_mtu = port.mtu if port is not None and port.mtu else self.plan.settings.mtu
             if mtu > leaf_mtu:
                 self.add(MTU, loc, f"NIC MTU {mtu} is above the leaf port's {leaf_mtu}: full-size frames are dropped",
                          f"{nic.leaf} {nic.leaf_port}")

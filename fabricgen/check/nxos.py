@@ -650,7 +650,8 @@ class _Checker:
                      "a PFC storm would stall the lossless class")
         if self.plan is None or not exp.watchdog:
             return
-        want = render_nxos.build_watchdog(self.plan.intent.qos.pfc_watchdog)
+        assert self.plan.qos is not None
+        want = render_nxos.build_watchdog(self.plan.qos)
         if want is None:
             return
         for keyword, value in (("watch-dog interval", want.interval_ms),

@@ -388,7 +388,7 @@ def _bgp_device(plan: Plan, sw: Switch, f: DeviceFacts, out: _Out) -> None:
     if f.bgp_asn != sw.asn:
         out.add(f, f.device, P2P, f.bgp_loc, f"local AS {f.bgp_asn} differs from the plan's {sw.asn}: every peer's "
                 f"`remote-as {sw.asn}` would fail")
-    design = plan.facts.get("design")
+    design = plan.design
     if design is not None:
         from fabricgen.underlay import equal_cost_paths
 

@@ -283,7 +283,7 @@ def run_deploy(plan: Plan, build: Build, opts: DeployOptions | None = None,
     report = R.DeployReport(dry_run=opts.dry_run, build=build.label)
     lock: FabricLock | None = None
     if opts.dry_run:
-        journal = Journal.load(Journal.path_for(state_dir(build.root), plan.intent.fabric.name))
+        journal = Journal.load(Journal.path_for(state_dir(build.root), plan.settings.name))
         if journal is not None and journal.unfinished:
             console.print(f"note: the last deploy (run {journal.run}) did not finish: {journal.summary()}",
                           markup=False, highlight=False)
@@ -365,7 +365,7 @@ def opts_refusals(plan: Plan, build: Build, hosts: list[str], opts: DeployOption
 def _begin(ctx: _Context, hosts: list[str]) -> tuple[FabricLock, list[str]]:
     """Take the fabric lock and start (or resume) the journal; returns the hosts to run."""
     plan, build, opts = ctx.plan, ctx.build, ctx.opts
-    fabric = plan.intent.fabric.name
+    fabric = plan.settings.name
     directory = state_dir(build.root)
     path = Journal.path_for(directory, fabric)
     existing = Journal.load(path)

@@ -191,11 +191,11 @@ def _seconds(ms: int, decimals: int) -> str:
 
 
 def watchdog(plan: Plan) -> EosWatchdog | None:
-    wd = plan.intent.qos.pfc_watchdog
-    if not wd.enabled:
+    q = plan.qos
+    if q is None or not q.watchdog_enabled:
         return None
-    return EosWatchdog(_seconds(wd.detection_ms, 2), _seconds(wd.poll_ms, 3), _seconds(wd.restoration_ms, 2),
-                       WATCHDOG_ACTION[wd.action])
+    return EosWatchdog(_seconds(q.watchdog_detection_ms, 2), _seconds(q.watchdog_poll_ms, 3),
+                       _seconds(q.watchdog_restoration_ms, 2), WATCHDOG_ACTION[q.watchdog_action])
 
 
 def dscp_maps(policy: QosPolicy) -> list[tuple[str, int]]:
@@ -215,7 +215,7 @@ def redistribution(sw: Switch, plan: Plan) -> tuple[list[EosPrefixList], list[Eo
     assert sw.bgp is not None
     v4 = [(10 * (i + 1), p, 0) for i, p in enumerate(n for n in sw.bgp.networks if ":" not in n)]
     if sw.bgp.connected_gpu_subnets:
-        gpu = plan.intent.addressing.gpu
+        gpu = plan.settings.pools.gpu
         v4.append((10 * (len(v4) + 1), str(gpu), 0 if gpu.prefixlen >= 31 else 31))
     lists = [EosPrefixList(PREFIX_LIST, "ip", tuple(v4))]
     maps = [EosRouteMap(ROUTE_MAP, "ip", PREFIX_LIST)]
@@ -230,7 +230,7 @@ def structured_config(sw: Switch, plan: Plan) -> EosConfig:
     """Resolve one switch into the EOS structured config the template prints."""
     if plan.qos is None:
         raise ValueError("plan has no QoS policy; build it with fabricgen.plan.build_plan")
-    policy, intent = plan.qos, plan.intent
+    policy, settings = plan.qos, plan.settings
     profiles: dict[str, EosQosProfile] = {}
     for name in sorted({itf.qos_profile for itf in sw.interfaces}):
         prof = plan.qos_profiles[name]
@@ -245,10 +245,10 @@ def structured_config(sw: Switch, plan: Plan) -> EosConfig:
         hostname=sw.hostname,
         role=sw.role,
         model=sw.model,
-        mgmt_ip=f"{sw.mgmt_ip}/{intent.addressing.management.prefixlen}" if sw.mgmt_ip else "",
+        mgmt_ip=f"{sw.mgmt_ip}/{settings.pools.management.prefixlen}" if sw.mgmt_ip else "",
         loopback=f"{sw.loopback}/32" if sw.loopback else "",
         loopback_v6=f"{sw.loopback_v6}/128" if sw.loopback_v6 else "",
-        load_balance=load_balance(intent.ecmp.hash_fields),
+        load_balance=load_balance(settings.hash_fields),
         dscp_maps=dscp_maps(policy),
         queue_maps=[(tc, q) for tc, q in sorted(policy.tc_to_queue.items()) if tc != q],
         watchdog=watchdog(plan),

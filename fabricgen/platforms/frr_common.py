@@ -214,7 +214,7 @@ def bgp_config(sw: Switch, plan: Plan) -> BgpConfig:
     if any_bfd:
         cfg.bfd_profile = BfdProfile.of(BFD_PROFILE, b.bfd_min_rx, b.bfd_min_tx, b.bfd_multiplier)
 
-    a = plan.intent.addressing
+    a = plan.settings.pools
     transit = sw.role != "leaf"
     pools: dict[str, list[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, int]]] = {
         "V4": [(a.loopbacks, 32), (a.gpu, 31)],

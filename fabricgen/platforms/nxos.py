@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 import jinja2
 
 from fabricgen.frontpanel import FrontPanel, front_panel
-from fabricgen.intent import PfcWatchdog
 from fabricgen.model import Interface, Plan, QosPolicy, QosProfile, Switch
 from fabricgen.nxos_models import breakout_map
 from fabricgen.platforms import runs
@@ -301,16 +300,16 @@ def _split(total: int, parts: int) -> list[int]:
     return [base + (1 if i < extra else 0) for i in range(parts)]
 
 
-def build_watchdog(wd: PfcWatchdog) -> NxWatchdog | None:
-    """The intent's watchdog timers in NX-OS multiples of the poll interval (None when it is off).
+def build_watchdog(policy: QosPolicy) -> NxWatchdog | None:
+    """The plan's watchdog timers in NX-OS multiples of the poll interval (None when it is off).
 
     The plan step `plan.unsupported_settings` has already refused timers NX-OS cannot express.
     """
-    if not wd.enabled:
+    if not policy.watchdog_enabled:
         return None
     facts = capabilities("nxos").watchdog_timers
     assert facts is not None
-    t = watchdog_timers(wd.poll_ms, wd.detection_ms, wd.restoration_ms, facts)
+    t = watchdog_timers(policy.watchdog_poll_ms, policy.watchdog_detection_ms, policy.watchdog_restoration_ms, facts)
     return NxWatchdog(t.interval_ms, t.detection_multiplier, t.restore_multiplier)
 
 
@@ -421,7 +420,7 @@ def redistribution(sw: Switch, plan: Plan) -> tuple[list[PrefixList], list[Route
     v6 = [p for p in sw.bgp.networks if ":" in p]
     entries = [PrefixListEntry(10 * (i + 1), p, 0) for i, p in enumerate(v4)]
     if sw.bgp.connected_gpu_subnets:
-        gpu = plan.intent.addressing.gpu
+        gpu = plan.settings.pools.gpu
         entries.append(PrefixListEntry(10 * (len(entries) + 1), str(gpu), _le(gpu.prefixlen, 31)))
     pls = [PrefixList(PREFIX_LIST, "ip", tuple(entries))]
     rms = [RouteMap(ROUTE_MAP, "ip", PREFIX_LIST)]
@@ -448,7 +447,6 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
     if plan.qos is None:
         raise ValueError("plan has no QoS policy; build it with fabricgen.plan.build_plan")
     policy = plan.qos
-    intent = plan.intent
     bfd_on = sw.bgp is not None and sw.bgp.bfd and any(n.bfd for n in sw.bgp.neighbors)
     pauses = pause_policies(sw, plan)
     interfaces = [
@@ -457,11 +455,11 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
                     pauses[itf.qos_profile].name if itf.qos_profile in pauses else "")
         for itf in roce_interfaces(sw)
     ]
-    ar = intent.ecmp.adaptive_routing
+    ar = plan.adaptive_routing
     dlb_ports = [itf.name for itf in sw.interfaces if itf.adaptive_routing]  # both ends do DLB (ecmp step)
     dlb = None
     if ar.enabled and dlb_ports:
-        dlb = Dlb(ar.mode, " , ".join(dlb_ports), ar.mac_address.lower(),
+        dlb = Dlb(ar.mode, " , ".join(dlb_ports), ar.mac_address,
                   ar.flowlet_aging_us if ar.mode == "flowlet" else 0)
     features = ["bgp"] if sw.bgp is not None else []
     if bfd_on:
@@ -477,15 +475,15 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
         role=sw.role,
         model=sw.model,
         features=features,
-        mgmt_ip=f"{sw.mgmt_ip}/{intent.addressing.management.prefixlen}" if sw.mgmt_ip else "",
+        mgmt_ip=f"{sw.mgmt_ip}/{plan.settings.pools.management.prefixlen}" if sw.mgmt_ip else "",
         loopback=f"{sw.loopback}/32" if sw.loopback else "",
         loopback_v6=f"{sw.loopback_v6}/128" if sw.loopback_v6 else "",
         interfaces=interfaces,
         unused_ports=[UnusedPort(name) for name in panel.unused],
         breakouts=breakout_lines(panel),
         pause_policies=list(pauses.values()),
-        qos=build_qos(policy, wred_for(ecn_profile(sw, plan)), build_watchdog(intent.qos.pfc_watchdog)),
-        load_sharing=load_sharing(intent.ecmp.hash_fields),
+        qos=build_qos(policy, wred_for(ecn_profile(sw, plan)), build_watchdog(policy)),
+        load_sharing=load_sharing(plan.settings.hash_fields),
         bfd=bfd,
         dlb=dlb,
     )

@@ -135,7 +135,7 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
     if q is None or sw.bgp is None:
         raise ValueError(f"{sw.hostname}: the plan has no QoS policy or BGP settings; build it with build_plan")
     c = _Classes(q)
-    lpp = int(getattr(plan.intent.switch_models, sw.role).lanes_per_port)
+    lpp = int(plan.settings.models[sw.role].lanes_per_port)
     hw = plan.hardware[sw.role]
     profiles = plan.qos_profiles
     wd = q.watchdog_enabled
@@ -287,7 +287,7 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
         "BUFFER_PG": buffer_pg,
         "BUFFER_QUEUE": buffer_queue,
         "CABLE_LENGTH": {CABLE_LENGTH_MAP: cable},
-        "SWITCH_HASH": {"GLOBAL": {"ecmp_hash": [HASH_FIELDS[f] for f in plan.intent.ecmp.hash_fields]}},
+        "SWITCH_HASH": {"GLOBAL": {"ecmp_hash": [HASH_FIELDS[f] for f in plan.settings.hash_fields]}},
         "FLEX_COUNTER_TABLE": FLEX_COUNTERS,
     }
     if wd:

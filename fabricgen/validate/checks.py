@@ -75,7 +75,7 @@ def expected_ecmp(plan: Plan, sw: Switch) -> int:
     from fabricgen.underlay import equal_cost_paths
 
     assert sw.bgp is not None
-    return min(sw.bgp.maximum_paths, equal_cost_paths(plan.facts["design"], "leaf"))
+    return min(sw.bgp.maximum_paths, equal_cost_paths(plan.envelope, "leaf"))
 
 
 def check_ecmp(plan: Plan, sw: Switch, routes: dict[str, Any]) -> list[Outcome]:

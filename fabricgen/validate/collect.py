@@ -120,15 +120,15 @@ def ssh_run(host: str, creds: dict[str, Any], command: str, timeout: float = 60.
 def server_mtu(plan: Plan, srv: Server) -> int:
     """The MTU planned on the leaf ports the server's NICs are cabled to (the smallest of them)."""
     ports = {(sw.hostname, itf.name): itf.mtu for sw in plan.switches.values() for itf in sw.interfaces}
-    return min((ports.get((nic.leaf, nic.leaf_port), plan.intent.qos.mtu) for nic in srv.nics),
-               default=plan.intent.qos.mtu)
+    return min((ports.get((nic.leaf, nic.leaf_port), plan.settings.mtu) for nic in srv.nics),
+               default=plan.settings.mtu)
 
 
 def route_table(device: Any, plan: Plan, sw: Switch) -> dict[str, Any]:
     """The switch's routes to every loopback, in one read: ``get_route_to(<loopback pool>, longer=True)``.
 
     A driver without ``longer`` is asked per leaf loopback instead (one command per other leaf)."""
-    pool = str(plan.intent.addressing.loopbacks)
+    pool = str(plan.settings.pools.loopbacks)
     try:
         return dict(device.get_route_to(destination=pool, longer=True))
     except (NotImplementedError, TypeError):

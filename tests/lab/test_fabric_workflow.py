@@ -257,7 +257,7 @@ def test_lab_down_leaves_nothing(plan: Plan, lab: LabState) -> None:
     pids = [p.pid for p in lab.all_procs()]
     lab_down(lab.workdir)
     netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
-    assert not [n for n in netns.split() if n.startswith(f"{plan.intent.fabric.name}-")]
+    assert not [n for n in netns.split() if n.startswith(f"{plan.settings.name}-")]
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True, check=True).stdout
     assert lab.bridge not in links
     alive = []
