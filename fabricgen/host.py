@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 import socket
 
+import jinja2
+
 from fabricgen.model import Plan, QosPolicy, Server
 from fabricgen.qos import pfc_mask
 from fabricgen.templating import environment
@@ -47,7 +49,12 @@ def nic_table(position: int) -> int:
     return NIC_TABLE_BASE + position
 
 
-def nic_script(server: Server, plan: Plan) -> str:
+def render(server: Server, plan: Plan, env: jinja2.Environment) -> dict[str, str]:
+    """The host platform's renderer (registry record "host"): {"<server>.sh": the bring-up script}."""
+    return {f"{server.name}.sh": nic_script(server, plan, env)}
+
+
+def nic_script(server: Server, plan: Plan, env: jinja2.Environment | None = None) -> str:
     """The bring-up script of one GPU server (see the module docstring)."""
     policy: QosPolicy | None = plan.qos
     assert policy is not None, "plan has no QoS policy; build it with fabricgen.plan.build_plan"
@@ -64,7 +71,7 @@ def nic_script(server: Server, plan: Plan) -> str:
             "gateway": n.gateway, "network": _network(n.ip),
             "table": nic_table(pos), "gid": roce_gid(ip),
         })
-    return environment().get_template(TEMPLATE).render(
+    return (env or environment()).get_template(TEMPLATE).render(
         server=server.name,
         nics=nics,
         mtu=policy.mtu,

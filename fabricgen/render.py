@@ -22,10 +22,9 @@ import jinja2
 
 from fabricgen import inventory, manifest
 from fabricgen.errors import FabricError
-from fabricgen.host import nic_script
 from fabricgen.model import Plan, Switch
 from fabricgen.plan import cabling_csv, plan_dict
-from fabricgen.platforms.registry import platform
+from fabricgen.platforms.registry import host_platform, platform
 from fabricgen.templating import environment, to_json
 
 RenderFn = Callable[[Switch, Plan, jinja2.Environment], dict[str, str]]
@@ -86,15 +85,20 @@ def _run_job(args: tuple[Job, str]) -> tuple[int, int]:
                 lines += text.count("\n")
         return files, lines
     if kind == "hosts":
-        assert plan.qos is not None
+        record = host_platform()
+        render_host = record.render_fn()
         servers = {s.name: s for s in plan.servers}
-        hosts_dir = Path(root, "hosts")
+        hosts_dir = Path(root, record.output_dir)
         hosts_dir.mkdir(exist_ok=True)
+        files = 0
         for name in names:
-            path = inside(hosts_dir, f"{name}.sh")
-            path.write_text(nic_script(servers[name], plan), encoding="utf-8")
-            path.chmod(0o755)
-        return len(names), 0
+            for fname, text in render_host(servers[name], plan, environment()).items():
+                path = inside(hosts_dir, fname)
+                path.write_text(text, encoding="utf-8")
+                if record.executable:
+                    path.chmod(0o755)
+                files += 1
+        return files, 0
     if kind == "plan":
         Path(root, "plan.json").write_text(to_json(plan_dict(plan)) + "\n", encoding="utf-8")
         Path(root, "cabling.csv").write_text(cabling_csv(plan), encoding="utf-8")

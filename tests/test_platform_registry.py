@@ -14,6 +14,7 @@ from fabricgen.intent import Intent
 from fabricgen.plan import build_plan
 from fabricgen.platforms.registry import PLATFORMS, SWITCH_PLATFORMS, Capabilities, load, platform
 from fabricgen.render import render_switch
+from fabricgen.templating import environment
 from tests.conftest import small_intent
 
 SWITCHES = list(SWITCH_PLATFORMS)
@@ -155,3 +156,21 @@ def test_mtu_and_queue_limits_of_a_platform_are_refused(monkeypatch: pytest.Monk
     assert "takes interface MTUs up to 9214" in found["qos.mtu"].message and "9214" in found["qos.mtu"].hint
     assert "CNP class 2 is below the lossless class 3" in found["qos.cnp_tc"].message
     assert build_plan(Intent.model_validate(small_intent(qos={"mtu": 9214}))).switches
+
+
+def test_nic_scripts_render_as_the_host_platform(tmp_path: Path) -> None:
+    """GPU servers are a platform too: the host record's renderer and layout make hosts/<server>.sh."""
+    from fabricgen.platforms.registry import host_platform
+    from fabricgen.render import render_all
+
+    host = host_platform()
+    assert host.kind == "host" and host.name not in SWITCH_PLATFORMS
+    plan = plan_on("frr")
+    render_all(plan, tmp_path / "b")
+    for srv in plan.servers:
+        ((name, text),) = host.render_fn()(srv, plan, environment()).items()
+        path = tmp_path / "b" / host.output_dir / name
+        assert name == host.files[0].format(device=srv.name) and path.read_text(encoding="utf-8") == text
+        assert path.stat().st_mode & 0o111
+    with pytest.raises(Exception, match="unknown platform 'host'"):
+        Intent.model_validate(small_intent(platforms={"leaf": "host"}))

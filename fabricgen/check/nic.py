@@ -41,6 +41,7 @@ from fabricgen.check.facts import DeviceFacts, PortFacts
 from fabricgen.check.findings import Finding
 from fabricgen.host import parse_nic_header
 from fabricgen.model import Plan, QosPolicy, Server
+from fabricgen.platforms.registry import host_platform
 from fabricgen.qos import ECT0, ROCE_OPTIMIZED_CNP_DSCP
 
 RULES = ("nic-roce-dscp", "nic-cnp-dscp", "nic-pfc-mask", "nic-trust", "nic-missing-script", "nic-address",
@@ -369,7 +370,7 @@ def check_nic_scripts(plan: Plan, hosts_dir: Path, facts: dict[str, DeviceFacts]
     fallback = plan_side(plan.qos)
     cache: _SideCache = {}
     for srv in plan.servers:
-        path = hosts_dir / f"{srv.name}.sh"
+        path = hosts_dir / host_platform().files[0].format(device=srv.name)
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:

@@ -17,11 +17,11 @@ import yaml
 
 from fabricgen import inventory
 from fabricgen.errors import FabricError, Problem
-from fabricgen.host import nic_script
 from fabricgen.lab.nic_emulation import emulated_nics
 from fabricgen.lab.topology import LabInterface, LabLink, LabNode, LabTopology
-from fabricgen.model import Plan
-from fabricgen.platforms.registry import PLATFORMS, platform
+from fabricgen.model import Plan, Server
+from fabricgen.platforms.registry import PLATFORMS, host_platform, platform
+from fabricgen.templating import environment
 
 
 def require_frr(plan: Plan, source: str) -> None:
@@ -35,6 +35,12 @@ def require_frr(plan: Plan, source: str) -> None:
                                    for role, name in wrong])
 
 
+def host_script(srv: Server, plan: Plan) -> str:
+    """The server's rendered bring-up script (the host platform's one file)."""
+    (text,) = host_platform().render_fn()(srv, plan, environment()).values()
+    return str(text)
+
+
 def lab_topology(plan: Plan, workdir: str | Path) -> LabTopology:
     mtu = plan.settings.mtu
     nodes: list[LabNode] = []
@@ -46,14 +52,13 @@ def lab_topology(plan: Plan, workdir: str | Path) -> LabTopology:
         nics = sorted(srv.nics, key=lambda n: (n.nic, n.port))
         nodes.append(LabNode(name=srv.name, kind="server", mgmt_ip=srv.mgmt_ip,
                              interfaces=tuple(LabInterface(n.ifname) for n in nics),
-                             host_script=nic_script(srv, plan),
+                             host_script=host_script(srv, plan),
                              emulated_rdma=emulated_nics([(n.ifname, n.ip) for n in nics])))
     links = [LabLink(link.a_device, link.a_port, link.z_device, link.z_port, mtu) for link in plan.links]
     return LabTopology(name=plan.settings.name, nodes=tuple(nodes), links=tuple(links),
                        mgmt_subnet=str(plan.settings.pools.management), workdir=str(workdir))
 
 
-SERVER_IMAGE = "alpine:3"
 
 
 def containerlab(plan: Plan, configs: Path | None = None) -> str:
@@ -74,7 +79,8 @@ def containerlab(plan: Plan, configs: Path | None = None) -> str:
         for itf in sw.interfaces:
             port_eth[sw.hostname, itf.name] = f"eth{itf.index + 1}"
     for srv in plan.servers:
-        nodes[srv.name] = {"kind": "linux", "image": SERVER_IMAGE, "mgmt-ipv4": srv.mgmt_ip,
+        host = host_platform()
+        nodes[srv.name] = {"kind": host.containerlab_kind, "image": host.containerlab_image, "mgmt-ipv4": srv.mgmt_ip,
                            "labels": {"role": "server"}}
         for n, nic in enumerate(srv.nics):
             port_eth[srv.name, nic.ifname] = f"eth{n + 1}"

@@ -192,7 +192,7 @@ class PlatformRecord:
     name: str
     description: str
     kind: Literal["switch", "host"]
-    files: tuple[str, ...]  # rendered per device, the main (startup) config first
+    files: tuple[str, ...]  # rendered per device, the main (startup) config first; "{device}" = the device's name
     renderer: str  # (switch, plan, jinja2 env) -> {file name: text}
     port_name: PortNaming | None  # generic port naming without a SKU (None: hosts)
     sku_catalog: Literal["sonic", "nxos", ""]  # where its hardware SKUs come from ("" = none)
@@ -208,6 +208,9 @@ class PlatformRecord:
     analyzer: str = ""
     structural_rules: str = ""  # the analyzer's rule ids (a tuple of str)
     lab_node: bool = False  # the namespace lab runs its rendered config as it is
+    output_dir: str = "configs"  # where render writes its files, below the output directory
+    per_device_dir: bool = True  # <output_dir>/<device>/<file>; False: <output_dir>/<file>
+    executable: bool = False  # its files are scripts
     pointer_file: str = ""  # the file JSON-pointer locations ("/PORT/...") point into
     bgp_file: str = ""  # the file holding `router bgp` (default: the main file)
     leaf_announces_own_only: bool = False  # its leaves export only their own prefixes (PL-LOCAL)
@@ -264,7 +267,7 @@ _FRR_NO_QOS = (
                        "in frr.conf)", "use platform sonic or nxos for lossless RoCE switches"),
 )
 
-_RECORDS = (
+_RECORDS: tuple[PlatformRecord, ...] = (
     PlatformRecord(
         name="nxos",
         description="Cisco NX-OS (Nexus 9000 Cloud Scale)",
@@ -363,6 +366,25 @@ _RECORDS = (
     ),
 )
 
+_HOST = PlatformRecord(
+    name="host",
+    description="GPU server back-end NICs: Linux addressing, routing per NIC, ConnectX RoCE QoS (a bring-up script)",
+    kind="host",
+    files=("{device}.sh",),
+    renderer="fabricgen.host:render",
+    port_name=None,
+    sku_catalog="",
+    napalm_driver="",
+    containerlab_kind="linux",
+    containerlab_image="alpine:3",
+    extractor="",
+    capabilities=Capabilities(lossless_qos=True),
+    output_dir="hosts",
+    per_device_dir=False,
+    executable=True,
+)
+_RECORDS += (_HOST,)
+
 PLATFORMS: Mapping[str, PlatformRecord] = MappingProxyType({r.name: r for r in _RECORDS})
 SWITCH_PLATFORMS: tuple[str, ...] = tuple(r.name for r in _RECORDS if r.kind == "switch")
 
@@ -380,6 +402,11 @@ def platform(name: str) -> PlatformRecord:
         return PLATFORMS[name]
     except KeyError:
         raise UnknownPlatform(f"unknown platform {name!r} (known: {', '.join(sorted(PLATFORMS))})") from None
+
+
+def host_platform() -> PlatformRecord:
+    """The record GPU servers render with (their NIC scripts)."""
+    return _HOST
 
 
 def capabilities(name: str) -> Capabilities:
