@@ -104,7 +104,7 @@ class DeviceFacts:
     pause: dict[int, list[tuple[int, str]]] = field(default_factory=dict)  # NX-OS no-drop class -> [(cos, loc)]
     no_drop_loc: str = ""  # NX-OS network-qos policy
     watchdog_global: bool = True  # NX-OS: the global `priority-flow-control watch-dog-interval on`
-    bandwidth_loc: str = ""
+    bandwidth_loc: str = ""  # where the egress queue set and its shares are defined (NX-OS queuing policy)
     bgp_asn: int | None = None
     bgp_loc: str = ""
     neighbors: dict[str, Neighbor] = field(default_factory=dict)

@@ -10,33 +10,30 @@ Rules (stable ids):
 * ``nxos-undefined-ref``        a class-map, policy-map, route-map or prefix-list is used but not defined
                                 (network-qos / queuing classes must be 8-queue system classes)
 * ``nxos-system-qos``           `system qos` does not attach a queuing output or network-qos policy
-* ``nxos-class-mismatch``       qos-group N, network-qos class c-8q-nqN (`pause pfc-cos N`) and queuing
-                                class c-out-8q-qN disagree for the lossless or the CNP class
-* ``nxos-cnp-lossless``         the CNP class is not strict priority, or is paused (lossless)
-* ``nxos-ecn``                  a no-drop queue lacks `random-detect ... ecn`, min >= max, or (with a plan)
-                                thresholds differ from the plan
-* ``nxos-bandwidth``            `bandwidth remaining percent` of the non-priority queues does not sum to 100
-* ``nxos-interface-qos``        a RoCE port lacks PFC mode on, the watchdog or the classification policy
-* ``nxos-mtu``                  a RoCE port (or a network-qos class) is not at the planned MTU, or (with a
-                                plan) a class that carries traffic (RoCE, CNP) has no network-qos class, so
-                                it keeps NX-OS's default MTU 1500
+* ``nxos-ecn``                  (with a plan) the switch-wide WRED thresholds of a no-drop queue are not the
+                                plan's: the tightest ECN profile of the switch's ports, in whole kbytes
+* ``nxos-mtu``                  a network-qos class is not at the fabric MTU, or (with a plan) a class that
+                                carries traffic (RoCE, CNP) has no network-qos class, so it keeps NX-OS's
+                                default MTU 1500
 * ``nxos-bgp-neighbor-subnet``  a BGP neighbor is on no subnet of an interface address
 * ``nxos-pause-buffer``         a no-drop ingress class has no `pause buffer-size ... pause-threshold ...
                                 resume-threshold ...` where the port's cable is over 100 m (with a plan), its
                                 headroom above the pause threshold is below the plan's, resume is not below
                                 pause, or the pause threshold is not above the ECN maximum (reference §5.4)
-* ``nxos-watchdog``             the global `priority-flow-control watch-dog-interval on` is missing, or (with a
-                                plan) a watchdog timer line is missing or differs from the intent's timers
+* ``nxos-watchdog``             (with a plan) a watchdog timer line is missing or differs from the intent's timers
 * ``nxos-breakout``             a broken-out port `Ethernet1/N/M` has no `interface breakout module 1 port N map
                                 <speed>g-<n>x` (or M > n), or (with a plan) the breakouts differ from the plan's
                                 front panel (fabricgen.frontpanel)
 * ``nxos-unused-port``          a port described unused is not shut, or (with a plan) a front-panel port the plan
                                 leaves free is not configured shut
 
-Without a plan, the expected classes come from the config itself: the qos-groups set by the
-fabricgen class-maps ``ROCEv2`` and ``CNP``, and every paused network-qos class is no-drop.
-With a plan, they come from `plan.qos` (and the RoCE/CNP DSCPs must classify into them), and
-per-port MTUs, port lists and ECN thresholds come from the plan's switch.
+These are NX-OS's own structure and numbers only.  The RoCE chain itself (DSCP -> qos-group,
+no-drop classes and their CoS, egress queues, CNP strict priority, ECN on, ECN order,
+bandwidth shares, PFC and the watchdog on every port, MTU at both ends) is checked once for
+every platform by `check.roce` over the facts `check.extract.nxos` reads from the same parse:
+one bad line gives one finding.  Expectations come from the plan (`plan.qos`, the port profiles,
+the registry's watchdog limits), never from the renderer.  Without a plan, the classes are read
+off the config: the qos-groups set by the class-maps ``ROCEv2`` and ``CNP``.
 """
 
 from __future__ import annotations
@@ -52,17 +49,13 @@ from fabricgen.check.findings import Finding
 from fabricgen.frontpanel import front_panel
 from fabricgen.model import Plan, Switch
 from fabricgen.platforms import nxos as render_nxos
-from fabricgen.platforms.registry import capabilities
+from fabricgen.platforms.registry import capabilities, watchdog_timers
 
 RULES = (
     "nxos-parse",
     "nxos-undefined-ref",
     "nxos-system-qos",
-    "nxos-class-mismatch",
-    "nxos-cnp-lossless",
     "nxos-ecn",
-    "nxos-bandwidth",
-    "nxos-interface-qos",
     "nxos-mtu",
     "nxos-bgp-neighbor-subnet",
     "nxos-watchdog",
@@ -77,6 +70,7 @@ _QUEUE_CLASS = re.compile(r"^c-out-8q-q(\d|-default)$")
 _IN_QUEUE_CLASS = re.compile(r"^c-in-q(\d|-default)$")  # ingress queuing (pause buffers)
 _RE_PAUSE_BUFFER = re.compile(r"^pause buffer-size (\d+) pause-threshold (\d+) resume-threshold (\d+)$")
 _UNITS = {"bytes": 1, "kbytes": 1024, "mbytes": 1024 * 1024}
+KBYTE = _UNITS["kbytes"]
 _DSCP_NAMES = {"default": 0, "ef": 46, **{f"cs{i}": 8 * i for i in range(8)},
                **{f"af{x}{y}": 8 * x + 2 * y for x in range(1, 5) for y in range(1, 4)}}
 
@@ -352,8 +346,6 @@ class _Expect:
     roce: int | None
     cnp: int | None
     lossless: set[int]
-    roce_dscp: tuple[int, ...] = ()
-    cnp_dscp: int | None = None
     mtu: int | None = None
     watchdog: bool = True
 
@@ -399,7 +391,7 @@ class _Checker:
                 paused.add(int(m.group(1)))
         if self.plan is not None and self.plan.qos is not None:
             q = self.plan.qos
-            return _Expect(q.roce_tc, q.cnp_tc, set(q.lossless_tcs), tuple(q.roce_dscp), q.cnp_dscp, q.mtu,
+            return _Expect(q.roce_tc, q.cnp_tc, set(q.lossless_tcs), q.mtu,
                            q.watchdog_enabled)
         classes = qos_policy.classes if qos_policy else {}
         roce = classes.get(render_nxos.CLASS_ROCE)
@@ -453,169 +445,46 @@ class _Checker:
             self.add("nxos-system-qos", where, "system qos attaches no `service-policy type network-qos`: "
                      "no class is no-drop (PFC) and the QoS MTU is the default")
 
-    def qos_chain(self, exp: _Expect, qos_policy: tuple[str, _Policy] | None) -> None:
+    def class_mtus(self, exp: _Expect) -> None:
+        """Every network-qos class at the fabric MTU; the RoCE and CNP classes present (else MTU 1500)."""
         nq = self._attached("network-qos", self.cfg.system_network_qos)
-        queuing = self._attached("queuing", self.cfg.system_queuing)
-        # network-qos: c-8q-nqN pauses CoS N, and only N.
-        if nq is not None:
-            for cname, c in nq.classes.items():
-                m = _NQ_CLASS.match(cname)
-                num = int(m.group(1)) if m and m.group(1).isdigit() else 0
-                for cos, line in c.pause:
-                    if cos != num:
-                        self.add("nxos-class-mismatch", line,
-                                 f"network-qos class {cname} pauses CoS {cos}: qos-group {num} and its PFC "
-                                 f"priority must be the same number")
-            for tc in sorted(exp.lossless - {exp.cnp}):
-                c = nq.classes.get(render_nxos.nq_class(tc))
-                if c is None or not c.pause:
-                    line = c.line if c is not None else nq.line
-                    self.add("nxos-class-mismatch", line,
-                             f"lossless qos-group {tc} has no `class type network-qos {render_nxos.nq_class(tc)}` "
-                             f"with `pause pfc-cos {tc}`: RoCE would be dropped, not paused")
-            if exp.mtu is not None:
-                for cname, c in nq.classes.items():
-                    if c.mtu is not None and c.mtu != exp.mtu:
-                        self.add("nxos-mtu", c.mtu_line, f"network-qos class {cname} has MTU {c.mtu}, "
-                                 f"the plan has {exp.mtu}")
-                for what, group in (("RoCE", exp.roce), ("CNP", exp.cnp)):
-                    if not group:
-                        continue
-                    tc, cls = group, nq.classes.get(render_nxos.nq_class(group))
-                    if cls is None or cls.mtu is None:
-                        self.add("nxos-mtu", cls.line if cls is not None else nq.line,
-                                 f"the {what} qos-group {tc} has no `mtu {exp.mtu}` in `class type network-qos "
-                                 f"{render_nxos.nq_class(tc)}`: it keeps NX-OS's default MTU 1500")
-        # queuing: the lossless and CNP qos-groups have their own queue class.
-        if queuing is not None:
-            for tc in sorted(exp.lossless | ({exp.cnp} if exp.cnp is not None else set())):
-                if render_nxos.queue_class(tc) not in queuing.classes:
-                    self.add("nxos-class-mismatch", queuing.line,
-                             f"qos-group {tc} has no `class type queuing {render_nxos.queue_class(tc)}` in "
-                             f"policy-map type queuing {self.queuing_name}")
-        # classification: with a plan, the RoCE and CNP DSCPs land in the planned qos-groups.
-        if qos_policy is None:
+        if nq is None or exp.mtu is None:
             return
-        name, policy = qos_policy
-        if self.plan is not None and exp.roce is not None:
-            wanted = [(d, exp.roce, "RoCE") for d in exp.roce_dscp]
-            if exp.cnp_dscp is not None and exp.cnp is not None:
-                wanted.append((exp.cnp_dscp, exp.cnp, "CNP"))
-            for dscp, group, what in wanted:
-                got, line = self._classify(policy, dscp)
-                if got != group:
-                    self.add("nxos-class-mismatch", line or policy.line,
-                             f"{what} DSCP {dscp} is set to qos-group {got} by policy-map type qos {name}, "
-                             f"the plan has {group}")
-        elif exp.roce is not None and exp.roce not in exp.lossless:
-            self.add("nxos-class-mismatch", policy.line, f"RoCE qos-group {exp.roce} is not a no-drop class")
-
-    def _classify(self, policy: _Policy, dscp: int) -> tuple[int, int]:
-        for cname, c in policy.classes.items():
-            if cname == "class-default":
+        for cname, c in nq.classes.items():
+            if c.mtu is not None and c.mtu != exp.mtu:
+                self.add("nxos-mtu", c.mtu_line, f"network-qos class {cname} has MTU {c.mtu}, the plan has {exp.mtu}")
+        for what, group in (("RoCE", exp.roce), ("CNP", exp.cnp)):
+            if not group:
                 continue
-            cm = self.cfg.class_maps.get(cname)
-            if cm is not None and dscp in cm.dscp:
-                return (c.qos_group if c.qos_group is not None else 0), (c.set_line or c.line)
-        default = policy.classes.get("class-default")
-        if default is not None:
-            return (default.qos_group or 0), (default.set_line or default.line)
-        return 0, 0
-
-    def cnp(self, exp: _Expect) -> None:
-        if exp.cnp is None:
-            return
-        queuing = self._attached("queuing", self.cfg.system_queuing)
-        if queuing is not None:
-            q = queuing.classes.get(render_nxos.queue_class(exp.cnp))
-            if q is not None and not q.priority_line:
-                self.add("nxos-cnp-lossless", q.line, f"CNP queue {render_nxos.queue_class(exp.cnp)} is not "
-                         "strict priority (`priority level 1`): CNPs would wait behind the congestion they report")
-        for pname, policy in self.cfg.policies["network-qos"].items():
-            for cname, c in policy.classes.items():
-                for cos, line in c.pause:
-                    if cos == exp.cnp:
-                        self.add("nxos-cnp-lossless", line, f"policy-map type network-qos {pname} class {cname} "
-                                 f"pauses CoS {cos}, the CNP class: CNPs must never be lossless")
+            cls = nq.classes.get(render_nxos.nq_class(group))
+            if cls is None or cls.mtu is None:
+                self.add("nxos-mtu", cls.line if cls is not None else nq.line,
+                         f"the {what} qos-group {group} has no `mtu {exp.mtu}` in `class type network-qos "
+                         f"{render_nxos.nq_class(group)}`: it keeps NX-OS's default MTU 1500")
 
     def ecn(self, exp: _Expect) -> None:
+        """The switch-wide WRED thresholds are the tightest ECN profile of the switch's ports (NX-OS attaches
+        one queuing policy under `system qos`), in whole kbytes rounded down: marking no later than planned."""
         queuing = self._attached("queuing", self.cfg.system_queuing)
-        if queuing is None:
+        if queuing is None or self.switch is None or self.plan is None:
             return
-        planned = None
-        if self.switch is not None and self.plan is not None and self.switch.interfaces:
-            try:
-                planned = render_nxos.wred_for(render_nxos.ecn_profile(self.switch, self.plan))
-            except ValueError:
-                planned = None
+        profiles = [self.plan.qos_profiles[i.qos_profile] for i in self.switch.interfaces
+                    if i.qos_profile in self.plan.qos_profiles]
+        if not profiles:
+            return
+        tight = min(profiles, key=lambda p: (p.ecn_max, p.ecn_min, p.name))
+        want_min = max(1, tight.ecn_min // KBYTE)
+        want = (want_min, max(want_min + 1, tight.ecn_max // KBYTE))
         for tc in sorted(exp.lossless - ({exp.cnp} if exp.cnp is not None else set())):
             qname = render_nxos.queue_class(tc)
             q = queuing.classes.get(qname)
-            if q is None:
-                continue  # reported as a class mismatch
-            w = q.wred
-            if w is None or not w.ecn:
-                self.add("nxos-ecn", w.line if w else q.line,
-                         f"no-drop queue {qname} has no `random-detect ... ecn`: without ECN marking DCQCN never "
-                         "slows senders and PFC does all the work" if w is None else
-                         f"no-drop queue {qname}: random-detect without `ecn` drops instead of marking")
-                continue
-            if w.min_bytes >= w.max_bytes:
-                self.add("nxos-ecn", w.line, f"queue {qname}: ECN minimum threshold {w.min_bytes} B is not below "
-                         f"the maximum {w.max_bytes} B")
-            elif planned is not None and (w.min_bytes, w.max_bytes) != (planned.min_kb * 1024,
-                                                                         planned.max_kb * 1024):
-                self.add("nxos-ecn", w.line, f"queue {qname}: ECN thresholds {w.min_bytes // 1024}/"
-                         f"{w.max_bytes // 1024} KB differ from the plan's {planned.min_kb}/{planned.max_kb} KB "
-                         f"({planned.profile})")
-
-    def bandwidth(self) -> None:
-        queuing = self._attached("queuing", self.cfg.system_queuing)
-        if queuing is None:
-            return
-        total = sum(q.bandwidth or 0 for q in queuing.classes.values() if not q.priority_line)
-        if total != 100:
-            self.add("nxos-bandwidth", queuing.line, f"bandwidth remaining percent of the non-priority queues "
-                     f"of policy-map type queuing {self.queuing_name} "
-                     f"sums to {total}, not 100")
-
-    def _planned_ports(self) -> dict[str, int]:
-        """RoCE ports and their MTU: the plan's ports, or every routed Ethernet port of the config."""
-        if self.switch is not None:
-            return {itf.name: itf.mtu for itf in render_nxos.roce_interfaces(self.switch)}
-        return {name: 0 for name, itf in self.cfg.interfaces.items() if itf.routed}
-
-    def interfaces(self, exp: _Expect, qos_policy: tuple[str, _Policy] | None) -> None:
-        ports = self._planned_ports()
-        policy_name = qos_policy[0] if qos_policy else render_nxos.POLICY_CLASSIFICATION
-        nq = self._attached("network-qos", self.cfg.system_network_qos)
-        fallback_mtu = exp.mtu
-        if fallback_mtu is None and nq is not None and exp.roce is not None:
-            c = nq.classes.get(render_nxos.nq_class(exp.roce))
-            fallback_mtu = c.mtu if c is not None else None
-        for name, planned_mtu in ports.items():
-            itf = self.cfg.interfaces.get(name)
-            if itf is None:
-                self.add("nxos-interface-qos", 0, f"planned RoCE port {name} is not configured")
-                continue
-            missing = []
-            if not itf.pfc_on:
-                missing.append("`priority-flow-control mode on`")
-            if exp.watchdog and not itf.watchdog:
-                missing.append("`priority-flow-control watch-dog-interval on`")
-            if itf.qos_input is None:
-                missing.append(f"`service-policy type qos input {policy_name}`")
-            elif qos_policy is not None and itf.qos_input.name != policy_name \
-                    and itf.qos_input.name in self.cfg.policies["qos"]:
-                missing.append(f"classification policy {policy_name} (has {itf.qos_input.name})")
-            if missing:
-                self.add("nxos-interface-qos", itf.line, f"RoCE port {name} lacks {', '.join(missing)}")
-            want = planned_mtu or fallback_mtu
-            have = itf.mtu if itf.mtu is not None else DEFAULT_MTU
-            if want and have != want:
-                self.add("nxos-mtu", itf.mtu_line or itf.line,
-                         f"RoCE port {name} has MTU {have}{'' if itf.mtu is not None else ' (default)'}, "
-                         f"planned {want}")
+            w = q.wred if q is not None else None
+            if w is None or not w.ecn or w.min_bytes >= w.max_bytes:
+                continue  # no ECN, or its order: check.roce's findings
+            have = (w.min_bytes // KBYTE, w.max_bytes // KBYTE)
+            if have != want:
+                self.add("nxos-ecn", w.line, f"queue {qname}: ECN thresholds {have[0]}/{have[1]} KB differ from "
+                         f"the plan's {want[0]}/{want[1]} KB ({tight.name}, the tightest profile of the switch)")
 
     def bgp_neighbors(self) -> None:
         nets: dict[int, dict[Any, str]] = {}
@@ -645,17 +514,18 @@ class _Checker:
                          f"BGP neighbor {ref.name} is on no subnet of an interface address")
 
     def watchdog(self, exp: _Expect) -> None:
-        if exp.watchdog and not self.cfg.watchdog_line:
-            self.add("nxos-watchdog", 0, "global `priority-flow-control watch-dog-interval on` is missing: "
-                     "a PFC storm would stall the lossless class")
+        """The watchdog timers are the intent's, in NX-OS multiples (the registry's limits); that it runs at
+        all (the global line, each port) is check.roce's roce-pfc-both-ends."""
         if self.plan is None or not exp.watchdog:
             return
         assert self.plan.qos is not None
-        want = render_nxos.build_watchdog(self.plan.qos)
-        if want is None:
+        q = self.plan.qos
+        limits = capabilities("nxos").watchdog_timers
+        if not q.watchdog_enabled or limits is None:
             return
+        want = watchdog_timers(q.watchdog_poll_ms, q.watchdog_detection_ms, q.watchdog_restoration_ms, limits)
         for keyword, value in (("watch-dog interval", want.interval_ms),
-                               ("watch-dog shutdown-multiplier", want.shutdown_multiplier),
+                               ("watch-dog shutdown-multiplier", want.detection_multiplier),
                                ("auto-restore multiplier", want.restore_multiplier)):
             have = self.cfg.watchdog_timers.get(keyword)
             if have is None:
@@ -677,7 +547,7 @@ class _Checker:
         need: dict[str, int] = {}  # port -> headroom the plan needs above the pause threshold (0: none)
         if self.switch is not None and self.plan is not None:
             facts = capabilities("nxos")
-            for port in render_nxos.roce_interfaces(self.switch):
+            for port in self.switch.interfaces:
                 prof = self.plan.qos_profiles.get(port.qos_profile)
                 if prof is not None and facts.needs_pause_buffer(prof.cable_m):
                     need[port.name] = prof.size - prof.xon
@@ -768,11 +638,8 @@ class _Checker:
         exp = self.expect(qos_policy[1] if qos_policy else None)
         self.references()
         self.system_qos()
-        self.qos_chain(exp, qos_policy)
-        self.cnp(exp)
+        self.class_mtus(exp)
         self.ecn(exp)
-        self.bandwidth()
-        self.interfaces(exp, qos_policy)
         self.bgp_neighbors()
         self.watchdog(exp)
         self.pause_buffers(exp)

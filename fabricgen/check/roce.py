@@ -295,7 +295,8 @@ class _DeviceCheck:
                      f"PFC priority {tc} pauses queue {pfc_queue}, but TC {tc} is sent from queue {queue_no}", name)
         queue = port.queues.get(queue_no)
         if queue is None:
-            self.add(CHAIN, port.loc, f"no egress queue {queue_no} for lossless TC {tc}", name)
+            self.add(CHAIN, self.f.bandwidth_loc or port.loc, f"no egress queue {queue_no} for lossless TC {tc}",
+                     name)
             return
         if queue.strict:
             self.add(CHAIN, queue.sched_loc, f"lossless queue {queue_no} ({queue.scheduler}) is strict priority: "
@@ -351,7 +352,8 @@ class _DeviceCheck:
         queue_no = maps.tc_to_queue.get(tc, tc)
         queue = port.queues.get(queue_no)
         if queue is None:
-            self.add(CNP, port.loc, f"no egress queue {queue_no} for the CNP class (TC {tc})", name)
+            self.add(CNP, self.f.bandwidth_loc or port.loc, f"no egress queue {queue_no} for the CNP class (TC {tc})",
+                     name)
         elif not queue.strict:
             self.add(CNP, queue.sched_loc, f"CNP queue {queue_no} ({queue.scheduler}) is not strict priority: "
                      "CNPs would wait behind the congestion they report", name)

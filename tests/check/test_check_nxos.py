@@ -1,8 +1,10 @@
-"""NX-OS structural check: clean renders pass; each mutation fires exactly its rule, at its line."""
+"""NX-OS structural check: clean renders pass; each mutation fires exactly its rules (NX-OS structure plus the
+fabric-wide RoCE rules, each rule once), at its line."""
 
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,11 +14,13 @@ import yaml
 
 from fabricgen.check.findings import Finding
 from fabricgen.check.nxos import RULES, check_nxos_config, check_nxos_text, parse_numbers
+from fabricgen.check.roce import RULES as ROCE_RULES
+from fabricgen.check.roce import check_fabric
 from fabricgen.intent import Intent
 from fabricgen.model import Plan
 from fabricgen.plan import build_plan, load_plan
 from fabricgen.platforms import nxos
-from fabricgen.render import environment
+from fabricgen.render import environment, render_all
 from tests.conftest import EXAMPLE, EXAMPLES, without_skus
 
 SPINE = "ai256-spine01"
@@ -121,128 +125,146 @@ def test_all_nxos_fabrics_are_clean(source: Path) -> None:
 
 Mutation = Callable[[str], str]
 
-MUTATIONS: list[tuple[str, Mutation, str, str]] = [
-    # (id, edit, the one rule expected, the line (in the edited text) the finding points at; "" = whole file)
+MUTATIONS: list[tuple[str, Mutation, set[str], str]] = [
+    # (id, edit, the rules of the whole check -- NX-OS structure + fabric-wide RoCE -- a finding points at that
+    # line (in the edited text; "" = whole file)).  One bad line, one finding per rule: a rule written once.
     ("delete-queuing-policy", lambda t: delete_block(t, "policy-map type queuing QOS_EGRESS_PORT"),
-     "nxos-undefined-ref", "  service-policy type queuing output QOS_EGRESS_PORT"),
+     {"nxos-undefined-ref", "roce-cnp", "roce-lossless-chain"}, "  service-policy type queuing output QOS_EGRESS_PORT"),
     ("delete-network-qos-policy", lambda t: delete_block(t, "policy-map type network-qos qos_network"),
-     "nxos-undefined-ref", "  service-policy type network-qos qos_network"),
+     {"nxos-undefined-ref", "roce-lossless-chain"}, "  service-policy type network-qos qos_network"),
     ("delete-route-map", lambda t: delete_block(t, "route-map RM-REDIST-DIRECT permit 10"),
-     "nxos-undefined-ref", "    redistribute direct route-map RM-REDIST-DIRECT"),
+     {"nxos-undefined-ref"}, "    redistribute direct route-map RM-REDIST-DIRECT"),
     ("delete-prefix-list", lambda t: replace_once(t, "ip prefix-list PL-REDIST-DIRECT seq 10 permit 198.18.0.1/32",
                                                   ""),
-     "nxos-undefined-ref", "  match ip address prefix-list PL-REDIST-DIRECT"),
+     {"nxos-undefined-ref"}, "  match ip address prefix-list PL-REDIST-DIRECT"),
     ("interface-policy-typo", lambda t: replace_once(t, "  service-policy type qos input QOS_CLASSIFICATION",
                                                      "  service-policy type qos input QOS_CLASSIFICATON",
                                                      after="interface Ethernet1/7"),
-     "nxos-undefined-ref", "  service-policy type qos input QOS_CLASSIFICATON"),
+     {"nxos-undefined-ref", "roce-lossless-chain"}, "  service-policy type qos input QOS_CLASSIFICATON"),
     ("user-queuing-class", lambda t: replace_once(t, "  class type queuing c-out-8q-q2", "  class type queuing Q2"),
-     "nxos-undefined-ref", "  class type queuing Q2"),
+     {"nxos-undefined-ref"}, "  class type queuing Q2"),
     ("no-system-queuing", lambda t: replace_once(t, "  service-policy type queuing output QOS_EGRESS_PORT", ""),
-     "nxos-system-qos", "system qos"),
+     {"nxos-system-qos", "roce-cnp", "roce-lossless-chain"}, "system qos"),
     ("pause-wrong-cos", lambda t: replace_once(t, "    pause pfc-cos 3", "    pause pfc-cos 4"),
-     "nxos-class-mismatch", "    pause pfc-cos 4"),
+     {"roce-lossless-chain"}, "    pause pfc-cos 4"),
     ("roce-wrong-qos-group", lambda t: replace_once(t, "    set qos-group 3", "    set qos-group 4"),
-     "nxos-class-mismatch", "    set qos-group 4"),
+     {"roce-lossless-chain"}, "    set qos-group 4"),
     ("no-lossless-queue-class", lambda t: replace_once(replace_once(t, wred_line(t), ""),
                                                        "  class type queuing c-out-8q-q3", ""),
-     "nxos-class-mismatch", "policy-map type queuing QOS_EGRESS_PORT"),
+     {"roce-lossless-chain"}, "policy-map type queuing QOS_EGRESS_PORT"),
     ("cnp-not-priority", lambda t: replace_once(t, "    priority level 1", "    bandwidth remaining percent 0"),
-     "nxos-cnp-lossless", "  class type queuing c-out-8q-q6"),
+     {"roce-cnp"}, "    bandwidth remaining percent 0|  class type queuing c-out-8q-q6"),
     ("cnp-paused", lambda t: replace_once(t, "  class type network-qos c-8q-nq6",
                                           "  class type network-qos c-8q-nq6\n    pause pfc-cos 6"),
-     "nxos-cnp-lossless", "    pause pfc-cos 6"),
-    ("ecn-keyword-missing", lambda t: t.replace("weight 0 ecn", "weight 0"), "nxos-ecn", "WRED"),
-    ("ecn-min-above-max", swap_wred, "nxos-ecn", "WRED"),
+     {"roce-cnp"}, "    pause pfc-cos 6"),
+    ("ecn-keyword-missing", lambda t: t.replace("weight 0 ecn", "weight 0"), {"roce-lossless-chain"}, "WRED"),
+    ("ecn-min-above-max", swap_wred, {"roce-ecn-order"}, "WRED"),
     ("ecn-off-plan", lambda t: re.sub(r"minimum-threshold \d+ kbytes", "minimum-threshold 1 kbytes", t),
-     "nxos-ecn", "WRED"),
+     {"nxos-ecn", "roce-ecn-range"}, "WRED"),  # off the plan (error), and off the vendor's range (warning)
     ("bandwidth-not-100", lambda t: replace_once(t, "    bandwidth remaining percent 50",
                                                  "    bandwidth remaining percent 40",
                                                  after="  class type queuing c-out-8q-q-default"),
-     "nxos-bandwidth", "policy-map type queuing QOS_EGRESS_PORT"),
+     {"roce-bandwidth"}, "policy-map type queuing QOS_EGRESS_PORT"),
     ("no-pfc-on-port", lambda t: replace_once(t, "  priority-flow-control mode on", "", after="interface Ethernet1/5"),
-     "nxos-interface-qos", "interface Ethernet1/5"),
+     {"roce-pfc-both-ends"}, "interface Ethernet1/5"),
     ("no-watchdog-on-port", lambda t: replace_once(t, "  priority-flow-control watch-dog-interval on", "",
                                                    after="interface Ethernet1/32"),
-     "nxos-interface-qos", "interface Ethernet1/32"),
+     {"roce-pfc-both-ends"}, "interface Ethernet1/32"),
     ("no-classification-on-port", lambda t: replace_once(t, "  service-policy type qos input QOS_CLASSIFICATION", "",
                                                          after="interface Ethernet1/9"),
-     "nxos-interface-qos", "interface Ethernet1/9"),
+     {"roce-lossless-chain"}, "interface Ethernet1/9"),
     ("port-missing", lambda t: delete_block(delete_block(t, "interface Ethernet1/12"), "  neighbor 198.18.16.177"),
-     "nxos-interface-qos", ""),
+     {"roce-p2p-pair"}, ""),
     ("port-mtu", lambda t: replace_once(t, "  mtu 9216", "  mtu 9000", after="interface Ethernet1/3"),
-     "nxos-mtu", "  mtu 9000"),
+     {"roce-mtu-both-ends"}, "  mtu 9000"),
     ("port-mtu-default", lambda t: replace_once(t, "  mtu 9216", "", after="interface Ethernet1/4"),
-     "nxos-mtu", "interface Ethernet1/4"),
+     {"roce-mtu-both-ends"}, "interface Ethernet1/4"),
     ("network-qos-mtu", lambda t: replace_once(t, "    mtu 9216", "    mtu 1500",
                                                after="  class type network-qos c-8q-nq-default"),
-     "nxos-mtu", "    mtu 1500"),
+     {"nxos-mtu"}, "    mtu 1500"),
     ("neighbor-off-subnet", lambda t: replace_once(t, "  neighbor 198.18.16.1", "  neighbor 198.18.16.3"),
-     "nxos-bgp-neighbor-subnet", "  neighbor 198.18.16.3"),
+     {"nxos-bgp-neighbor-subnet", "roce-p2p-pair"}, "  neighbor 198.18.16.3"),
     ("no-global-watchdog", lambda t: replace_once(t, "priority-flow-control watch-dog-interval on", ""),
-     "nxos-watchdog", ""),
+     {"roce-pfc-both-ends"}, ""),
     ("watchdog-interval-off-intent", lambda t: replace_once(t, "priority-flow-control watch-dog interval 200",
                                                             "priority-flow-control watch-dog interval 100"),
-     "nxos-watchdog", "priority-flow-control watch-dog interval 100"),
+     {"nxos-watchdog"}, "priority-flow-control watch-dog interval 100"),
     ("watchdog-multiplier-missing", lambda t: replace_once(t, "priority-flow-control watch-dog shutdown-multiplier 1",
                                                            ""),
-     "nxos-watchdog", "priority-flow-control watch-dog-interval on"),
+     {"nxos-watchdog"}, "priority-flow-control watch-dog-interval on"),
     ("pause-threshold-below-ecn", lambda t: replace_once(
         replace_once(t, "system qos", "policy-map type queuing PAUSE\n  class type queuing c-in-q3\n"
                      "    pause buffer-size 600000 pause-threshold 50000 resume-threshold 40000\nsystem qos"),
         "  service-policy type qos input QOS_CLASSIFICATION",
         "  service-policy type qos input QOS_CLASSIFICATION\n  service-policy type queuing input PAUSE",
         after="interface Ethernet1/2"),
-     "nxos-pause-buffer", "    pause buffer-size 600000 pause-threshold 50000 resume-threshold 40000"),
+     {"nxos-pause-buffer"}, "    pause buffer-size 600000 pause-threshold 50000 resume-threshold 40000"),
     ("cnp-class-default-mtu", lambda t: delete_block(t, "  class type network-qos c-8q-nq6"),
-     "nxos-mtu", "policy-map type network-qos qos_network"),
+     {"nxos-mtu"}, "policy-map type network-qos qos_network"),
     ("unused-port-not-shut", lambda t: replace_once(t, "  shutdown", "  no shutdown", after="interface Ethernet1/40"),
-     "nxos-unused-port", "interface Ethernet1/40"),
-    ("unused-port-missing", lambda t: delete_block(t, "interface Ethernet1/64"), "nxos-unused-port", ""),
+     {"nxos-unused-port"}, "interface Ethernet1/40"),
+    ("unused-port-missing", lambda t: delete_block(t, "interface Ethernet1/64"), {"nxos-unused-port"}, ""),
     ("breakout-off-plan", lambda t: replace_once(t, "interface mgmt0",
                                                  "interface breakout module 1 port 40 map 100g-4x\ninterface mgmt0"),
-     "nxos-breakout", "interface breakout module 1 port 40 map 100g-4x"),
+     {"nxos-breakout"}, "interface breakout module 1 port 40 map 100g-4x"),
 ]
 
 
-@pytest.mark.parametrize(("edit", "rule", "at"), [m[1:] for m in MUTATIONS], ids=[m[0] for m in MUTATIONS])
-def test_mutation_fires_exactly_its_rule(plan: Plan, spine_text: str, tmp_path: Path, edit: Mutation, rule: str,
-                                         at: str) -> None:
+@pytest.fixture(scope="module")
+def build(plan: Plan, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("nxos") / "build"
+    render_all(plan, out, checks=None)
+    return out
+
+
+@pytest.mark.parametrize(("edit", "want", "at"), [m[1:] for m in MUTATIONS], ids=[m[0] for m in MUTATIONS])
+def test_mutation_fires_exactly_its_rules(plan: Plan, spine_text: str, build: Path, tmp_path: Path, edit: Mutation,
+                                          want: set[str], at: str) -> None:
     text = edit(spine_text)
     assert text != spine_text
-    path = write(tmp_path, text)
-    findings = check_nxos_config(path, SPINE, plan)
-    assert rules(findings) == {rule}, findings
+    configs = tmp_path / "configs"
+    shutil.copytree(build / "configs", configs)
+    path = configs / SPINE / "nxos.cfg"
+    path.write_text(text, encoding="utf-8")
+    findings = check_nxos_config(path, SPINE, plan) + check_fabric(plan, configs)
+    assert rules(findings) == want, findings
     assert {f.device for f in findings} == {SPINE}
     assert {f.file for f in findings} == {str(path)}
-    assert all(f.severity == "error" for f in findings)
+    assert all(f.severity == "error" for f in findings if f.rule != "roce-ecn-range")
     if at == "WRED":
         at = wred_line(text)
-    want = f"L{line_of(text, at)}" if at else ""
-    assert want in {f.location for f in findings}, (want, findings)
+    needle, _, after = at.partition("|")  # "line|after this line"
+    where = f"L{line_of(text, needle, after)}" if at else ""
+    assert where in {f.location for f in findings}, (where, findings)
 
 
-NO_PLAN = {"pause-wrong-cos", "cnp-not-priority", "cnp-paused", "ecn-keyword-missing", "ecn-min-above-max",
-           "bandwidth-not-100", "no-pfc-on-port", "port-mtu", "neighbor-off-subnet", "no-global-watchdog",
-           "delete-queuing-policy", "delete-route-map", "pause-threshold-below-ecn", "unused-port-not-shut"}
+NO_PLAN = {"neighbor-off-subnet", "delete-queuing-policy", "delete-route-map", "pause-threshold-below-ecn",
+           "unused-port-not-shut"}
 
 
-@pytest.mark.parametrize(("edit", "rule"), [(m[1], m[2]) for m in MUTATIONS if m[0] in NO_PLAN],
+@pytest.mark.parametrize(("edit", "want"), [(m[1], m[2]) for m in MUTATIONS if m[0] in NO_PLAN],
                          ids=[m[0] for m in MUTATIONS if m[0] in NO_PLAN])
-def test_mutation_without_plan(spine_text: str, edit: Mutation, rule: str) -> None:
-    """The same rules fire when only the config is known (expectations read off the config)."""
+def test_mutation_without_plan(spine_text: str, edit: Mutation, want: set[str]) -> None:
+    """The structural rules fire when only the config is known (expectations read off the config)."""
     findings = check_nxos_text(edit(spine_text), SPINE, None, "nxos.cfg")
-    assert rules(findings) == {rule}, findings
+    assert rules(findings) == {r for r in want if r.startswith("nxos-")}, findings
 
 
 def test_every_rule_has_a_mutation() -> None:
-    assert {m[2] for m in MUTATIONS} == set(RULES) - {"nxos-parse"}
+    fired = {r for m in MUTATIONS for r in m[2]}
+    assert fired >= set(RULES) - {"nxos-parse"}
+    assert fired - set(RULES) <= set(ROCE_RULES)
 
 
-def test_one_finding_per_bad_port(plan: Plan, spine_text: str) -> None:
+def test_one_finding_per_bad_port(plan: Plan, spine_text: str, build: Path, tmp_path: Path) -> None:
     text = "".join("  mtu 9000\n" if line == "  mtu 9216\n" else line for line in spine_text.splitlines(True))
-    findings = check_nxos_text(text, SPINE, plan, "f")
-    assert rules(findings) == {"nxos-mtu"}
+    configs = tmp_path / "configs"
+    shutil.copytree(build / "configs", configs)
+    (configs / SPINE / "nxos.cfg").write_text(text, encoding="utf-8")
+    assert check_nxos_text(text, SPINE, plan, "f") == []  # port MTUs are the fabric-wide rule's
+    findings = check_fabric(plan, configs)
+    assert rules(findings) == {"roce-mtu-both-ends"}
+    assert {f.device for f in findings} == {SPINE}
     assert len(findings) == len(plan.switches[SPINE].interfaces)
 
 

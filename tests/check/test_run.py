@@ -36,7 +36,8 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[Plan, Path]:
     frr = configs / sonic[1] / "frr.conf"
     frr.write_text(frr.read_text().replace(" remote-as ", " remote-az ", 1))  # frr-parse, roce-p2p-pair
     nx = configs / nxos[0] / "nxos.cfg"
-    nx.write_text(re.sub(r"^priority-flow-control watch-dog-interval on\n", "", nx.read_text(), flags=re.M))
+    off = "priority-flow-control watch-dog interval 999"  # nxos-watchdog: timers off the intent
+    nx.write_text(re.sub(r"^priority-flow-control watch-dog interval \d+$", off, nx.read_text(), flags=re.M))
     (configs / nxos[1] / "nxos.cfg").unlink()  # roce-missing-config
     return plan, out
 
