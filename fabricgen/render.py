@@ -9,7 +9,6 @@ processes (fork: the plan is shared copy-on-write, nothing is pickled).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
 import tempfile
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import jinja2
 
-from fabricgen import inventory, manifest
+from fabricgen import inventory, manifest, pool
 from fabricgen.errors import FabricError
 from fabricgen.model import Plan, Switch
 from fabricgen.plan import cabling_csv, plan_dict
@@ -60,18 +59,13 @@ def inside(root: str | Path, *names: str) -> Path:
     return Path(root, *names)
 
 
-# Set in the parent before forking; workers read it (copy-on-write) instead of unpickling a plan.
-_PLAN: Plan | None = None
-
-
 Job = tuple[str, list[str]]  # (kind, names): kind is "switches", "hosts" or "fabric"
 
 
 def _run_job(args: tuple[Job, str]) -> tuple[int, int]:
     """Write one slice of the output; returns (files, config lines).  Runs in a forked worker."""
     (kind, names), root = args
-    plan = _PLAN
-    assert plan is not None
+    plan: Plan = pool.shared()
     if kind == "switches":
         env = environment()
         files = lines = 0
@@ -148,21 +142,17 @@ def render_all(plan: Plan, outdir: str | Path, workers: int | None = None,
     `checks` (if given) runs on the scratch directory before the swap; raising
     there keeps the previous output in place.
     """
-    global _PLAN
     target = Path(outdir)
     hosts = list(plan.switches)
     workers = workers if workers is not None else (min(os.cpu_count() or 1, 8) if len(hosts) > 200 else 1)
     with atomic_dir(target) as tmp:
-        _PLAN = plan
-        try:
-            jobs = [(job, str(tmp)) for job in _jobs(plan, workers)]
-            if workers > 1:
-                with multiprocessing.get_context("fork").Pool(workers) as pool:
-                    counts = pool.map(_run_job, jobs, chunksize=1)
-            else:
+        jobs = [(job, str(tmp)) for job in _jobs(plan, workers)]
+        if workers > 1:
+            with pool.forked_pool(workers, plan) as workers_pool:  # the plan is shared copy-on-write
+                counts = workers_pool.map(_run_job, jobs, chunksize=1)
+        else:
+            with pool.serial(plan):
                 counts = [_run_job(job) for job in jobs]
-        finally:
-            _PLAN = None
         files = sum(c[0] for c in counts)
         lines = sum(c[1] for c in counts)
         if checks is not None:

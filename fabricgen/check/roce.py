@@ -44,13 +44,12 @@ a network-qos policy) are reported once and list the ports.
 
 from __future__ import annotations
 
-import gc
-import multiprocessing
 import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from fabricgen import pool
 from fabricgen.check.facts import (
     DeviceFacts,
     Ecn,
@@ -87,13 +86,9 @@ _POOL_THRESHOLD_S = 1.0
 
 # --------------------------------------------------------------------------- extraction driver
 
-_PLAN: Plan | None = None  # set before forking; workers read it copy-on-write
-
-
 def _extract_chunk(args: tuple[str, list[str]]) -> dict[str, DeviceFacts]:
     configs, hosts = args
-    assert _PLAN is not None
-    return extract_serial(_PLAN, Path(configs), hosts)
+    return extract_serial(pool.shared(), Path(configs), hosts)
 
 
 def extract_serial(plan: Plan, configs: Path, hostnames: Iterable[str]) -> dict[str, DeviceFacts]:
@@ -130,7 +125,6 @@ def extract_facts(
     FRR hosts; None picks a pool when the NX-OS work is estimated above a second.  Call it with
     workers=1 from a worker of your own to extract one chunk.
     """
-    global _PLAN
     hosts = list(hostnames)
     configs = Path(configs)
     n = _auto_workers(plan, hosts) if workers is None else workers
@@ -143,17 +137,11 @@ def extract_facts(
 
     n_chunks = min(len(heavy), n * 4)
     chunks = [heavy[i::n_chunks] for i in range(n_chunks)]
-    _PLAN = plan
-    gc.freeze()  # a child's GC would otherwise touch (and so copy) every page of the parent's heap
-    try:
-        with multiprocessing.get_context("fork").Pool(n) as pool:
-            pending = pool.map_async(_extract_chunk, [(str(configs), c) for c in chunks])
-            merged = extract_serial(plan, configs, light)
-            for part in pending.get():
-                merged.update(part)
-    finally:
-        gc.unfreeze()
-        _PLAN = None
+    with pool.forked_pool(n, plan) as procs:  # the plan is shared copy-on-write
+        pending = procs.map_async(_extract_chunk, [(str(configs), c) for c in chunks])
+        merged = extract_serial(plan, configs, light)
+        for part in pending.get():
+            merged.update(part)
     return {h: merged[h] for h in plan.switches if h in merged}
 
 

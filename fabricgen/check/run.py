@@ -19,14 +19,16 @@ Small fabrics (under ~1 s of estimated work) run serially in this process.
 
 from __future__ import annotations
 
+import contextlib
 import gc
-import multiprocessing
 import os
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fabricgen import pool
 from fabricgen.check.findings import Finding
 from fabricgen.model import Plan
 from fabricgen.platforms.registry import load, platform
@@ -63,7 +65,7 @@ def files_by_check(plan: Plan, configs: Path) -> dict[str, list[tuple[str, Path]
 
 @dataclass
 class _Work:
-    """What the pool workers need; set before forking, read copy-on-write."""
+    """What the pool workers need (fabricgen.pool.shared()): set before forking, read copy-on-write."""
 
     plan: Plan
     configs: Path
@@ -71,19 +73,16 @@ class _Work:
     structural: bool = True
 
 
-_WORK: _Work | None = None
-
-
 def _analyze_job(hosts: list[str]) -> tuple[list[Finding], dict[str, Any]]:
     """Structural findings (full check only) and RoCE facts of some hosts whose platform has an analyzer
     (NX-OS), one parse each."""
-    assert _WORK is not None
-    plan = _WORK.plan
+    work: _Work = pool.shared()
+    plan = work.plan
     findings: list[Finding] = []
     facts = {}
     for host in hosts:
         analyze = load(platform(plan.switches[host].platform).analyzer)
-        found, facts[host] = analyze(plan, _WORK.configs, host, _WORK.structural)
+        found, facts[host] = analyze(plan, work.configs, host, work.structural)
         findings += found
     return findings, facts
 
@@ -92,8 +91,9 @@ def _yang_job(paths: list[str]) -> list[list[Finding]]:
     """The findings of each config_db.json."""
     from fabricgen.check.sonic_yang import check_sonic_file
 
-    assert _WORK is not None and _WORK.validator is not None
-    return [check_sonic_file(_WORK.validator, Path(p)) for p in paths]
+    work: _Work = pool.shared()
+    assert work.validator is not None
+    return [check_sonic_file(work.validator, Path(p)) for p in paths]
 
 
 def _chunks(items: list[Any], cost: float, workers: int) -> list[list[Any]]:
@@ -183,7 +183,6 @@ def _loaded(soname: str) -> str:
 
 def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bool,
          workers: int | None, use_cache: bool = False) -> list[Finding]:
-    global _WORK
     from fabricgen.check import roce
     from fabricgen.check.cache import ResultCache, cache_dir
     from fabricgen.check.nic import check_nic_scripts
@@ -222,24 +221,21 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
     cost = len(heavy) * _COST_ANALYZE + len(sonic) * _COST_YANG
     pooled = n > 1 and cost >= _POOL_THRESHOLD_S
     jobs = _Jobs()
-    threads = ThreadPoolExecutor(max_workers=1) if frr else None
-    pool = None
-    _WORK = work
-    gc_was_enabled = gc.isenabled()
-    if pooled:
-        gc.freeze()  # a child's GC would otherwise touch (and so copy) every page of the parent's heap
-    try:
+    with contextlib.ExitStack() as stack:
         if pooled:
-            pool = multiprocessing.get_context("fork").Pool(n)
+            procs = stack.enter_context(pool.forked_pool(n, work))
             # This process now only builds acyclic facts (freed by reference counting), and the
             # collector's full passes over millions of them cost ~1.5 s: off here, after the fork,
             # so the workers keep collecting.
-            gc.disable()
-            jobs.analyzed = [pool.apply_async(_analyze_job, (c,)) for c in _chunks(heavy, _COST_ANALYZE, n)]
-            jobs.yang = [pool.apply_async(_yang_job, (c,)) for c in _chunks(sonic, _COST_YANG, n)]
-        if threads is not None:  # after the fork: no child inherits a half-started vtysh
+            stack.enter_context(_collector_off())
+            jobs.analyzed = [procs.apply_async(_analyze_job, (c,)) for c in _chunks(heavy, _COST_ANALYZE, n)]
+            jobs.yang = [procs.apply_async(_yang_job, (c,)) for c in _chunks(sonic, _COST_YANG, n)]
+        else:
+            stack.enter_context(pool.serial(work))
+        if frr:  # after the fork: no child inherits a half-started vtysh
             from fabricgen.check.frr_parser import check_frr_configs
 
+            threads = stack.enter_context(ThreadPoolExecutor(max_workers=1))
             jobs.frr = threads.submit(check_frr_configs, frr, workers=n)
         if not pooled:
             jobs.analyzed = [_analyze_job(heavy)]
@@ -258,22 +254,22 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
             for f in jobs.frr.result():
                 fresh.setdefault(f.file, []).append(f)
             frr_done.update(fresh)
-    finally:
-        if pool is not None:
-            pool.terminate()
-            pool.join()
-        if threads is not None:
-            threads.shutdown(wait=True)
-        if pooled:
-            gc.unfreeze()
-        if gc_was_enabled:
-            gc.enable()
-        _WORK = None
     if not full:
         return fast
     yang = _in_order(yang_cache, [str(p) for _, p in files["sonic-yang"]], yang_done, yang_keys)
     frr_findings = _in_order(frr_cache, [str(p) for _, p in files["frr-parse"]], frr_done, frr_keys)
     return yang + frr_findings + structural + fast
+
+
+@contextlib.contextmanager
+def _collector_off() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _from_cache(cache: Any, paths: list[str]) -> tuple[dict[str, list[Finding]], list[str], dict[str, str | None]]:
