@@ -217,6 +217,7 @@ class FrrDriver(NetworkDriver):
     """napalm driver for Linux + FRR switches (platform name ``frr``)."""
 
     vendor = "FRRouting"
+    platform = "frr"  # napalm's convention: the driver's platform name
 
     def __init__(self, hostname: str, username: str, password: str, timeout: int = 60,
                  optional_args: dict[str, Any] | None = None) -> None:

@@ -91,6 +91,7 @@ class SonicDriver(FrrDriver):
     """napalm driver for SONiC: GCU for ConfigDB, frr-reload in the bgp container for FRR."""
 
     vendor = "SONiC"
+    platform = "sonic"
 
     def __init__(self, hostname: str, username: str, password: str, timeout: int = 60,
                  optional_args: dict[str, Any] | None = None) -> None:
