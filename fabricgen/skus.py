@@ -134,7 +134,7 @@ class HardwareSku:
     breakouts: tuple[tuple[int, int], ...] = ()
     cage: str = ""  # cage type (fabricgen.physical names), where the record knows it
     lanes: int = 0  # electrical lanes per cage, where the ports do not list theirs
-    adaptive_routing_modes: frozenset[str] | None = None  # None: the platform's (platforms/facts.py)
+    adaptive_routing_modes: frozenset[str] | None = None  # None: the platform's (platforms/registry.py)
 
     @property
     def speeds(self) -> tuple[int, ...]:
