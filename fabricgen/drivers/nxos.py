@@ -16,6 +16,8 @@ connection and every getter, and replaces the config workflow:
 * **ports the plan leaves unused** are shut and described unused -- unless the switch has put the
   port in service itself (an address, VRF, channel-group or switchport mode under a description
   that is not fabricgen's): such a port is left as it is, and the diff says so.
+* **reload-pending sections**: a change to ``hardware profile dlb`` takes effect only after a
+  reload (the platform record's capability); the diff and the deploy report say so.
 * **breakouts** (``interface breakout module 1 port ... map ...``) are not owned: changing one
   reloads those ports and drops their config, so a build whose breakouts differ from the
   switch's is refused before anything is sent (`BreakoutMismatch`), naming the ports.
@@ -44,6 +46,7 @@ from napalm.base.exceptions import ReplaceConfigException
 from napalm.nxos_ssh.nxos_ssh import NXOSSSHDriver
 
 from fabricgen.platforms import expand_runs
+from fabricgen.platforms.registry import capabilities
 from fabricgen.ssh import known_hosts_option, netmiko_connect
 
 # Top-level sections fabricgen owns outright (whatever their name), and by-name sections.
@@ -82,6 +85,7 @@ _IN_SERVICE = re.compile(r"^(ip address|ipv6 address|vrf member|channel-group|sw
                          r"encapsulation) ")
 _FABRICGEN_DESCRIPTION = re.compile(r"^description (unused: |(gpu_leaf|leaf_spine|spine_super_spine):)")
 _UNUSED = re.compile(r"^description unused: ")
+_DLB = "hardware profile dlb"  # adaptive routing: reload-pending when it changes (registry capabilities)
 _BREAKOUT = re.compile(r"^interface breakout module (\d+) port (\S+) map (\S+)$")
 # NX-OS answers a rejected config line with one of these (napalm's nxos merge checks the first).
 REJECTED = re.compile(r"^\s*(% Invalid|Invalid command|% Incomplete|% Ambiguous|ERROR:|Syntax error)", re.M)
@@ -133,6 +137,7 @@ class OwnedChange:
     names: set[tuple[str, str]] = field(default_factory=set)  # the by-name sections the build owns
     rendered: list[str] = field(default_factory=list)  # the owned sections as rendered
     kept: list[str] = field(default_factory=list)  # unused in the plan, in service on the switch: left alone
+    notes: list[str] = field(default_factory=list)  # what the operator must do after the commit (a reload)
 
 
 def owned(rendered: Any) -> tuple[set[tuple[str, str]], list[re.Pattern[str]]]:
@@ -206,10 +211,28 @@ def plan_change(running_text: str, rendered_text: str) -> OwnedChange:
     before = _owned_sorted(running, names)
     after = _owned_sorted(rendered, names)
     diff = _diff(before, after, "running (fabricgen-owned sections)", "candidate")
-    if diff and kept:
+    notes = reload_notes(running, rendered) if commands else []
+    if diff:
         diff += "".join(f"# left as the switch has it: interface {n} is in service there, the plan leaves it "
                         "unused\n" for n in kept)
-    return OwnedChange("\n".join(_render(candidate.children)) + "\n", commands, diff, names, after, kept)
+        diff += "".join(f"# {note}\n" for note in notes)
+    return OwnedChange("\n".join(_render(candidate.children)) + "\n", commands, diff, names, after, kept, notes)
+
+
+def reload_notes(running: Any, rendered: Any) -> list[str]:
+    """What a commit of `rendered` leaves pending a reload: a changed `hardware profile dlb`."""
+    if not capabilities("nxos").adaptive_routing_needs_reload:
+        return []
+    before, after = (_section_lines(tree, _DLB) for tree in (running, rendered))
+    if before == after:
+        return []
+    return [f"`{_DLB}` changed: it takes effect only after a reload (NX-OS lists it in `show system config "
+            "reload-pending`); until then the switch keeps its current load balancing"]
+
+
+def _section_lines(tree: Any, header: str) -> list[str]:
+    section = tree.get_child("equals", header)
+    return _render([section]) if section is not None else []
 
 
 def in_service_elsewhere(running: Any, rendered: Any) -> list[str]:
@@ -240,6 +263,7 @@ class NxosDriver(NXOSSSHDriver):
         super().__init__(hostname, username, password, timeout=timeout, optional_args=args)
         self.change: OwnedChange | None = None
         self._owned_names: set[tuple[str, str]] = set()  # of the last loaded build
+        self._pending: list[str] = []  # notes of the last commit, reported by fabricgen_verify
         self.last_changes = ""
         self._last_checkpoint: str | None = None
 
@@ -311,10 +335,12 @@ class NxosDriver(NXOSSSHDriver):
             raise ReplaceConfigException(f"{self.hostname}: NX-OS rejected a line, rolled back to checkpoint "
                                          f"{checkpoint}:\n{output.strip()}")
         self._copy_run_start()
+        self._pending = list(self.change.notes)
         self.discard_config()
 
     def rollback(self) -> None:
         """Back to the checkpoint of the last commit, then save (saved = running)."""
+        self._pending = []
         if not self._last_checkpoint:
             raise ReplaceConfigException(f"{self.hostname}: no checkpoint of a commit in this session to roll back to")
         result = self._send_command_list(
@@ -336,11 +362,12 @@ class NxosDriver(NXOSSSHDriver):
         return _diff(startup, self.change.rendered, "startup (fabricgen-owned sections)", "build")
 
     def fabricgen_verify(self) -> tuple[list[str], list[str]]:
-        """After a commit: saved = running for every owned section."""
+        """After a commit: saved = running for every owned section; the commit's notes (a reload pending)."""
         config = self.get_config(retrieve="all")
         diff = _diff(owned_lines(config["startup"], self._owned_names),
                      owned_lines(config["running"], self._owned_names), "startup", "running")
-        return [], ([f"the startup config differs from the running config:\n{diff}"] if diff else [])
+        notes, self._pending = self._pending, []
+        return notes, ([f"the startup config differs from the running config:\n{diff}"] if diff else [])
 
 
 def owned_lines(text: str, names: set[tuple[str, str]]) -> list[str]:

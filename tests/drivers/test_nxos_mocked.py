@@ -312,3 +312,26 @@ def test_unused_port_in_service_on_the_switch_is_left_alone(rendered: str) -> No
     (was_ours,) = [children for line, children in d.switch.running if line == "interface Ethernet1/41"]
     assert {"description unused: not in the fabric plan", "shutdown"} <= {c[0] for c in was_ours}
     assert "198.18.16.97/31" not in after
+
+
+def test_dlb_change_says_it_needs_a_reload() -> None:
+    """`hardware profile dlb` is reload-pending on NX-OS: the dry-run diff and the deploy report say so, once."""
+    from tests.test_nxos_models import intent, plan_of
+    plan = plan_of(intent())
+    text = render_switch(plan.switches["nxm-spine01"], plan)["nxos.cfg"]
+    assert "hardware profile dlb" in text.splitlines()
+    d = driver()
+    d.load_replace_candidate(config=text)
+    assert "# `hardware profile dlb` changed: it takes effect only after a reload" in d.compare_config()
+    d.commit_config()
+    notes, problems = d.fabricgen_verify()
+    assert problems == [] and len(notes) == 1 and "show system config reload-pending" in notes[0]
+    d.load_replace_candidate(config=text)  # deployed again: nothing to do, nothing pending
+    assert d.compare_config() == ""
+    d.commit_config()
+    assert d.fabricgen_verify() == ([], [])
+    without = text.replace("hardware profile dlb\n", "").replace("  mode flowlet\n", "")
+    without = "\n".join(ln for ln in without.splitlines() if not ln.startswith(("  dlb-interface", "  mac-address",
+                                                                                "  flowlet-aging")))
+    change = plan_change("\n".join(_text(d.switch.running)), without + "\n")
+    assert any("`hardware profile dlb` changed" in n for n in change.notes)  # removing it is reload-pending too
