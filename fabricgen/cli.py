@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -98,6 +98,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     for role, hw in s["hardware"].items():
         h.add_row(role, hw["platform"], hw["sku"], hw["ports"], hw["port_names"])
     con.print(h)
+    if s["headroom"]:
+        _print_headroom(con, s["headroom"])
     generic = [role for role, hw in s["hardware"].items() if hw["port_names"] == "generic"]
     if generic:
         con.print(f"port names of {', '.join(generic)} are generic: no sku in switch_models, so they follow the "
@@ -109,6 +111,22 @@ def cmd_plan(args: argparse.Namespace) -> int:
     _print_warnings(warning_lines(plan))
     _warn_undeployable(plan)
     return EXIT_OK
+
+
+def _print_headroom(con: Any, rows: list[dict[str, Any]]) -> None:
+    """SONiC lossless PG headroom: fabricgen's computation beside what the switch will use (sonic_buffers)."""
+    t = Table(title="SONiC lossless PG headroom, bytes: fabricgen's / the switch's")
+    for col in ("role", "buffer model", "speed", "cable", "xon", "xoff", "size", "the switch's from"):
+        t.add_column(col)
+
+    def pair(key: str, row: dict[str, Any]) -> str:
+        theirs = row["switch"][key]
+        return f"{row['fabricgen'][key]} / {theirs if theirs is not None else '-'}"
+
+    for r in rows:
+        t.add_row(r["role"], r["model"], f"{r['speed']}G", f"{r['cable_m']:g} m", pair("xon", r), pair("xoff", r),
+                  pair("size", r), r["source"] + (" (flagged)" if r["flagged"] else ""))
+    con.print(t)
 
 
 def _print_warnings(lines: list[str]) -> None:

@@ -21,6 +21,7 @@ from fabricgen.intent import Intent, PortGroup, SwitchModel, line_for, load_inte
 from fabricgen.model import ROLES, TIERS, FabricSettings, Plan, Pools, Role, RoleModel
 from fabricgen.physical import build_physical, cabling_rows
 from fabricgen.platforms.registry import PlatformRecord, platform, watchdog_timers
+from fabricgen.platforms.sonic_buffers import buffer_warnings, headroom_table, sku_capability_problems
 from fabricgen.skus import RoleHardware, SkuError, breakout_role_hardware, role_hardware
 from fabricgen.topology import Design, TopologyError, build_topology
 from fabricgen.underlay import build_underlay
@@ -129,6 +130,10 @@ def resolve_hardware(intent: Intent) -> tuple[Intent, dict[Role, RoleHardware]]:
             problems.append(Problem(f"switch_models.{role}.sku", f"cannot read the SKU's files: {exc}",
                                     "check the SKU directory, or use another SKU"))
             continue
+        lossy = sku_capability_problems(role, platform, hw)
+        if lossy:
+            problems += lossy
+            continue
         hardware[role] = hw
         if hw.sku is not None:
             models[role] = model.model_copy(update={
@@ -206,7 +211,7 @@ def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, 
         build_underlay(intent, d, plan)
         plan_adaptive_routing(plan, intent.ecmp.adaptive_routing)
         qos.assign_profiles(plan, intent)
-        plan.warnings += qos.ecn_warnings(intent)
+        plan.warnings += qos.ecn_warnings(intent) + buffer_warnings(plan)
     except TopologyError as exc:
         raise _located(source, exc.problems, lines) from None
     except FabricError as exc:  # raised by a step that knows the field but not the file
@@ -310,6 +315,7 @@ def summary(plan: Plan) -> dict[str, Any]:
                              "active_ports": plan.adaptive_routing.active_ports,
                              "switches": plan.adaptive_routing.switches},
         "warnings": warning_lines(plan),
+        "headroom": headroom_table(plan),
         "choices": [{"name": c.name, "value": c.value, "why": c.why} for c in d.choices],
     }
 

@@ -91,23 +91,94 @@ SONIC_COMMUNITY_LOSSLESS_QUEUES = (3, 4)
 
 
 @dataclass(frozen=True, slots=True)
+class SonicBufferObjects:
+    """The SKU's own buffer objects fabricgen refers to (device-owned: never rendered, only named).
+
+    `profiles` and `pools` are the entries as the SKU's buffer templates generate them (the fields
+    fabricgen's check and tests rely on; dynamic-model pool sizes are the switch's to compute).
+    """
+
+    pg_lossy: str  # BUFFER_PG "<port>|0"
+    queue_lossless: str  # BUFFER_QUEUE of the lossless egress queues
+    queue_lossy: str  # BUFFER_QUEUE of the other egress queues
+    profiles: Mapping[str, Mapping[str, str]]
+    pools: Mapping[str, Mapping[str, str]]  # the profiles' pools, and ingress_lossless_pool (lossless PGs)
+
+    @property
+    def lossless_pg_threshold(self) -> str:
+        """The threshold field of a lossless PG profile: buffermgrd writes "<ingress_lossless_pool mode>_th"."""
+        return f"{self.pools[LOSSLESS_PG_POOL].get('mode', 'dynamic')}_th"
+
+
+LOSSLESS_PG_POOL = "ingress_lossless_pool"  # buffermgrd's INGRESS_LOSSLESS_PG_POOL_NAME
+
+
+def _frozen(d: dict[str, dict[str, str]]) -> Mapping[str, Mapping[str, str]]:
+    return MappingProxyType({k: MappingProxyType(v) for k, v in d.items()})
+
+
+# NVIDIA's ACS / Spectrum SKU templates (buffers_defaults_objects.j2 of ACS-MSN2700, ACS-SN5600, SN5600-O128)
+_SPECTRUM_BUFFERS = SonicBufferObjects(
+    "ingress_lossy_profile", "egress_lossless_profile", "q_lossy_profile",
+    _frozen({"ingress_lossy_profile": {"pool": "ingress_lossy_pool", "size": "0", "dynamic_th": "3"},
+             "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0", "dynamic_th": "7"},
+             "q_lossy_profile": {"pool": "egress_lossy_pool", "size": "0", "dynamic_th": "3"}}),
+    _frozen({"ingress_lossless_pool": {"type": "ingress", "mode": "dynamic"},
+             "ingress_lossy_pool": {"type": "ingress", "mode": "dynamic"},
+             "egress_lossless_pool": {"type": "egress", "mode": "dynamic"},
+             "egress_lossy_pool": {"type": "egress", "mode": "dynamic"}}),
+)
+# Dell Z9864F (Tomahawk 5) buffers_defaults_t1.j2: one shared ingress pool with a shared headroom pool (xoff)
+_Z9864F_BUFFERS = SonicBufferObjects(
+    "ingress_lossy_profile", "egress_lossless_profile", "egress_lossy_profile",
+    _frozen({"ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0", "static_th": "165867080"},
+             "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0", "static_th": "165867080"},
+             "egress_lossy_profile": {"pool": "egress_lossless_pool", "size": "1778", "dynamic_th": "0"}}),
+    _frozen({"ingress_lossless_pool": {"type": "ingress", "mode": "dynamic", "size": "162539680",
+                                       "xoff": "33374584"},
+             "egress_lossless_pool": {"type": "egress", "mode": "static", "size": "162539680"}}),
+)
+# Without a SKU fabricgen names the buffer objects of SONiC's reference (ACS) SKUs, dynamic model.
+GENERIC_SONIC_BUFFERS = _SPECTRUM_BUFFERS
+
+
+@dataclass(frozen=True, slots=True)
+class SpectrumAsic:
+    """The ASIC constants SONiC's dynamic buffer model computes headroom with (STATE_DB ASIC_TABLE)."""
+
+    name: str
+    cell_size: int  # bytes
+    pipeline_latency_kb: float
+    mac_phy_delay_kb: float
+
+
+# sonic-buildimage platform/mellanox/asic_table.j2 (086b03bd70): platform -> ASIC_TABLE entry
+SPECTRUM_ASICS: Mapping[str, SpectrumAsic] = MappingProxyType({
+    "x86_64-mlnx_msn2700-r0": SpectrumAsic("MELLANOX-SPECTRUM", 96, 19, 0.8),
+    "x86_64-nvidia_sn5600-r0": SpectrumAsic("MELLANOX-SPECTRUM-4", 192, 19, 0.8),
+})
+
+
+@dataclass(frozen=True, slots=True)
 class SonicSkuFacts:
     """What a SONiC SKU's templates generate that its data files do not state plainly."""
 
     lossless_queues: tuple[int, ...]  # egress queues its BUFFER_QUEUE puts on a lossless profile
     ecn: EcnDefault | None  # WRED/ECN of its lossless queue; None: it ships none
     capabilities: frozenset[str] = frozenset()
+    buffers: SonicBufferObjects | None = None  # None: fabricgen does not know them (or the SKU is lossy-only)
 
 
 _LOSSY_ONLY = SonicSkuFacts(lossless_queues=(), ecn=None)
 _COMMUNITY = SonicSkuFacts(lossless_queues=SONIC_COMMUNITY_LOSSLESS_QUEUES, ecn=SONIC_COMMUNITY_ECN)
+_SPECTRUM = SonicSkuFacts(SONIC_COMMUNITY_LOSSLESS_QUEUES, SONIC_COMMUNITY_ECN, buffers=_SPECTRUM_BUFFERS)
 
-# Checked against `sonic-factory-config SKU` by tests/test_sonic_factory.py.
+# Checked against SONiC's own sonic-cfggen output for the SKU by tests/test_sonic_factory.py.
 SONIC_SKU_FACTS: dict[str, SonicSkuFacts] = {
-    "Mellanox-SN5600-O128": _COMMUNITY,
-    "ACS-SN5600": _COMMUNITY,
-    "ACS-MSN2700": _COMMUNITY,
-    "Dell-Z9864f-O64": _COMMUNITY,
+    "Mellanox-SN5600-O128": _SPECTRUM,
+    "ACS-SN5600": _SPECTRUM,
+    "ACS-MSN2700": _SPECTRUM,
+    "Dell-Z9864f-O64": SonicSkuFacts(SONIC_COMMUNITY_LOSSLESS_QUEUES, SONIC_COMMUNITY_ECN, buffers=_Z9864F_BUFFERS),
     # lossy-only SKUs: every queue on a lossy egress profile, pfc_enable "" and WRED disabled
     "Mellanox-SN5600-C224O8": _LOSSY_ONLY,
     "Mellanox-SN5600-C256S1": _LOSSY_ONLY,
@@ -135,6 +206,13 @@ class HardwareSku:
     cage: str = ""  # cage type (fabricgen.physical names), where the record knows it
     lanes: int = 0  # electrical lanes per cage, where the ports do not list theirs
     adaptive_routing_modes: frozenset[str] | None = None  # None: the platform's (platforms/registry.py)
+    buffers: SonicBufferObjects | None = None  # SONiC: the SKU's buffer objects fabricgen names
+    headroom_asic: SpectrumAsic | None = None  # SONiC dynamic model: the ASIC constants its headroom uses
+
+    @property
+    def lossless(self) -> bool:
+        """False for a SKU whose buffer templates make every queue lossy (PFC off)."""
+        return self.lossless_queues != ()
 
     @property
     def speeds(self) -> tuple[int, ...]:
@@ -334,6 +412,9 @@ def load_sonic_sku(sku_dir: Path) -> HardwareSku:
         name=name, platform="sonic", ports=ports, hw_platform=platform_dir_.name, asic=asic, buffer_model=model,
         pg_lookup=MappingProxyType(lookup), lossless_queues=facts.lossless_queues if facts is not None else None,
         ecn_default=facts.ecn if facts is not None else None, capabilities=frozenset(caps), source=str(sku_dir),
+        buffers=facts.buffers if facts is not None else None, headroom_asic=SPECTRUM_ASICS.get(platform_dir_.name),
+        # No ARS in this SONiC tree (no ARS_* YANG model, no SKU ARS data): a SONiC SKU renders no adaptive routing.
+        adaptive_routing_modes=frozenset(),
     )
 
 

@@ -14,6 +14,8 @@ from fabricgen.intent import Intent, load_intent
 from fabricgen.model import Plan, QosProfile, Switch
 from fabricgen.plan import build_plan, load_plan
 from fabricgen.platforms import sonic
+from fabricgen.platforms.sonic_buffers import device_base
+from fabricgen.platforms.sonic_configdb import OWNED_PORT_FIELDS, OWNERSHIP, merge_owned
 from fabricgen.render import environment, render_switch, to_json
 from tests.conftest import EXAMPLE, EXAMPLES, ROOT, small_intent, without_skus
 
@@ -44,6 +46,11 @@ def plan_of(data: dict[str, Any]) -> Plan:
     return build_plan(Intent.model_validate(data))
 
 
+def on_device(sw: Switch, plan: Plan, db: dict[str, Any] | None = None) -> dict[str, Any]:
+    """fabricgen's part merged into the device-owned part its SKU data gives, as the SONiC driver pushes it."""
+    return merge_owned(device_base(plan, sw), db if db is not None else sonic.config_db(sw, plan))
+
+
 # --------------------------------------------------------------------------- YANG
 
 
@@ -51,7 +58,9 @@ def test_every_example_config_db_passes_sonic_yang(example: Plan, validator: Any
     switches = sonic_switches(example)
     assert len(switches) == len(example.by_role("leaf"))
     for sw in switches:
-        assert validator.validate(rendered_db(sw, example), sw.hostname, "config_db.json") == []
+        db = rendered_db(sw, example)
+        assert set(db) <= set(OWNERSHIP)  # only what fabricgen owns
+        assert validator.validate(on_device(sw, example, db), sw.hostname, "config_db.json") == []
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
@@ -61,7 +70,7 @@ def test_other_examples_pass_sonic_yang_on_every_role(path: Path, validator: Any
     data.get("ecmp", {}).pop("adaptive_routing", None)  # SONiC renders none: plan would refuse it
     plan = plan_of(data)
     for sw in plan.switches.values():
-        assert validator.validate(sonic.config_db(sw, plan), sw.hostname, "config_db.json") == []
+        assert validator.validate(on_device(sw, plan), sw.hostname, "config_db.json") == []
 
 
 def test_breakout_ports_pass_sonic_yang(validator: Any) -> None:
@@ -69,10 +78,10 @@ def test_breakout_ports_pass_sonic_yang(validator: Any) -> None:
               "spine": {"ports": 8, "port_speed": "800G", "breakout": 2}}
     plan = plan_of(small_intent(switch_models=models, platforms={"leaf": "sonic", "spine": "sonic"}))
     for sw in plan.switches.values():
-        db = sonic.config_db(sw, plan)
+        db = on_device(sw, plan)
         assert validator.validate(db, sw.hostname, "config_db.json") == []
         for itf in sw.interfaces:
-            port = db["PORT"][itf.name]
+            port = db["PORT"][itf.name]  # generic lanes/alias/index: the device side of a SKU-less role
             phys, sub = divmod(itf.index, 2)
             assert port["alias"] == f"etp{phys + 1}{'ab'[sub]}"
             assert port["subport"] == str(sub + 1)
@@ -83,9 +92,11 @@ def test_breakout_ports_pass_sonic_yang(validator: Any) -> None:
 
 def test_validator_is_not_blind(example: Plan, validator: Any) -> None:
     sw = sonic_switches(example)[0]
-    db = sonic.config_db(sw, example)
+    db = on_device(sw, example)
     db["PFC_WD"]["GLOBAL"]["POLL_INTERVAL"] = "5000"  # above 1000 and above detection_time
     assert validator.validate(db, sw.hostname, "config_db.json")
+    alone = sonic.config_db(sw, example)  # fabricgen's part alone names the SKU's profiles: not a whole ConfigDB
+    assert any("ingress_lossy_profile" in f.message for f in validator.validate(alone, sw.hostname, "config_db.json"))
 
 
 # --------------------------------------------------------------------------- layout
@@ -118,7 +129,7 @@ def test_device_metadata(example: Plan) -> None:
             "hostname": sw.hostname, "bgp_asn": str(sw.asn), "bgp_router_id": sw.loopback,
             "type": "BackEndLeafRouter", "docker_routing_config_mode": "split-unified",
             "frr_mgmt_framework_config": "true",
-            "buffer_model": "traditional", "default_pfcwd_status": "disable",
+            "buffer_model": "dynamic", "default_pfcwd_status": "disable",  # the SN5600 SKU's model
         }
 
 
@@ -127,10 +138,12 @@ def test_ports_interfaces_and_neighbors(example: Plan) -> None:
     for sw in sonic_switches(example):
         db = rendered_db(sw, example)
         assert list(db["PORT"]) == sorted(i.name for i in sw.interfaces)
+        device = device_base(example, sw)["PORT"]
         lanes_seen: set[str] = set()
         for itf in sw.interfaces:
             port = db["PORT"][itf.name]
-            lanes = port["lanes"].split(",")
+            assert set(port) == OWNED_PORT_FIELDS  # never lanes, alias or index: the SKU's
+            lanes = device[itf.name]["lanes"].split(",")
             assert len(lanes) == model.lanes_per_port // model.breakout
             assert lanes[0] == itf.name.removeprefix("Ethernet")
             assert not lanes_seen & set(lanes)
@@ -169,7 +182,9 @@ def test_qos_maps_and_port_binding(example: Plan) -> None:
     assert set(pqm) == set(db["PORT"])
     for entry in pqm.values():
         assert entry == {"dscp_to_tc_map": "AI", "tc_to_queue_map": "AI", "tc_to_pg_map": "AI",
-                         "pfc_to_queue_map": "AI", "pfc_enable": "3", "pfcwd_sw_enable": "3"}
+                         "pfc_to_queue_map": "AI", "pfc_enable": "3", "pfcwd_sw_enable": "3",
+                         "pfc_to_pg_map": "AI"}  # as the SN5600 SKU's QoS template (Spectrum) does
+    assert db["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"] == {"AI": {"3": "3"}}
 
 
 def test_scheduling_and_ecn(example: Plan) -> None:
@@ -208,36 +223,45 @@ def test_bandwidth_weights_follow_the_intent() -> None:
     assert db["SCHEDULER"][sonic.SCHED_DEFAULT]["weight"] == "30"
 
 
-def test_buffers(example: Plan) -> None:
+def test_buffers_dynamic_model_the_skus_way(example: Plan) -> None:
     for sw in sonic_switches(example):
         db = rendered_db(sw, example)
-        used = {i.qos_profile for i in sw.interfaces}
-        assert used == {"pg_lossless_400000_3m_profile", "pg_lossless_400000_30m_profile"}
-        for name in used:
-            p = example.qos_profiles[name]
-            assert db["BUFFER_PROFILE"][name] == {"pool": "ingress_lossless_pool", "xon": str(p.xon),
-                                                  "xoff": str(p.xoff), "size": str(p.size), "dynamic_th": "0"}
-        assert set(db["BUFFER_PROFILE"]) == used | {"ingress_lossy_profile", "egress_lossless_profile",
-                                                    "egress_lossy_profile"}
-        reserved = 0
+        assert db["DEVICE_METADATA"]["localhost"]["buffer_model"] == "dynamic"
+        assert "BUFFER_POOL" not in db and "BUFFER_PROFILE" not in db  # the SKU's own
         for itf in sw.interfaces:
-            assert db["BUFFER_PG"][f"{itf.name}|3"] == {"profile": itf.qos_profile}
+            assert db["BUFFER_PG"][f"{itf.name}|3"] == {"profile": "NULL"}  # SONiC computes the headroom
             assert db["BUFFER_PG"][f"{itf.name}|0"] == {"profile": "ingress_lossy_profile"}
             assert db["BUFFER_QUEUE"][f"{itf.name}|3"] == {"profile": "egress_lossless_profile"}
-            assert db["BUFFER_QUEUE"][f"{itf.name}|0-2"] == {"profile": "egress_lossy_profile"}
-            assert db["BUFFER_QUEUE"][f"{itf.name}|4-7"] == {"profile": "egress_lossy_profile"}
+            assert db["BUFFER_QUEUE"][f"{itf.name}|0-2"] == {"profile": "q_lossy_profile"}
+            assert db["BUFFER_QUEUE"][f"{itf.name}|4-7"] == {"profile": "q_lossy_profile"}
             length = int(example.qos_profiles[itf.qos_profile].cable_m)
             assert db["CABLE_LENGTH"]["AZURE"][itf.name] == f"{length}m"
-            assert f"_{length}m_" in itf.qos_profile
-            reserved += example.qos_profiles[itf.qos_profile].size
         assert len(db["BUFFER_PG"]) == len(db["CABLE_LENGTH"]["AZURE"]) * 2 == 2 * len(sw.interfaces)
-        pools = db["BUFFER_POOL"]
-        assert pools["egress_lossless_pool"] == {"type": "egress", "mode": "static",
-                                                 "size": str(sonic.ASIC_BUFFER_BYTES)}
-        shared = sonic.ASIC_BUFFER_BYTES - reserved
-        assert pools["ingress_lossless_pool"] == {"type": "ingress", "mode": "dynamic", "size": str(shared),
-                                                  "xoff": "0"}
-        assert pools["egress_lossy_pool"] == {"type": "egress", "mode": "dynamic", "size": str(shared)}
+
+
+def test_buffers_traditional_model_from_the_skus_lookup_table(sonic_platform: Path) -> None:
+    data = small_intent(switch_models={"leaf": {"sku": "Dell-Z9864f-O64"}, "spine": {"sku": "Dell-Z9864f-O64"}},
+                        platforms={"leaf": "sonic", "spine": "sonic"},
+                        servers={"count": 4, "gpus_per_server": 8, "nics_per_server": 8, "nic_speed": "800G"},
+                        cabling={"gpu_leaf_m": 5, "leaf_spine_m": 30})
+    plan = plan_of(data)
+    sw = plan.by_role("leaf")[0]
+    db = sonic.config_db(sw, plan)
+    assert db["DEVICE_METADATA"]["localhost"]["buffer_model"] == "traditional"
+    # 800G 5 m is listed: exactly the profile buffermgrd would create (name, values, xon_offset, pool mode)
+    # pg_profile_lookup.ini: 800000 5m 18796 0 729488 0 3556 (size xon xoff threshold xon_offset)
+    assert db["BUFFER_PROFILE"]["pg_lossless_800000_5m_profile"] == {
+        "pool": "ingress_lossless_pool", "xon": "0", "xon_offset": "3556", "xoff": "729488", "size": "18796",
+        "dynamic_th": "0"}
+    # 30 m is not listed: linear between the 5 m and 40 m rows (729488 .. 835406), rounded up, and flagged
+    # (729488 + 105918 x 25/35 = 805143.7)
+    assert db["BUFFER_PROFILE"]["pg_lossless_800000_30m_profile"]["xoff"] == "805144"
+    down = next(i for i in sw.interfaces if i.tier == "gpu_leaf")
+    up = next(i for i in sw.interfaces if i.tier == "leaf_spine")
+    assert db["BUFFER_PG"][f"{down.name}|3"] == {"profile": "pg_lossless_800000_5m_profile"}
+    assert db["BUFFER_PG"][f"{up.name}|3"] == {"profile": "pg_lossless_800000_30m_profile"}  # interpolated
+    assert db["BUFFER_QUEUE"][f"{down.name}|0-2"] == {"profile": "egress_lossy_profile"}  # the Dell SKU's name
+    assert any("30 m" in w.message and "interpolated" in w.message for w in plan.warnings)
 
 
 def test_pfc_watchdog(example: Plan) -> None:

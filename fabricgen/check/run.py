@@ -90,10 +90,16 @@ def _analyze_job(hosts: list[str]) -> tuple[list[Finding], dict[str, Any]]:
 def _yang_job(paths: list[str]) -> list[list[Finding]]:
     """The findings of each config_db.json."""
     from fabricgen.check.sonic_yang import check_sonic_file
+    from fabricgen.platforms.sonic_buffers import device_base
 
     work: _Work = pool.shared()
     assert work.validator is not None
-    return [check_sonic_file(work.validator, Path(p)) for p in paths]
+    plan = work.plan
+    out = []
+    for p in paths:
+        sw = plan.switches.get(Path(p).parent.name)
+        out.append(check_sonic_file(work.validator, Path(p), device_base(plan, sw) if sw is not None else None))
+    return out
 
 
 def _chunks(items: list[Any], cost: float, workers: int) -> list[list[Any]]:
@@ -131,15 +137,24 @@ def run_checks(plan: Plan, configs: Path, hosts: Path | None = None, yang_dir: P
     return _run(plan, configs, Path(hosts) if hosts else configs.parent / "hosts", yang_dir, full, workers, cache)
 
 
-def _yang_salt(root: Path) -> str:
-    """What a YANG result depends on besides the file: checker code, libyang, the models."""
+def _yang_salt(root: Path, plan: Plan | None = None) -> str:
+    """What a YANG result depends on besides the file: checker code, libyang, the models, and the device
+    side it is merged into (the ownership rules, the roles' SKU files)."""
     import _libyang  # noqa: F401 - loads the C libyang, so that _loaded() sees it in every process
 
+    from fabricgen import skus
     from fabricgen.check import cache, findings, sonic_yang
+    from fabricgen.platforms import sonic_buffers, sonic_configdb
 
     models = [p for d in ("yang-models", "yang-rendered", "yang-templates") for p in (root / d).glob("*.yang*")]
+    hardware = plan.hardware if plan is not None else {}
+    sku_files = [Path(hw.sku.source) / "port_config.ini" for hw in hardware.values()
+                 if hw.sku is not None and hw.sku.source]
+    device = f"{sorted((role, hw.describe()) for role, hw in hardware.items())}"
     return cache.digest([cache.files_digest([Path(sonic_yang.__file__), Path(findings.__file__),
-                                             Path(cache.__file__)]),
+                                             Path(cache.__file__), Path(sonic_configdb.__file__),
+                                             Path(sonic_buffers.__file__), Path(skus.__file__), *sku_files]),
+                         device,
                          cache.files_digest(models or root.glob("*.yang")), _library("libyang"), _loaded("libyang.so")])
 
 
@@ -207,7 +222,7 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
         frr_all = [p for _, p in files["frr-parse"]]
         root = resolve_yang_dir(yang_dir) if sonic_all else None
         if use_cache and root is not None:
-            yang_cache = ResultCache(cache_dir(configs), "sonic-yang", _yang_salt(root))
+            yang_cache = ResultCache(cache_dir(configs), "sonic-yang", _yang_salt(root, plan))
         if use_cache and frr_all:
             frr_cache = ResultCache(cache_dir(configs), "frr-parse", _frr_salt())
         yang_done, sonic, yang_keys = _from_cache(yang_cache, sonic_all)

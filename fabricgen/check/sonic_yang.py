@@ -914,8 +914,13 @@ def _worker_init(yang_dir: str) -> None:
     _WORKER = SonicYangValidator(Path(yang_dir))
 
 
-def check_sonic_file(validator: SonicYangValidator, path: Path) -> list[Finding]:
-    """Every finding of one config_db.json file (unreadable, not JSON, or YANG)."""
+def check_sonic_file(validator: SonicYangValidator, path: Path, base: dict[str, Any] | None = None) -> list[Finding]:
+    """Every finding of one config_db.json file (unreadable, not JSON, or YANG).
+
+    With `base` (the device-owned part: platforms.sonic_buffers.device_base) the file is fabricgen's
+    part of a ConfigDB: what is validated is the merge of the two, as the SONiC driver pushes it
+    (platforms.sonic_configdb.merge_owned); a table or field the device owns is a finding.
+    """
     try:
         text = path.read_text()
     except OSError as exc:
@@ -924,6 +929,13 @@ def check_sonic_file(validator: SonicYangValidator, path: Path) -> list[Finding]
         config = json.loads(text)
     except json.JSONDecodeError as exc:
         return [Finding(device_name(None, path), str(path), f"L{exc.lineno}", RULE, f"not valid JSON: {exc.msg}")]
+    if base is not None and isinstance(config, dict):
+        from fabricgen.platforms.sonic_configdb import OwnershipError, merge_owned
+
+        try:
+            config = merge_owned(base, config, check_references=False)  # libyang resolves the leafrefs
+        except OwnershipError as exc:
+            return [Finding(device_name(config, path), str(path), "", RULE, f"not deployable on the device: {exc}")]
     return validator.validate(config, device_name(config, path), str(path))
 
 

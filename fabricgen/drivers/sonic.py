@@ -33,9 +33,11 @@ instead of hanging the session):
 Extra optional_args: ``frr_container`` ("bgp"), ``lldp_container`` ("lldp"),
 ``checkpoint_prefix`` ("fabricgen"), ``save_config`` (True: ``config save -y`` after a
 commit/rollback so the change survives a reboot), ``gcu_timeout`` (900 s),
-``replace_scope`` ("owned": the candidate's tables replace the running ones, the device's
-identity fields and every table fabricgen does not render are kept; "all": the candidate
-is the whole ConfigDB).
+``replace_scope`` ("owned": the candidate is fabricgen's part of the ConfigDB and goes into the
+running one table by table as `platforms.sonic_configdb.merge_owned` says -- the device's
+lanes, aliases, SKU buffer pools and profiles, identity and every table fabricgen does not
+render are kept, and a candidate that reaches into them or would leave a reference dangling
+is refused before anything is uploaded; "all": the candidate is the whole ConfigDB).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from napalm.base.exceptions import CommandErrorException, ReplaceConfigException
 
 from fabricgen.drivers import _parsers as P
 from fabricgen.drivers.frr import FrrDriver
+from fabricgen.platforms.sonic_configdb import OwnershipError, merge_owned
 
 CONFIG_DB = "config_db.json"
 FRR_CONF = "frr.conf"
@@ -203,23 +206,22 @@ class SonicDriver(FrrDriver):
         return parse_bundle(config)
 
     def _with_device_owned(self, db: dict[str, Any]) -> dict[str, Any]:
-        """The candidate as a whole ConfigDB: fabricgen's tables over the running ones.
+        """The candidate as a whole ConfigDB: fabricgen's part put into the running one.
 
         `config replace` removes everything the target lacks.  fabricgen renders the fabric
-        (ports, addresses, BGP, QoS); the box's identity (DEVICE_METADATA mac, platform,
-        hwsku, ...) and the tables fabricgen does not render (MGMT_INTERFACE, AAA, NTP,
-        FEATURE, ...) stay as they are, so a push can never cut the management session.
+        (ports' admin state, speed, MTU; addresses, QoS, per-port buffer assignments); the box's
+        own (lanes, aliases, the SKU's buffer pools and profiles, identity, MGMT_INTERFACE, AAA,
+        NTP, FEATURE, ...) stays as it is (`merge_owned`), so a push can never cut the management
+        session or leave BUFFER_PORT_INGRESS_PROFILE_LIST pointing at a profile that is gone.
         ``replace_scope="all"`` replaces the whole ConfigDB instead.
         """
         if self.replace_scope == "all":
             return db
-        running = self._running_config_db()
-        merged = {**running, **db}
-        meta = running.get("DEVICE_METADATA", {}).get("localhost")
-        if isinstance(meta, dict) and isinstance(db.get("DEVICE_METADATA", {}).get("localhost"), dict):
-            merged["DEVICE_METADATA"] = {**db["DEVICE_METADATA"],
-                                         "localhost": {**meta, **db["DEVICE_METADATA"]["localhost"]}}
-        return merged
+        try:
+            return merge_owned(self._running_config_db(), db)
+        except OwnershipError as exc:
+            raise ReplaceConfigException(f"{self.hostname}: the candidate does not fit the device, nothing was "
+                                         f"changed: {exc}") from exc
 
     def load_replace_candidate(self, filename: str | None = None, config: Any = None) -> None:
         """Upload both parts (see module doc for the formats); FRR's part is checked with

@@ -22,19 +22,15 @@ Choices worth knowing (vendor reference §2 and §5):
   writer, frr.conf.
 * One QoS map name, ``AI``, for every map table.  Every port runs RoCE: PFC on the lossless
   TCs, the RoCE queue on DWRR with the port's ECN/WRED profile, CNPs strict priority.
-* Traditional buffer model, sized for a Spectrum-4 / Tomahawk-5 class ASIC (see
-  ``ASIC_BUFFER_BYTES``).  Lossless PG profiles come from the plan (``Plan.qos_profiles``, the
-  Spectrum headroom formula); their ``size`` already holds xon + xoff, so no shared headroom
-  pool is needed and ``ingress_lossless_pool.xoff`` is the part of xoff not reserved in the
-  profiles (0 with fabricgen's own profiles).  The ingress pool and the egress lossy pool get
-  what is left of the buffer after the reserved headroom; the egress lossless pool spans the
-  whole buffer (lossless egress never drops, PFC holds the sender back at ingress).
-* ``hwsku``, ``platform`` and ``mac`` are not written: they name the physical box
-  (``/usr/share/sonic/device/<platform>/<hwsku>``) and must come from the device itself, not
-  from the intent's switch-model description; the YANG models do not require them.
-* Lanes follow SONiC's naming: ``EthernetN`` starts at SerDes lane N (lanes are 0-based and
-  contiguous, ``lanes_per_port / breakout`` of the port's own cage per logical port); ``index`` is the
-  1-based front-panel port and ``alias`` is ``etp<port>`` (``etp<port>a``.. when broken out).
+* config_db.json is fabricgen's part of the ConfigDB only (`platforms.sonic_configdb`): never
+  ``lanes``, ``alias``, ``index`` (the SKU's), the SKU's buffer pools or profiles, ``hwsku``,
+  ``platform`` or ``mac``; the SONiC driver, ``check`` and the tests merge it into the device's.
+* Buffers the SKU's way (`platforms.sonic_buffers`): on a dynamic-model SKU ``buffer_model:
+  dynamic`` and each lossless PG ``NULL`` (the switch computes its headroom from ``CABLE_LENGTH``,
+  speed and MTU); on a traditional SKU the lossless PG profile buffermgrd itself would create from
+  the SKU's ``pg_profile_lookup.ini``; the lossy PG and the egress queues use the SKU's own
+  profiles.  Where the SKU's QoS template renders one (Spectrum, ``pfc_to_pg_map_supported_asics``),
+  the PFC priority -> PG map too.
 """
 
 from __future__ import annotations
@@ -47,6 +43,14 @@ import jinja2
 from fabricgen.model import Plan, QosPolicy, QosProfile, Switch
 from fabricgen.platforms import runs
 from fabricgen.platforms.frr_common import bgp_config
+from fabricgen.platforms.sonic_buffers import (
+    NULL_PROFILE,
+    lookup_row,
+    role_buffers,
+    traditional_entry,
+    traditional_profile_name,
+)
+from fabricgen.skus import PFC_TO_PG_MAP
 
 CONFIG_DB = "config_db.json"
 FRR_CONF = "frr.conf"
@@ -70,13 +74,6 @@ SCHED_ROCE = "AI_ROCE_DWRR"
 SCHED_DEFAULT = "AI_DEFAULT_DWRR"
 FEC = "rs"  # RS(544,514) for PAM4 400G/800G; also right for 100G/200G PAM4 optics
 QUEUES = 8
-
-# Buffers (bytes).  Spectrum-4 and Tomahawk-5 both carry ~160 MB of on-chip packet buffer;
-# 160 MiB is the budget this renderer divides.
-ASIC_BUFFER_BYTES = 160 * 1024 * 1024
-LOSSLESS_PG_DYNAMIC_TH = "0"  # alpha 1: a lossless PG may take up to half of the free shared buffer
-LOSSY_DYNAMIC_TH = "3"  # alpha 8, SONiC's default for lossy ingress/egress
-EGRESS_LOSSY_SIZE = 9216  # one jumbo frame reserved per lossy queue
 
 FLEX_COUNTERS: dict[str, dict[str, str]] = {
     "PFCWD": {"FLEX_COUNTER_STATUS": "enable"},
@@ -126,32 +123,40 @@ class _Classes:
         self.default_queues = sorted(used - set(self.lossless_queues) - {self.cnp_queue})
         lossy_queues = [i for i in range(QUEUES) if i not in self.lossless_queues]
         self.lossless_queue_keys = runs(self.lossless_queues)
+        self.lossless_pg_keys = runs(self.lossless_pgs)
         self.lossy_queue_keys = runs(lossy_queues)
 
 
 def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
-    """The switch's ConfigDB, every value a string as ConfigDB stores it (leaf-lists as lists)."""
+    """fabricgen's part of the switch's ConfigDB (platforms.sonic_configdb.OWNERSHIP), every value a string
+    as ConfigDB stores it (leaf-lists as lists)."""
     q = plan.qos
     if q is None or sw.bgp is None:
         raise ValueError(f"{sw.hostname}: the plan has no QoS policy or BGP settings; build it with build_plan")
     c = _Classes(q)
     lpp = int(plan.settings.models[sw.role].lanes_per_port)
     hw = plan.hardware[sw.role]
+    rb = role_buffers(hw)
+    objects = rb.objects
     profiles = plan.qos_profiles
     wd = q.watchdog_enabled
+    pfc_to_pg = hw.sku is not None and hw.sku.supports(PFC_TO_PG_MAP)
 
     # Entries identical on every port are shared objects (json.dumps does not care, and it is faster).
     port_qos = {"dscp_to_tc_map": MAP, "tc_to_queue_map": MAP, "tc_to_pg_map": MAP, "pfc_to_queue_map": MAP,
                 "pfc_enable": c.pfc_enable}
+    if pfc_to_pg:
+        port_qos["pfc_to_pg_map"] = MAP
     if wd:
         port_qos["pfcwd_sw_enable"] = c.pfc_enable
     q_cnp = {"scheduler": SCHED_CNP}
     q_default = {"scheduler": SCHED_DEFAULT}
-    pg_lossy = {"profile": "ingress_lossy_profile"}
-    bq_lossless = {"profile": "egress_lossless_profile"}
-    bq_lossy = {"profile": "egress_lossy_profile"}
     pfc_wd = {"action": q.watchdog_action, "detection_time": str(q.watchdog_detection_ms),
               "restoration_time": str(q.watchdog_restoration_ms)}
+    pg_lossy = {"profile": objects.pg_lossy} if objects is not None else {}
+    pg_dynamic = {"profile": NULL_PROFILE}
+    bq_lossless = {"profile": objects.queue_lossless} if objects is not None else {}
+    bq_lossy = {"profile": objects.queue_lossy} if objects is not None else {}
 
     port: dict[str, Any] = {}
     interface: dict[str, Any] = {}
@@ -160,19 +165,17 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
     queue: dict[str, Any] = {}
     buffer_pg: dict[str, Any] = {}
     buffer_queue: dict[str, Any] = {}
+    buffer_profile: dict[str, Any] = {}
     cable: dict[str, str] = {}
     pfcwd: dict[str, Any] = {}
     wred: dict[str, Any] = {}
-    used_profiles: dict[str, QosProfile] = {}
-    roce_queue: dict[str, dict[str, str]] = {}  # profile name -> shared QUEUE entry
-    pg_lossless: dict[str, dict[str, str]] = {}  # profile name -> shared BUFFER_PG entry
-    reserved = shared_headroom = 0
+    roce_queue: dict[str, dict[str, str]] = {}  # QoS profile name -> shared QUEUE entry
+    pg_lossless: dict[tuple[int, int], dict[str, str]] = {}  # (speed, metres) -> shared BUFFER_PG entry
 
     for itf in sw.interfaces:
         name = itf.name
         sku_port = hw.port(sw.platform, itf.cage, itf.subport, itf.breakout, lpp, itf.speed)
         port[name] = {
-            **sku_port.fields,
             "admin_status": "up",
             "description": itf.description,
             "fec": sku_port.fec or FEC,
@@ -187,8 +190,8 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
         neighbor[name] = {"name": itf.peer_device, "port": itf.peer_interface}
 
         prof = profiles[itf.qos_profile]
-        if prof.name not in used_profiles:
-            used_profiles[prof.name] = prof
+        rq = roce_queue.get(prof.name)
+        if rq is None:
             wname = wred_name(prof)
             wred[wname] = {
                 "ecn": "ecn_all",
@@ -200,51 +203,45 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
                 "yellow_drop_probability": str(prof.ecn_probability),
                 "red_drop_probability": str(prof.ecn_probability),
             }
-            roce_queue[prof.name] = {"scheduler": SCHED_ROCE, "wred_profile": wname}
-            pg_lossless[prof.name] = {"profile": prof.name}
-        n_lossless = len(c.lossless_pgs)
-        reserved += prof.size * n_lossless
-        shared_headroom += max(0, prof.xon + prof.xoff - prof.size) * n_lossless
+            rq = roce_queue[prof.name] = {"scheduler": SCHED_ROCE, "wred_profile": wname}
 
         port_qos_map[name] = port_qos
-        rq = roce_queue[prof.name]
         for qi in c.lossless_queues:
             queue[f"{name}|{qi}"] = rq
         queue[f"{name}|{c.cnp_queue}"] = q_cnp
         for qi in c.default_queues:
             queue[f"{name}|{qi}"] = q_default
-        pl = pg_lossless[prof.name]
-        for pg in c.lossless_pgs:
-            buffer_pg[f"{name}|{pg}"] = pl
+        metres = int(prof.cable_m)
+        cable[name] = f"{metres}m"
+        if wd:
+            pfcwd[name] = pfc_wd
+        if objects is None:
+            continue  # buffers left to the device (sonic_buffers)
+        if rb.model == "dynamic":
+            pl = pg_dynamic
+        else:
+            pl = pg_lossless.get((prof.speed, metres), {})
+            if not pl:
+                pname = traditional_profile_name(prof.speed, metres)
+                found = lookup_row(hw.sku, prof.speed, metres) if hw.sku is not None else None
+                if found is None:
+                    raise ValueError(f"{sw.hostname}: SKU {hw.describe()} has no pg_profile_lookup.ini row for "
+                                     f"{prof.speed}G (plan refuses such a SKU)")
+                buffer_profile[pname] = traditional_entry(objects, found[0])
+                pl = pg_lossless[prof.speed, metres] = {"profile": pname}
+        for key in c.lossless_pg_keys:  # "3", or "3-4" as buffermgrd writes several
+            buffer_pg[f"{name}|{key}"] = pl
         for pg in c.lossy_pgs:
             buffer_pg[f"{name}|{pg}"] = pg_lossy
         for key in c.lossless_queue_keys:
             buffer_queue[f"{name}|{key}"] = bq_lossless
         for key in c.lossy_queue_keys:
             buffer_queue[f"{name}|{key}"] = bq_lossy
-        cable[name] = f"{int(prof.cable_m)}m"
-        if wd:
-            pfcwd[name] = pfc_wd
 
     b = sw.bgp
-
     loopback: dict[str, Any] = {"Loopback0": {}, f"Loopback0|{sw.loopback}/32": {}}
     if sw.loopback_v6:
         loopback[f"Loopback0|{sw.loopback_v6}/128"] = {}
-
-    shared = max(0, ASIC_BUFFER_BYTES - reserved - shared_headroom)
-    buffer_profile: dict[str, Any] = {
-        "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0", "dynamic_th": LOSSY_DYNAMIC_TH},
-        # A static pool takes a static threshold (SONiC's own templates: static_th = pool size);
-        # PFC, not the egress buffer, bounds the lossless queue.
-        "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0",
-                                    "static_th": str(ASIC_BUFFER_BYTES)},
-        "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": str(EGRESS_LOSSY_SIZE),
-                                 "dynamic_th": LOSSY_DYNAMIC_TH},
-    }
-    for prof in used_profiles.values():
-        buffer_profile[prof.name] = {"pool": "ingress_lossless_pool", "xon": str(prof.xon), "xoff": str(prof.xoff),
-                                     "size": str(prof.size), "dynamic_th": LOSSLESS_PG_DYNAMIC_TH}
 
     weights = q.bandwidth
     metadata = {
@@ -254,11 +251,12 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
         "type": DEVICE_TYPE[sw.role],
         "docker_routing_config_mode": ROUTING_CONFIG_MODE,
         "frr_mgmt_framework_config": FRR_MGMT_FRAMEWORK_CONFIG,
-        "buffer_model": "traditional",
         # The explicit PFC_WD entries carry the intent's timers; "enable" would let `pfcwd start_default`
         # rewrite them with port-count-scaled defaults after a reload.
         "default_pfcwd_status": "disable",
     }
+    if rb.model != "device":
+        metadata["buffer_model"] = rb.model
     db: dict[str, Any] = {
         "DEVICE_METADATA": {"localhost": metadata},
         "PORT": port,
@@ -269,6 +267,10 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
         "TC_TO_QUEUE_MAP": {MAP: _s(q.tc_to_queue)},
         "TC_TO_PRIORITY_GROUP_MAP": {MAP: _s(q.tc_to_pg)},
         "MAP_PFC_PRIORITY_TO_QUEUE": {MAP: _s(q.pfc_priority_to_queue)},
+    }
+    if pfc_to_pg:
+        db["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"] = {MAP: {str(tc): str(q.tc_to_pg[tc]) for tc in c.lossless_tcs}}
+    db.update({
         "PORT_QOS_MAP": port_qos_map,
         "SCHEDULER": {
             SCHED_CNP: {"type": "STRICT"},
@@ -277,19 +279,15 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
         },
         "QUEUE": queue,
         "WRED_PROFILE": wred,
-        "BUFFER_POOL": {
-            "ingress_lossless_pool": {"type": "ingress", "mode": "dynamic", "size": str(shared),
-                                      "xoff": str(shared_headroom)},
-            "egress_lossless_pool": {"type": "egress", "mode": "static", "size": str(ASIC_BUFFER_BYTES)},
-            "egress_lossy_pool": {"type": "egress", "mode": "dynamic", "size": str(shared)},
-        },
-        "BUFFER_PROFILE": buffer_profile,
-        "BUFFER_PG": buffer_pg,
-        "BUFFER_QUEUE": buffer_queue,
-        "CABLE_LENGTH": {CABLE_LENGTH_MAP: cable},
-        "SWITCH_HASH": {"GLOBAL": {"ecmp_hash": [HASH_FIELDS[f] for f in plan.settings.hash_fields]}},
-        "FLEX_COUNTER_TABLE": FLEX_COUNTERS,
-    }
+    })
+    if buffer_profile:
+        db["BUFFER_PROFILE"] = buffer_profile
+    if buffer_pg:
+        db["BUFFER_PG"] = buffer_pg
+        db["BUFFER_QUEUE"] = buffer_queue
+    db["CABLE_LENGTH"] = {CABLE_LENGTH_MAP: cable}
+    db["SWITCH_HASH"] = {"GLOBAL": {"ecmp_hash": [HASH_FIELDS[f] for f in plan.settings.hash_fields]}}
+    db["FLEX_COUNTER_TABLE"] = FLEX_COUNTERS
     if wd:
         pfcwd["GLOBAL"] = {"POLL_INTERVAL": str(q.watchdog_poll_ms)}
         db["PFC_WD"] = pfcwd

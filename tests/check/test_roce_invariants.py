@@ -141,8 +141,10 @@ def test_facts_of_each_platform(example: Rendered, lab: Rendered) -> None:
     assert (p.mtu, p.ipv4, p.pfc, p.watchdog) == (9216, itf.ipv4, frozenset(q.lossless_tcs), True)
     assert p.maps is not None and p.maps.dscp_to_tc[26] == 3 and p.maps.dscp_to_tc[48] == 6
     prof = plan.qos_profiles[itf.qos_profile]
-    assert p.lossless[3].profile == prof.name and p.lossless[3].static_th is None
-    assert p.lossless[3].loc == pointer("BUFFER_PROFILE", prof.name)
+    # the SN5600 SKU runs the dynamic buffer model: the lossless PG is NULL, SONiC computes its headroom
+    assert p.lossless[3].profile == "NULL" and p.lossless[3].static_th is None
+    assert p.lossless[3].loc == pointer("BUFFER_PG", "Ethernet384|3", "profile")
+    assert prof.speed == 400
     assert p.queues[3].ecn[0].max_bytes == prof.ecn_max and p.queues[6].strict
     assert leaf.bgp_asn == sw.asn and len(leaf.neighbors) == len(sw.bgp.neighbors)  # type: ignore[union-attr]
     assert leaf.maximum_paths[0][0] == sw.bgp.maximum_paths  # type: ignore[union-attr]
@@ -226,12 +228,14 @@ def test_sonic_ecn_max_above_a_static_pause_threshold(example: Rendered, tmp_pat
     t = Tree(example, tmp_path)
     wred: list[str] = []
 
-    def static(db: dict[str, Any]) -> None:
+    def static(db: dict[str, Any]) -> None:  # a traditional lossless PG profile with a static pause trigger
         wred.append(next(iter(db["WRED_PROFILE"])))
-        for prof in db["BUFFER_PROFILE"].values():
-            if "xoff" in prof:
-                prof.pop("dynamic_th", None)
-                prof["static_th"] = "1000000"
+        db["DEVICE_METADATA"]["localhost"]["buffer_model"] = "traditional"
+        db["BUFFER_PROFILE"] = {"pg_static": {"pool": "ingress_lossless_pool", "xon": "19456", "xoff": "140288",
+                                              "size": "159744", "static_th": "1000000"}}
+        for entry in db["BUFFER_PG"].values():
+            if entry["profile"] == "NULL":
+                entry["profile"] = "pg_static"
 
     t.edit_json("ai256-leaf03", static)
     findings = only(t.check(), "ai256-leaf03", "roce-ecn-order")

@@ -184,10 +184,30 @@ def test_candidate_keeps_device_identity_and_unrendered_tables() -> None:
         assert meta[key] == running["DEVICE_METADATA"]["localhost"][key]
     assert meta["hostname"] == candidate["DEVICE_METADATA"]["localhost"]["hostname"]
     assert uploaded["LOOPBACK_INTERFACE"] == running["LOOPBACK_INTERFACE"]
-    assert uploaded["PORT"] == candidate["PORT"]  # rendered tables replace the running ones whole
+    # PORT: fabricgen's fields over the device's; lanes and alias stay the device's (its SKU's)
+    assert uploaded["PORT"] == {name: {**running["PORT"][name], **entry} for name, entry in candidate["PORT"].items()}
+    assert uploaded["PORT"]["Ethernet0"]["lanes"] == running["PORT"]["Ethernet0"]["lanes"]
     whole = driver("compare", replace_scope="all")
     whole.load_replace_candidate(config=bundle)
     assert json.loads(whole.transport.stdins[0] or "{}") == candidate  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("edit", "why"), [
+    (lambda db: db["PORT"].__setitem__("Ethernet64", {"mtu": "9216"}), "the device has no port Ethernet64"),
+    (lambda db: db["PORT"]["Ethernet0"].__setitem__("lanes", "9,10,11,12"), "lanes belong to the device"),
+    (lambda db: db.__setitem__("BUFFER_POOL", {"ingress_lossless_pool": {"type": "ingress", "mode": "dynamic"}}),
+     "tables fabricgen does not own: BUFFER_POOL"),
+    (lambda db: db.__setitem__("BUFFER_QUEUE", {"Ethernet0|3": {"profile": "egress_lossless_profile"}}),
+     "dangling references: BUFFER_QUEUE|Ethernet0|3.profile -> BUFFER_PROFILE|egress_lossless_profile"),
+], ids=["unknown-port", "lanes", "sku-pool", "dangling"])
+def test_a_candidate_that_does_not_fit_the_device_is_refused_before_upload(edit: Any, why: str) -> None:
+    candidate = json.loads((CANDIDATE / "config_db.json").read_text())
+    edit(candidate)
+    d = driver("compare")
+    with pytest.raises(ReplaceConfigException, match="nothing was changed") as err:
+        d.load_replace_candidate(config={"config_db.json": candidate, "frr.conf": (CANDIDATE / "frr.conf").read_text()})
+    assert why in str(err.value)
+    assert sent(d) == ["show runningconfiguration all"]  # nothing uploaded
 
 
 def test_compare_in_sync_is_empty() -> None:
