@@ -49,11 +49,13 @@ def build_plan(intent: Intent | str | Path) -> Plan:
     return planner.build_plan(intent, source, lines)
 
 
-def render(plan: Plan, output: str | Path = "build", *, check: bool = True, workers: int | None = None) -> RenderResult:
+def render(plan: Plan, output: str | Path = "build", *, check: bool = True, workers: int | None = None,
+           force: bool = False) -> RenderResult:
     """Write every output of the plan into `output`, atomically (a failure leaves the previous output).
 
     With `check` (as `fabricgen render`), the fast RoCE and NIC checks run on the new files first and a
-    failure raises `CheckFailed` (its `.findings`) without writing anything."""
+    failure raises `CheckFailed` (its `.findings`) without writing anything.  `output` must be new,
+    empty or an earlier render's output unless `force`; otherwise FabricError says why."""
     from fabricgen.render import render_all
 
     checks = None
@@ -61,7 +63,7 @@ def render(plan: Plan, output: str | Path = "build", *, check: bool = True, work
         from fabricgen.check.fast import fast_checks
 
         checks = fast_checks(plan)
-    return render_all(plan, output, workers=workers, checks=checks)
+    return render_all(plan, output, workers=workers, checks=checks, force=force)
 
 
 def check(plan: Plan, configs: str | Path = "build/configs", *, hosts: str | Path | None = None,

@@ -158,7 +158,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
         checks = fast_checks(plan)
     try:
-        result = render_all(plan, args.output, workers=args.workers, checks=checks)
+        result = render_all(plan, args.output, workers=args.workers, checks=checks, force=args.force)
     except CheckFailed as exc:
         from fabricgen.check.findings import format_findings
 
@@ -205,6 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
     p.add_argument("--workers", type=positive_int, default=None, help="render processes (default: automatic)")
     p.add_argument("--no-check", action="store_true", help="skip the RoCE invariant and NIC checks")
+    p.add_argument("--force", action="store_true",
+                   help="replace the output directory even though no earlier render made it (deletes its files)")
     p.set_defaults(func=cmd_render)
 
     p = sub.add_parser("inventory", help="write the nornir SimpleInventory (hosts, groups, defaults) of the plan")

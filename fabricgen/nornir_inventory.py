@@ -36,16 +36,15 @@ if TYPE_CHECKING:
 
 
 def lab_state(plan: Plan, lab_dir: str | Path | None = None) -> LabState | None:
-    """The running lab of this fabric: in ``lab_dir`` if given, else wherever ``lab up`` registered it.
+    """The running lab of this fabric: in ``lab_dir`` if given, else wherever ``lab up`` registered it,
+    else in the default lab directory.
 
     The lab's state file names its fabric; a lab of another fabric is never used.
     """
-    from fabricgen.lab.engine import LabState, registered_lab
+    from fabricgen.lab.engine import DEFAULT_LAB_DIR, LabState, registered_lab
     from fabricgen.lab.topology import LabError
 
-    workdir = Path(lab_dir) if lab_dir is not None else registered_lab(plan.settings.name)
-    if workdir is None:
-        return None
+    workdir = Path(lab_dir) if lab_dir is not None else registered_lab(plan.settings.name) or DEFAULT_LAB_DIR
     try:
         state = LabState.load(workdir)
     except LabError:

@@ -2,18 +2,16 @@
 
 Python computes; templates only lay out text.  Each platform module exposes
 `render(switch, plan, env) -> {filename: text}`.  Output is written into a
-temporary directory beside the target and swapped in at the end, so a failed
-render leaves the previous output intact.  Large fabrics render in worker
+scratch directory beside the target and swapped in at the end (fabricgen.outdir),
+so a failed render leaves the previous output intact, and only a directory an
+earlier render made is ever replaced.  Large fabrics render in worker
 processes (fork: the plan is shared copy-on-write, nothing is pickled).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +20,7 @@ import jinja2
 from fabricgen import inventory, manifest, pool
 from fabricgen.errors import FabricError
 from fabricgen.model import Plan, Switch
+from fabricgen.outdir import replaced_dir
 from fabricgen.plan import cabling_csv, plan_dict
 from fabricgen.platforms.registry import host_platform, platform
 from fabricgen.templating import environment, to_json
@@ -114,38 +113,20 @@ def _chunks(items: list[str], n: int) -> list[list[str]]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
-@contextmanager
-def atomic_dir(target: Path) -> Iterator[Path]:
-    """Yield a scratch directory that replaces `target` only if the block succeeds."""
-    target = target.resolve()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    old = target.parent / f".{target.name}.old"
-    if old.exists():
-        shutil.rmtree(old)
-    if target.exists():
-        target.rename(old)
-    tmp.rename(target)
-    target.chmod(0o755)  # mkdtemp makes it 0700
-    shutil.rmtree(old, ignore_errors=True)
-
-
 def render_all(plan: Plan, outdir: str | Path, workers: int | None = None,
-               checks: Callable[[Path], None] | None = None) -> RenderResult:
+               checks: Callable[[Path], None] | None = None, force: bool = False) -> RenderResult:
     """Write every output of the plan into `outdir` atomically.
 
-    `checks` (if given) runs on the scratch directory before the swap; raising
-    there keeps the previous output in place.
+    `outdir` must be new, empty or an earlier render's output (`force` replaces any other
+    directory; see fabricgen.outdir for what is refused even then).  `checks` (if given) runs
+    on the scratch directory before the swap; raising there keeps the previous output in place.
     """
     target = Path(outdir)
     hosts = list(plan.switches)
     workers = workers if workers is not None else (min(os.cpu_count() or 1, 8) if len(hosts) > 200 else 1)
-    with atomic_dir(target) as tmp:
+    source = Path(plan.source)
+    keep = [source] if source.is_file() else []
+    with replaced_dir(target, force=force, keep=keep) as tmp:
         jobs = [(job, str(tmp)) for job in _jobs(plan, workers)]
         if workers > 1:
             with pool.forked_pool(workers, plan) as workers_pool:  # the plan is shared copy-on-write
@@ -158,4 +139,4 @@ def render_all(plan: Plan, outdir: str | Path, workers: int | None = None,
         if checks is not None:
             checks(tmp)
         manifest.write(tmp, plan, checked=checks is not None)  # what deploy and validate will push
-    return RenderResult(target, files + 1, lines, len(hosts))
+    return RenderResult(target, files + 2, lines, len(hosts))  # + the manifest and the marker

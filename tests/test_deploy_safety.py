@@ -21,6 +21,7 @@ from fabricgen.deploy.state import FabricLock, Journal, Owner, state_dir
 from fabricgen.deployable import undeployable
 from fabricgen.errors import FabricError
 from fabricgen.expect import expected_prefixes
+from fabricgen.outdir import MARKER
 from fabricgen.plan import load_plan
 from tests.conftest import ROOT
 
@@ -46,7 +47,8 @@ def test_render_writes_a_manifest_of_every_file(tmp_path: Path, plan) -> None:  
     doc = json.loads((out / "manifest.json").read_text())
     assert doc["checks"] == {"ran": True, "passed": True} and doc["fabric"] == "lab"
     assert doc["intent_sha256"] == manifest.intent_sha256(plan)
-    files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and p.name != "manifest.json"}
+    files = {p.relative_to(out).as_posix() for p in out.rglob("*")
+             if p.is_file() and p.name not in ("manifest.json", MARKER)}  # the marker is not output
     assert set(doc["files"]) == files
     assert doc["files"]["configs/lab-leaf01/frr.conf"] == manifest.file_sha256(out / "configs/lab-leaf01/frr.conf")
     again = render(tmp_path / "again")

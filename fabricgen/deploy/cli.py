@@ -78,7 +78,8 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--accept-undeployable", action="store_true",
                    help="deploy although the intent sets things the platforms cannot deploy (see `fabricgen plan`)")
     p.add_argument("--lab-dir", default=None,
-                   help="the lab's state directory (default: wherever `fabricgen lab up` of this fabric put it)")
+                   help="the lab's state directory (default: wherever `fabricgen lab up` of this fabric put it, "
+                        "else .fabricgen/lab/)")
     p.add_argument("--known-hosts", default=None,
                    help="SSH known_hosts to verify devices against (default $FABRICGEN_KNOWN_HOSTS, the lab's, "
                         "or ~/.ssh/known_hosts)")

@@ -8,12 +8,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from fabricgen.lab.engine import lab_down, lab_status, lab_up
+from fabricgen.lab.engine import DEFAULT_LAB_DIR, lab_down, lab_status, lab_up
 from fabricgen.lab.from_plan import lab_topology, require_frr, write_lab_files
 from fabricgen.lab.records import prune_stale_labs, records_dir
 from fabricgen.lab.topology import LabError
-
-DEFAULT_WORKDIR = "build/lab"
 
 
 def cmd_up(args: argparse.Namespace) -> int:
@@ -103,7 +101,8 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
         p = lab_sub.add_parser(name, help=text)
         p.add_argument("-i", "--intent", default="inventory/lab/fabric.yaml",
                        help="lab intent (default inventory/lab/fabric.yaml)")
-        p.add_argument("--workdir", default=DEFAULT_WORKDIR, help=f"lab state directory (default {DEFAULT_WORKDIR})")
+        p.add_argument("--lab-dir", "--workdir", dest="workdir", default=str(DEFAULT_LAB_DIR),
+                       help=f"lab state directory (default {DEFAULT_LAB_DIR}/, outside any render output)")
         p.set_defaults(func=func)
     p = lab_sub.add_parser(
         "prune", help="remove what labs whose processes are all gone left behind (after a cut-off run)",

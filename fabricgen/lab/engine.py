@@ -36,6 +36,9 @@ STATE_FILE = "state.json"
 KNOWN_HOSTS_FILE = "known_hosts"
 SSH_USER = "root"
 READY_TIMEOUT = 20.0
+# The lab's state (state file, SSH key, known_hosts) by default: beside the render output, never
+# inside it, so no render can delete what `lab down` needs (deploy's journal lives beside it).
+DEFAULT_LAB_DIR = Path(".fabricgen") / "lab"
 
 
 @dataclass

@@ -118,7 +118,8 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-b", "--build", default="build", help="the checked build to compare configs with (default build/)")
     p.add_argument("--force", action="store_true", help="compare with build files that changed after their check")
     p.add_argument("--lab-dir", default=None,
-                   help="the lab's state directory (default: wherever `fabricgen lab up` of this fabric put it)")
+                   help="the lab's state directory (default: wherever `fabricgen lab up` of this fabric put it, "
+                        "else .fabricgen/lab/)")
     p.add_argument("--known-hosts", default=None,
                    help="SSH known_hosts to verify devices against (default $FABRICGEN_KNOWN_HOSTS, the lab's, "
                         "or ~/.ssh/known_hosts)")

@@ -24,6 +24,7 @@ from fabricgen import manifest
 from fabricgen.cli import main
 from fabricgen.deploy import DeployOptions, DeployRefused, DeployReport, run_deploy
 from fabricgen.lab import LabState, lab_down, node_exec
+from fabricgen.lab.engine import DEFAULT_LAB_DIR
 from fabricgen.manifest import Build
 from fabricgen.model import Plan
 from fabricgen.plan import load_plan
@@ -57,8 +58,14 @@ def deploy(plan: Plan, build: Build, lab: LabState, **opts: object) -> DeployRep
 
 
 @pytest.fixture(scope="module")
-def lab(plan: Plan, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
-    with fabric_lab(plan, tmp_path_factory.mktemp("lab")) as state:
+def operator_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The operator's working directory: the lab's state sits where `fabricgen lab up` puts it by default."""
+    return tmp_path_factory.mktemp("operator")
+
+
+@pytest.fixture(scope="module")
+def lab(plan: Plan, operator_dir: Path) -> Iterator[LabState]:
+    with fabric_lab(plan, operator_dir / DEFAULT_LAB_DIR) as state:
         yield state
 
 
@@ -112,6 +119,22 @@ def test_dry_run_shows_diffs_and_changes_nothing(plan: Plan, lab: LabState, buil
         assert f"+router bgp {sw.asn}" in out
     assert "would change" in out and "dry run: nothing was changed" in out
     assert {h: running(lab, h) for h in plan.switches} == before
+
+
+def test_plain_render_keeps_the_lab(plan: Plan, lab: LabState, build: Build, operator_dir: Path,
+                                    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 7: a plain `fabricgen render` used to delete build/lab/, the lab's state and SSH key."""
+    monkeypatch.chdir(operator_dir)
+    state = {p.name: p.read_bytes() for p in Path(lab.workdir).iterdir() if p.is_file()}
+    for _ in range(2):
+        assert main(["render", "-i", str(LAB_INTENT)]) == 0  # default -o build/, beside the lab
+    assert {p.name: p.read_bytes() for p in Path(lab.workdir).iterdir() if p.is_file()} == state
+    capsys.readouterr()
+    assert main(["lab", "status", "-i", str(LAB_INTENT)]) == 0  # found at its default place
+    status = capsys.readouterr().out
+    assert all(host in status for host in plan.switches)
+    assert main(["deploy", "-i", str(LAB_INTENT), "-b", "build", "--dry-run"]) == 0
+    assert "would push build" in capsys.readouterr().out
 
 
 def test_deploy_then_validate_passes(plan: Plan, lab: LabState, build: Build,
