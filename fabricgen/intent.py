@@ -383,6 +383,27 @@ IPv4Pool = Annotated[ipaddress.IPv4Network, BeforeValidator(_network_text)]
 IPv6Pool = Annotated[ipaddress.IPv6Network, BeforeValidator(_network_text)]
 
 
+_V4_MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")
+
+
+def _as_v4(pool: ipaddress.IPv4Network | ipaddress.IPv6Network) -> ipaddress.IPv4Network | None:
+    """The IPv4 addresses a pool covers: itself, or those an IPv6 pool reaches as IPv4-mapped (::ffff:a.b.c.d)."""
+    if isinstance(pool, ipaddress.IPv4Network):
+        return pool
+    if pool.subnet_of(_V4_MAPPED):
+        return ipaddress.IPv4Network((int(pool.network_address) & 0xFFFFFFFF, pool.prefixlen - 96))
+    return ipaddress.IPv4Network("0.0.0.0/0") if pool.supernet_of(_V4_MAPPED) else None
+
+
+def pools_overlap(a: ipaddress.IPv4Network | ipaddress.IPv6Network,
+                  b: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:
+    """Whether two pools share an address, within a family or across it (IPv4-mapped IPv6)."""
+    if a.version == b.version:
+        return a.overlaps(b)
+    a4, b4 = _as_v4(a), _as_v4(b)
+    return a4 is not None and b4 is not None and a4.overlaps(b4)
+
+
 class Addressing(_Model):
     loopbacks: IPv4Pool
     p2p: IPv4Pool = Field(description="pool for /31 fabric links")
@@ -390,6 +411,17 @@ class Addressing(_Model):
     management: IPv4Pool
     loopbacks_v6: IPv6Pool | None = None
     p2p_v6: IPv6Pool | None = None
+
+    @model_validator(mode="after")
+    def _pools_apart(self) -> Addressing:
+        """Overlapping pools hand one address to two things: a loopback that is a management address."""
+        pools = [(name, net) for name, net in self if net is not None]
+        for i, (name_a, a) in enumerate(pools):
+            for name_b, b in pools[i + 1:]:
+                if pools_overlap(a, b):
+                    raise invalid(f"pool {name_b} ({b}) overlaps pool {name_a} ({a}): addresses would repeat",
+                                  f"give addressing.{name_b} a range of its own, outside {a}", at=name_b)
+        return self
 
 
 class Bfd(_Model):

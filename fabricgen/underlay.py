@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from fabricgen.errors import Problem
@@ -229,8 +230,41 @@ def build_bgp(intent: Intent, d: Design, plan: Plan) -> None:
                         afi="ipv4" if afi == "ipv4" else "ipv6"))
 
 
+def planned_addresses(plan: Plan) -> Iterator[tuple[str, str, str]]:
+    """(address, device, what) of every address the plan gives out, each once, from its owner's side."""
+    for sw in plan.switches.values():
+        yield sw.loopback, sw.hostname, "loopback"
+        if sw.loopback_v6:
+            yield sw.loopback_v6, sw.hostname, "loopback"
+        yield sw.mgmt_ip, sw.hostname, "management"
+        for itf in sw.interfaces:
+            if itf.ipv4:
+                yield itf.ipv4.partition("/")[0], sw.hostname, itf.name
+            if itf.ipv6:
+                yield itf.ipv6.partition("/")[0], sw.hostname, itf.name
+    for srv in plan.servers:
+        yield srv.mgmt_ip, srv.name, "management"
+        for nic in srv.nics:
+            yield nic.ip.partition("/")[0], srv.name, nic.ifname
+
+
+def _duplicate_address(plan: Plan) -> None:
+    owners: dict[str, tuple[str, str]] = {}
+    for addr, device, what in planned_addresses(plan):
+        first = owners.setdefault(addr, (device, what))
+        if first != (device, what):
+            raise TopologyError([Problem("addressing", f"address {addr} is given to both {first[0]} {first[1]} and "
+                                         f"{device} {what}",
+                                         "report this as a fabricgen bug; meanwhile give each addressing pool a "
+                                         "range of its own")])
+
+
 def check_unique(plan: Plan) -> None:
-    """Duplicate hostnames cannot happen by construction; duplicate ASNs where they must be unique can."""
+    """Duplicate hostnames cannot happen by construction; duplicate addresses and ASNs could if the
+    pools or the allocation were wrong, so every address is checked once after allocation."""
+    given = [addr for addr, _, _ in planned_addresses(plan)]
+    if len(set(given)) != len(given):
+        _duplicate_address(plan)
     if plan.settings.asn_scheme != "multi-as":
         return
     seen: dict[int, str] = {}

@@ -8,6 +8,7 @@ Every checker returns `Finding`s (findings.py) so results merge and print the sa
     nxos.py        NX-OS structure over its indentation tree (config_tree.py)      rules "nxos-*"
     facts.py       per-device RoCE facts; extract/<platform>.py fills them from its files
     roce.py        fabric-wide RoCE invariants over per-device facts                rules "roce-*"
+    addresses.py   every address configured once across the fabric                 rule "addr-duplicate"
     yang_models.py where the pinned SONiC YANG models are found (or fetched from)
 
 The checkers are imported lazily by their callers: libyang and vtysh are only needed

@@ -109,6 +109,9 @@ class DeviceFacts:
     bgp_loc: str = ""
     neighbors: dict[str, Neighbor] = field(default_factory=dict)
     maximum_paths: list[tuple[int, str]] = field(default_factory=list)
+    # every address the config assigns, on any interface (loopbacks and management too), IPv4 and IPv6:
+    # (interface, "address/len", loc); check.addresses finds the ones configured twice
+    addresses: list[tuple[str, str, str]] = field(default_factory=list)
 
     def file_for(self, loc: str) -> str:
         """The file a location points into (the platform record says which: JSON pointers, lines)."""
@@ -200,16 +203,18 @@ def scan_frr(lines: list[str], f: DeviceFacts, with_interfaces: bool) -> None:
             parts = s.split()
             if parts[0] == "interface" and len(parts) >= 2 and with_interfaces:
                 name = parts[1]
-                if name != "lo" and len(parts) == 2:
+                if len(parts) == 2:
                     block = "interface"
-                    port = ports.setdefault(name, PortFacts(name, f"L{i}"))
+                    port = ports.setdefault(name, PortFacts(name, f"L{i}")) if name != "lo" else None
             elif parts[0] == "router" and len(parts) == 3 and parts[1] == "bgp" and f.bgp_asn is None:
                 block = "bgp"
                 f.bgp_asn, f.bgp_loc = parse_asn(parts[2]), f"L{i}"
             continue
         if block == "interface":
-            if s.startswith("ip address ") and not port.ipv4:
-                port.ipv4, port.ipv4_loc = s.split()[2], f"L{i}"
+            if s.startswith(("ip address ", "ipv6 address ")) and len(addr := s.split()) >= 3:
+                f.addresses.append((name, addr[2], f"L{i}"))
+                if port is not None and addr[0] == "ip" and not port.ipv4:
+                    port.ipv4, port.ipv4_loc = addr[2], f"L{i}"
         elif block == "bgp":
             parts = s.split()
             if parts[0] == "neighbor" and len(parts) >= 4:

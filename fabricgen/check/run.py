@@ -1,8 +1,8 @@
 """Run every check over a directory of rendered (or hand-edited) configs.
 
 Full check: SONiC YANG (libyang), FRR's own parser (vtysh --dryrun), NX-OS
-structure (its indentation tree), then the fabric-wide RoCE invariants and NIC
-consistency.  The last two are the *fast* checks `render` runs by default.
+structure (its indentation tree), then the fabric-wide RoCE invariants, duplicate
+addresses and NIC consistency.  The last three are the *fast* checks `render` runs by default.
 
 Scheduling (a 32K-GPU fabric has ~2,000 SONiC, ~500 NX-OS and ~4,000 NIC files):
 
@@ -199,6 +199,7 @@ def _loaded(soname: str) -> str:
 def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bool,
          workers: int | None, use_cache: bool = False) -> list[Finding]:
     from fabricgen.check import roce
+    from fabricgen.check.addresses import check_addresses
     from fabricgen.check.cache import ResultCache, cache_dir
     from fabricgen.check.nic import check_nic_scripts
 
@@ -262,7 +263,8 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
             structural += found
             facts.update(part)
         facts = {h: facts[h] for h in plan.switches if h in facts}
-        fast = roce.check_facts(plan, facts, configs) + check_nic_scripts(plan, hosts, facts)
+        fast = (roce.check_facts(plan, facts, configs) + check_addresses(plan, facts)
+                + check_nic_scripts(plan, hosts, facts))
         yang_done.update(zip(sonic, (found for job in jobs.yang for found in _get(job)), strict=True))
         if jobs.frr is not None:
             fresh: dict[str, list[Finding]] = {str(p): [] for p in frr}
@@ -322,6 +324,7 @@ def _in_order(cache: Any, paths: list[str], done: dict[str, list[Finding]],
 
 def checked_pairs(plan: Plan, full: bool) -> list[tuple[str, str]]:
     """(device, rule) pairs that ran, so JUnit shows passing cases too."""
+    from fabricgen.check.addresses import RULES as ADDRESS_RULES
     from fabricgen.check.nic import RULES as NIC_RULES
     from fabricgen.check.roce import RULES as ROCE_RULES
 
@@ -329,6 +332,6 @@ def checked_pairs(plan: Plan, full: bool) -> list[tuple[str, str]]:
     for sw in plan.switches.values():
         if full:  # exactly the structural checks its platform's record runs (none: none reported)
             pairs += [(sw.hostname, r) for r in platform(sw.platform).rule_ids()]
-        pairs += [(sw.hostname, r) for r in ROCE_RULES]
+        pairs += [(sw.hostname, r) for r in (*ROCE_RULES, *ADDRESS_RULES)]
     pairs += [(srv.name, r) for srv in plan.servers for r in NIC_RULES]
     return pairs

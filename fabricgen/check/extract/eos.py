@@ -124,6 +124,9 @@ def extract_eos(plan: Plan, configs: Path, host: str) -> DeviceFacts:
             prof.read(node)
         elif t.startswith("interface Ethernet"):
             interfaces.append(node)
+        if t.startswith("interface "):  # every interface's addresses, loopbacks and management too
+            f.addresses += [(t.split()[1], c.text.split()[2], f"L{c.line}") for c in node.children
+                            if c.text.startswith(("ip address ", "ipv6 address ")) and len(c.text.split()) >= 3]
         elif t.startswith("router bgp "):
             _bgp(node, f)
     classification = QosMaps("qos map dscp", {d: dscp.get(d, 0) for d in range(64)}, tc_queue,

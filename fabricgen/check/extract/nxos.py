@@ -141,6 +141,7 @@ def nxos_facts(plan: Plan, host: str, lines: list[str], cfg: Any, path: str = NX
 
     planned = plan_ports(plan, host)
     maps_cache: dict[str, QosMaps] = {}
+    f.addresses = [(name, addr, at(line)) for name, itf in cfg.interfaces.items() for addr, line in itf.addresses]
     for name, itf in cfg.interfaces.items():
         if not name.lower().startswith("ethernet"):
             continue

@@ -158,11 +158,16 @@ def _sonic_ports(f: DeviceFacts, t: _SonicTables) -> None:
         n = escape_token(name)
         ports[name] = PortFacts(name, f"/PORT/{n}", mtu=as_int(e.get("mtu", SONIC_DEFAULT_MTU)),
                                 mtu_loc=f"/PORT/{n}/mtu" if "mtu" in e else f"/PORT/{n}")
-    for key in t.table("INTERFACE"):
-        name, addr = _split_key(key)
-        port = ports.get(name)
-        if port is not None and addr and ":" not in addr and not port.ipv4:
-            port.ipv4, port.ipv4_loc = addr, pointer("INTERFACE", key)
+    for table in ("INTERFACE", "LOOPBACK_INTERFACE", "MGMT_INTERFACE", "PORTCHANNEL_INTERFACE", "VLAN_INTERFACE"):
+        for key in t.table(table):
+            name, addr = _split_key(key)
+            if not addr:
+                continue
+            loc = pointer(table, key)
+            f.addresses.append((name, addr, loc))
+            port = ports.get(name) if table == "INTERFACE" else None
+            if port is not None and ":" not in addr and not port.ipv4:
+                port.ipv4, port.ipv4_loc = addr, loc
     qos_map = t.table("PORT_QOS_MAP")
     wd = t.table("PFC_WD")
     for name, port in ports.items():
