@@ -164,7 +164,8 @@ def cmd_render(args: argparse.Namespace) -> int:
 
         sys.stderr.write(format_findings(exc.findings, "table"))
         _console(stderr=True).print("render refused: the configs break the checks above; nothing was written "
-                                    "(--no-check to write them anyway)", markup=False)
+                                    "(fix: correct the intent or the templates the findings name, or --no-check "
+                                    "to write them anyway)", markup=False)
         return EXIT_FAIL
     _console(stderr=True).print(
         f"rendered {result.switches} switches, {result.files} files, {result.lines} config lines -> {result.outdir}")

@@ -23,8 +23,8 @@ from fabricgen.physical import build_physical, cabling_rows
 from fabricgen.platforms.registry import PlatformRecord, platform, watchdog_timers
 from fabricgen.platforms.sonic_buffers import buffer_warnings, headroom_table, sku_capability_problems
 from fabricgen.skus import RoleHardware, SkuError, breakout_role_hardware, role_hardware
-from fabricgen.topology import Design, TopologyError, build_topology
-from fabricgen.underlay import build_underlay
+from fabricgen.topology import Design, TopologyError, build_topology, check_size, design, layout
+from fabricgen.underlay import build_underlay, check_pools
 
 PLURAL = {"leaf": "leaves", "spine": "spines", "super_spine": "super-spines"}
 
@@ -206,7 +206,11 @@ def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, 
         raise _located(source, exc.problems, lines) from None
     plan = Plan(settings=fabric_settings(intent), hardware=hardware, source=source)
     try:
-        d = build_topology(intent, plan)
+        d = design(intent)
+        lay = layout(intent, d)
+        check_size(lay)  # an intent that would build millions of switches stops here, in milliseconds
+        check_pools(intent, d, lay)
+        build_topology(intent, plan, d)
         check_oversubscription(intent, d, plan)
         build_underlay(intent, d, plan)
         plan_adaptive_routing(plan, intent.ecmp.adaptive_routing)

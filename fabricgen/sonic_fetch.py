@@ -20,6 +20,7 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+from fabricgen.outdir import swap_in
 from fabricgen.skus import SHARED_PLATFORM
 
 COMMIT = "086b03bd70f9e211aaaf5f6aefe0790b508d2a94"  # same as the YANG models fabricgen checks against
@@ -80,7 +81,8 @@ def fetch_file(path: str, base: str, fetch: Fetch) -> bytes | None:
         if target is None:
             return body
         path = target
-    raise RuntimeError(f"{path}: more than {MAX_LINKS} symlinks")
+    raise RuntimeError(f"{path}: more than {MAX_LINKS} symlinks (fix: check {URL_ENV}: it should point at "
+                       "sonic-buildimage's device/ tree)")
 
 
 def fetch_platform(dest: Path, base: str = BASE_URL, fetch: Fetch = http_fetch) -> list[Path]:
@@ -88,7 +90,7 @@ def fetch_platform(dest: Path, base: str = BASE_URL, fetch: Fetch = http_fetch) 
     dest = Path(dest)
     if dest.exists() and not (dest / MARKER).exists():
         raise FileExistsError(f"{dest} exists and was not made by `make sonic-platform`; leaving it alone "
-                              "(remove it, or fetch into another directory)")
+                              "(fix: fetch into another directory, or move this one away)")
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
     written: list[Path] = []
@@ -108,13 +110,8 @@ def fetch_platform(dest: Path, base: str = BASE_URL, fetch: Fetch = http_fetch) 
                 if not (tmp / platform / sku / "port_config.ini").is_file():
                     raise RuntimeError(f"{platform}/{sku}/port_config.ini not found at {base}")
         (tmp / MARKER).write_text(f"sonic-buildimage {COMMIT}\n", encoding="utf-8")
-        if dest.exists():
-            old = dest.parent / f".{dest.name}.old"
-            dest.rename(old)
-            tmp.rename(dest)
-            _rmtree(old)
-        else:
-            tmp.rename(dest)
+        tmp.chmod(0o755)  # mkdtemp makes it 0700
+        swap_in(tmp, dest)
     except BaseException:
         _rmtree(tmp)
         raise

@@ -367,6 +367,78 @@ def _width(n: int) -> int:
     return max(2, len(str(n)))
 
 
+@dataclass(frozen=True)
+class Layout:
+    """How many of each thing the plan builds, known from the design before anything is built."""
+
+    leaves_per_plane: int
+    pods: int  # pods in use (3-tier); the one pod / plane otherwise
+    sus: int  # scalable units (rail-optimized)
+    sus_per_pod: int
+    su_size: int
+    leaves: int
+    spines: int
+    super_spines: int
+    links: dict[str, int]  # per tier, as Link.tier names them
+
+
+# Far above the largest AI fabric built today (~10,000 switches and ~400,000 links for 128K GPUs);
+# an intent beyond them is a typo (a breakout, a port count) that would otherwise run for minutes.
+MAX_SWITCHES = 32_768
+MAX_LINKS = 1_048_576
+
+
+def layout(intent: Intent, d: Design) -> Layout:
+    """Which leaf positions the servers fill and the resulting counts; TopologyError when they do not fit."""
+    t = intent.topology
+    count = intent.servers.count
+    if t.rail_optimized:
+        su_size = d.su_size
+        sus = math.ceil(count / su_size)
+        sus_per_pod = max(d.max_leaves_per_pod // d.leaves_per_su, 1)
+        leaves_per_plane = sus * d.leaves_per_su
+        pods_needed = math.ceil(sus / sus_per_pod)
+    else:
+        leaves_per_plane = math.ceil(count / d.servers_per_leaf)
+        pods_needed = math.ceil(leaves_per_plane / d.max_leaves_per_pod)
+        sus_per_pod = su_size = sus = 0
+    if pods_needed > d.max_pods or (d.tiers == 1 and leaves_per_plane > d.max_leaves_per_pod):
+        if d.tiers < 3:
+            raise TopologyError([Problem(
+                "servers.count",
+                f"{count} servers need {leaves_per_plane} leaves per plane; "
+                + ("a 2-tier fabric with these spines" if d.tiers == 2 else "a single-tier plane")
+                + f" holds {d.max_leaves_per_pod}",
+                "use more tiers, fewer parallel leaf-spine links (topology.spines) or larger spines",
+            )])
+        raise TopologyError([Problem(
+            "servers.count",
+            f"{count} servers need {pods_needed} pods; the super-spine layer holds {d.max_pods}",
+            "use larger super-spines, raise topology.max_pods or change topology.super_spines_per_group",
+        )])
+    leaves = d.planes * leaves_per_plane
+    spines = d.planes * pods_needed * d.spines if d.tiers > 1 else 0
+    links = {"gpu_leaf": count * d.planes * d.rails, "leaf_spine": leaves * d.leaf_up if d.tiers > 1 else 0,
+             "spine_super_spine": spines * d.spine_up if d.tiers == 3 else 0}
+    return Layout(leaves_per_plane, pods_needed, sus, sus_per_pod, su_size, leaves, spines, d.max_super_spines,
+                  links)
+
+
+def check_size(lay: Layout) -> None:
+    """Refuse a design far beyond any real fabric before building it (see MAX_SWITCHES)."""
+    switches = lay.leaves + lay.spines + lay.super_spines
+    links = sum(lay.links.values())
+    if switches > MAX_SWITCHES or links > MAX_LINKS:
+        detail = (f"{lay.leaves} leaves, {lay.spines} spines, {lay.super_spines} super-spines; "
+                  + ", ".join(f"{n} {tier} links" for tier, n in lay.links.items() if n))
+        raise TopologyError([Problem(
+            "switch_models",
+            f"this design builds {switches} switches and {links} links ({detail}), above fabricgen's limit of "
+            f"{MAX_SWITCHES} switches and {MAX_LINKS} links",
+            "check the port counts, breakouts and speeds in switch_models, topology.spines / super_spines_per_group "
+            "and servers.count: a fabric this size is usually a typo")])
+
+
 class _Builder:
     """Lays switches, servers and cables into a Plan in deterministic order."""
 
@@ -435,31 +507,9 @@ class _Builder:
         t = self.intent.topology
         count = servers.count
         width = max(4, len(str(count)))
-        # Which leaf position (pod, index-in-pod) serves which servers, per plane.
-        if t.rail_optimized:
-            su_size = d.su_size
-            sus = math.ceil(count / su_size)
-            sus_per_pod = max(d.max_leaves_per_pod // d.leaves_per_su, 1)
-            leaves_per_plane = sus * d.leaves_per_su
-            pods_needed = math.ceil(sus / sus_per_pod)
-        else:
-            leaves_per_plane = math.ceil(count / d.servers_per_leaf)
-            pods_needed = math.ceil(leaves_per_plane / d.max_leaves_per_pod)
-            sus_per_pod = su_size = sus = 0
-        if pods_needed > d.max_pods or (d.tiers == 1 and leaves_per_plane > d.max_leaves_per_pod):
-            if d.tiers < 3:
-                raise TopologyError([Problem(
-                    "servers.count",
-                    f"{count} servers need {leaves_per_plane} leaves per plane; "
-                    + ("a 2-tier fabric with these spines" if d.tiers == 2 else "a single-tier plane")
-                    + f" holds {d.max_leaves_per_pod}",
-                    "use more tiers, fewer parallel leaf-spine links (topology.spines) or larger spines",
-                )])
-            raise TopologyError([Problem(
-                "servers.count",
-                f"{count} servers need {pods_needed} pods; the super-spine layer holds {d.max_pods}",
-                "use larger super-spines, raise topology.max_pods or change topology.super_spines_per_group",
-            )])
+        lay = layout(self.intent, d)
+        leaves_per_plane, pods_needed, sus, sus_per_pod, su_size = (
+            lay.leaves_per_plane, lay.pods, lay.sus, lay.sus_per_pod, lay.su_size)
         self.plan.pods = pods_needed if d.tiers == 3 else 0
 
         supers: dict[tuple[int, int, int], Switch] = {}
@@ -529,8 +579,9 @@ class _Builder:
             self.plan.servers.append(srv)
 
 
-def build_topology(intent: Intent, plan: Plan) -> Design:
-    d = design(intent)
+def build_topology(intent: Intent, plan: Plan, d: Design | None = None) -> Design:
+    """Switches, interfaces, links and servers of the design (`design(intent)` unless given)."""
+    d = d or design(intent)
     _Builder(intent, d, plan).build()
     for sw in plan.switches.values():
         sw.interfaces.sort(key=lambda i: i.index)

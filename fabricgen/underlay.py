@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from fabricgen.errors import Problem
 from fabricgen.intent import Intent
 from fabricgen.model import BgpNeighbor, Plan, SwitchBgp
-from fabricgen.topology import Design, TopologyError
+from fabricgen.topology import Design, Layout, TopologyError
 
 PRIVATE_ASN_2B = (64512, 65534)
 PRIVATE_ASN_4B = (4_200_000_000, 4_294_967_294)
@@ -104,29 +104,58 @@ def assign_asns(intent: Intent, d: Design, plan: Plan) -> None:
             sw.asn = bgp.super_spine_asn + sw.plane
 
 
+@dataclass(frozen=True)
+class Pools:
+    """Each pool carved into role or tier blocks sized by the design envelope."""
+
+    lo: dict[str, Block]
+    lo6: dict[str, Block] | None
+    mgmt: dict[str, Block]
+    p2p: dict[str, Block]
+    p2p6: dict[str, Block] | None
+    gpu: Block
+
+
+def carve_pools(intent: Intent, d: Design, switches: dict[str, int], servers: int, links: dict[str, int]) -> Pools:
+    """The blocks of every pool, or TopologyError naming the pool the envelope does not fit.
+
+    Sizes come from the design alone, so `plan` runs this before building anything; the counts
+    in use (`switches` per role, `servers`, `links` per tier) only go into the message.
+    """
+    a = intent.addressing
+    # Unit 0 of every pool stays unused: no switch gets the network address of its pool.
+    roles = [("reserved", 1), ("super_spine", d.max_super_spines), ("spine", d.max_spines), ("leaf", d.max_leaves)]
+    tiers = [("leaf_spine", d.max_leaves * d.leaf_up), ("spine_super_spine", d.max_spines * d.spine_up)]
+    return Pools(
+        lo=_blocks(a.loopbacks, "addressing.loopbacks", 1, roles, switches),
+        lo6=_blocks(a.loopbacks_v6, "addressing.loopbacks_v6", 1, roles, switches) if a.loopbacks_v6 else None,
+        mgmt=_blocks(a.management, "addressing.management", 1, [*roles, ("server", max(servers, 1))],
+                     {**switches, "server": servers}),
+        p2p=_blocks(a.p2p, "addressing.p2p", 2, tiers, links),
+        p2p6=_blocks(a.p2p_v6, "addressing.p2p_v6", 2, tiers, links) if a.p2p_v6 else None,
+        gpu=_blocks(a.gpu, "addressing.gpu", 2, [("leaf", d.max_leaves * d.leaf_down)],
+                    {"leaf": links.get("gpu_leaf", 0)})["leaf"],
+    )
+
+
+def check_pools(intent: Intent, d: Design, lay: Layout) -> None:
+    """Pools against the design, before the topology is built (so an oversized design stops early)."""
+    carve_pools(intent, d, {"super_spine": lay.super_spines, "spine": lay.spines, "leaf": lay.leaves},
+                intent.servers.count, lay.links)
+
+
 def assign_addresses(intent: Intent, d: Design, plan: Plan) -> None:
     """Loopbacks (/32), fabric links (/31), GPU NICs (/31) and management addresses."""
     a = intent.addressing
     counts = {r: 0 for r in ("super_spine", "spine", "leaf")}
     for sw in plan.switches.values():
         counts[sw.role] += 1
-    roles = [("super_spine", d.max_super_spines), ("spine", d.max_spines), ("leaf", d.max_leaves)]
-    # Unit 0 of every pool stays unused: no switch gets the network address of its pool.
-    roles = [("reserved", 1), *roles]
-    lo = _blocks(a.loopbacks, "addressing.loopbacks", 1, roles, counts)
-    lo6 = _blocks(a.loopbacks_v6, "addressing.loopbacks_v6", 1, roles, counts) if a.loopbacks_v6 else None
-    n_servers = len(plan.servers)
-    mgmt = _blocks(a.management, "addressing.management", 1,
-                   [*roles, ("server", max(n_servers, 1))], {**counts, "server": n_servers})
-    tiers = [("leaf_spine", d.max_leaves * d.leaf_up), ("spine_super_spine", d.max_spines * d.spine_up)]
-    used_links = {"leaf_spine": 0, "spine_super_spine": 0}
+    used_links = {"gpu_leaf": 0, "leaf_spine": 0, "spine_super_spine": 0}
     for link in plan.links:
-        if link.tier in used_links:
-            used_links[link.tier] += 1
-    p2p = _blocks(a.p2p, "addressing.p2p", 2, tiers, used_links)
-    p2p6 = _blocks(a.p2p_v6, "addressing.p2p_v6", 2, tiers, used_links) if a.p2p_v6 else None
-    gpu = _blocks(a.gpu, "addressing.gpu", 2, [("leaf", d.max_leaves * d.leaf_down)],
-                  {"leaf": sum(len(s.nics) for s in plan.servers)})["leaf"]
+        used_links[link.tier] += 1
+    n_servers = len(plan.servers)
+    pools = carve_pools(intent, d, counts, n_servers, used_links)
+    lo, lo6, mgmt, p2p, p2p6, gpu = pools.lo, pools.lo6, pools.mgmt, pools.p2p, pools.p2p6, pools.gpu
 
     for sw in plan.switches.values():
         sw.loopback = _addr(lo[sw.role], sw.slot)
@@ -175,7 +204,7 @@ def assign_addresses(intent: Intent, d: Design, plan: Plan) -> None:
             link.a_ip, link.z_ip = itf.ipv4.split("/")[0], itf.peer_ipv4
     plan.pool_use = {
         "loopbacks": (sum(counts.values()), a.loopbacks.num_addresses),
-        "p2p": (2 * sum(used_links.values()), a.p2p.num_addresses),
+        "p2p": (2 * (used_links["leaf_spine"] + used_links["spine_super_spine"]), a.p2p.num_addresses),
         "gpu": (2 * sum(len(s.nics) for s in plan.servers), a.gpu.num_addresses),
         "management": (sum(counts.values()) + n_servers, a.management.num_addresses),
     }

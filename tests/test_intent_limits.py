@@ -225,3 +225,69 @@ def test_workers_must_be_positive(tmp_path: Path, capsys: pytest.CaptureFixture[
         main(["render", "-i", str(write_intent(tmp_path, small_intent())), "-o", str(out), "--workers", "0"])
     assert info.value.code == 2 and not out.exists()
     assert "--workers: 0 is not 1 or more (fix: " in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- no intent runs away
+
+
+def _runaway(tmp_path: Path, breakout: int, nic_speed: str, pools: dict[str, str] | None = None) -> Path:
+    """One server, 576-cage 800G models split `breakout` ways, three tiers: the issue's runaway intent."""
+    model = {"ports": 576, "port_speed": "800G", "breakout": breakout, "lanes_per_port": 8}
+    data = {
+        "fabric": {"name": "big"},
+        "servers": {"count": 1, "gpus_per_server": 8, "nics_per_server": 8, "nic_speed": nic_speed},
+        "switch_models": {"leaf": model, "spine": model, "super_spine": model},
+        "topology": {"tiers": 3, "rail_optimized": True},
+        "addressing": {"loopbacks": "198.18.0.0/24", "p2p": "198.18.16.0/24", "gpu": "198.18.32.0/24",
+                       "management": "198.19.255.0/24", **(pools or {})},
+        "platforms": {"leaf": "sonic", "spine": "sonic", "super_spine": "sonic"},
+    }
+    return _yaml(tmp_path, yaml.safe_dump(data, sort_keys=False))
+
+
+@pytest.fixture
+def nothing_built(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Records any attempt to build switches: the refusals below must come before the topology exists."""
+    from fabricgen import topology
+
+    built: list[str] = []
+    real = topology._Builder.build
+
+    def build(self: topology._Builder) -> None:
+        built.append(self.intent.fabric.name)
+        real(self)
+
+    monkeypatch.setattr(topology._Builder, "build", build)
+    return built
+
+
+def test_design_beyond_the_size_cap_stops_before_building(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          nothing_built: list[str]) -> None:
+    """Was: millions of super-spine links built (minutes, GBs) before any check rejected the intent."""
+    from fabricgen.topology import MAX_LINKS, MAX_SWITCHES
+
+    # 100G ports: 2,304 spines per pod with 2,304 uplinks each; pools wide enough not to stop it first
+    intent = _runaway(tmp_path, 8, "100G", {"loopbacks": "198.18.0.0/17", "p2p": "198.19.0.0/16",
+                                            "gpu": "198.18.128.0/24", "management": "198.18.136.0/24"})
+    err = _render_fails(capsys, intent, tmp_path / "out")
+    assert f"above fabricgen's limit of {MAX_SWITCHES} switches and {MAX_LINKS} links" in err, err
+    line = intent.read_text().splitlines().index("switch_models:") + 1
+    assert "5308416 spine_super_spine links" in err and f"{intent}:{line}: switch_models: " in err
+    assert nothing_built == []
+
+
+def test_pools_are_checked_against_the_design_before_building(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                              nothing_built: list[str]) -> None:
+    """Was: 576 spines and 576 super-spines built for one server before the loopback pool was found short."""
+    intent = _runaway(tmp_path, 2, "400G")
+    err = _render_fails(capsys, intent, tmp_path / "out")
+    assert "addressing.loopbacks: pool 198.18.0.0/24 holds 256 addresses but the fabric's growth envelope " \
+           "needs 2881" in err, err
+    assert "in use today: reserved: 0, super_spine: 576, spine: 576, leaf: 8" in err
+    assert nothing_built == []
+
+
+def test_a_fabric_within_the_caps_builds(nothing_built: list[str]) -> None:
+    from fabricgen.plan import load_plan
+
+    assert load_plan(EXAMPLE).switches and nothing_built == ["ai256"]

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import ipaddress
 
-from fabricgen.check.findings import Finding
 from fabricgen.check.facts import DeviceFacts
+from fabricgen.check.findings import Finding
 from fabricgen.model import Plan
 from fabricgen.underlay import planned_addresses
 

@@ -19,7 +19,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     plan = load_plan(args.intent)
     configs = Path(args.configs)
     if not configs.is_dir():
-        print(f"error: {configs}: no such directory (run `fabricgen render` first or pass --configs)", file=sys.stderr)
+        print(f"error: {configs}: no such directory (fix: run `fabricgen render` first, or pass --configs DIR)",
+              file=sys.stderr)
         return 2
     hosts = Path(args.hosts) if args.hosts else configs.parent / "hosts"
     try:

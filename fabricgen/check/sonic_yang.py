@@ -111,7 +111,8 @@ def _module_files(root: Path, scratch: Path) -> list[Path]:
         files += sorted(scratch.glob("*.yang"))
     if not any(f.name.startswith("sonic-types") for f in files):
         raise SonicYangSetupError(
-            f"{root}: sonic-types.yang is missing (neither yang-rendered/ nor yang-templates/ provides it)"
+            f"{root}: sonic-types.yang is missing (neither yang-rendered/ nor yang-templates/ provides it) "
+            "(fix: use a complete sonic-yang-models folder: `make sonic-yang` fetches one)"
         )
     return files
 
@@ -441,7 +442,8 @@ class SonicYangValidator:
                 try:
                     self.ctx.load_module(f.name.split("@")[0].removesuffix(".yang"))
                 except libyang.LibyangError as exc:
-                    raise SonicYangSetupError(f"{f}: libyang cannot load this YANG module: {exc}") from exc
+                    raise SonicYangSetupError(f"{f}: libyang cannot load this YANG module: {exc} (fix: use the "
+                                              "models of the pinned commit: `make sonic-yang`)") from exc
         self.tables = _build_tables(self.ctx)
 
     @staticmethod

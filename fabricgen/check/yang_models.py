@@ -28,6 +28,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from fabricgen.outdir import swap_in
+
 ENV_VAR = "FABRICGEN_SONIC_YANG"
 SONIC_BUILDIMAGE_URL = "https://github.com/sonic-net/sonic-buildimage.git"
 PINNED_COMMIT = "086b03bd70f9e211aaaf5f6aefe0790b508d2a94"  # as ../shared/sonic-yang-models (its README)
@@ -87,13 +89,13 @@ def locate(explicit: Path | str | None = None) -> tuple[Candidate, Path]:
             return c, found
         if c.required:
             raise SonicYangSetupError(
-                f"{c.path}: no SONiC YANG models there (from {c.source}; expected yang-models/*.yang, or "
-                f"{MODELS_PATH}/yang-models/ of a sonic-buildimage checkout)")
+                f"{c.path}: no SONiC YANG models there (from {c.source}) (fix: point it at a folder holding "
+                f"yang-models/*.yang, or at {MODELS_PATH}/yang-models/ of a sonic-buildimage checkout)")
     where = ", ".join(f"{c.source} ({c.path})" for c in tried)
     raise SonicYangSetupError(
-        f"SONiC YANG models not found (looked at {where}): run `make sonic-yang` (or "
+        f"SONiC YANG models not found (looked at {where}) (fix: run `make sonic-yang` (or "
         f"`python -m fabricgen.check.yang_models fetch`) to fetch them, or pass --sonic-yang DIR / set {ENV_VAR} "
-        "to a sonic-yang-models folder")
+        "to a sonic-yang-models folder)")
 
 
 def sample_config_db(models: Path) -> Path | None:
@@ -111,9 +113,12 @@ def _git(*args: str, cwd: Path | None = None) -> str:
     try:
         done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
     except FileNotFoundError:
-        raise SonicYangSetupError("git is not installed: it is needed to fetch the SONiC YANG models") from None
+        raise SonicYangSetupError("git is not installed: it is needed to fetch the SONiC YANG models "
+                                  "(fix: install git, e.g. apt install git)") from None
     if done.returncode != 0:
-        raise SonicYangSetupError(f"git {' '.join(args)} failed: {done.stderr.strip() or done.stdout.strip()}")
+        raise SonicYangSetupError(f"git {' '.join(args)} failed: {done.stderr.strip() or done.stdout.strip()} "
+                                  "(fix: check network access to github.com, or fetch on another machine and "
+                                  "pass --sonic-yang DIR)")
     return done.stdout.strip()
 
 
@@ -135,8 +140,8 @@ def fetch(dest: Path | None = None, url: str = SONIC_BUILDIMAGE_URL, commit: str
     if fetched_commit(dest) == commit and (found := models_in(dest)) is not None:
         return found
     if dest.exists() and (not dest.is_dir() or (any(dest.iterdir()) and fetched_commit(dest) is None)):
-        raise SonicYangSetupError(f"{dest}: exists and was not made by a fetch of the SONiC YANG models; "
-                                  "pass another folder or remove it")
+        raise SonicYangSetupError(f"{dest}: exists and was not made by a fetch of the SONiC YANG models "
+                                  "(fix: pass another folder, or move this one away)")
     dest.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
     try:
@@ -147,19 +152,15 @@ def fetch(dest: Path | None = None, url: str = SONIC_BUILDIMAGE_URL, commit: str
         _git("-c", "advice.detachedHead=false", "checkout", "-q", "FETCH_HEAD", cwd=scratch)
         head = _git("rev-parse", "HEAD", cwd=scratch)
         if head != commit:
-            raise SonicYangSetupError(f"{url}: fetched {head}, wanted {commit}")
+            raise SonicYangSetupError(f"{url}: fetched {head}, wanted {commit} (fix: fetch again; if it repeats, "
+                                      "the remote rewrote its history: report it)")
         if models_in(scratch) is None:
-            raise SonicYangSetupError(f"{url} at {commit}: no {MODELS_PATH}/yang-models there")
+            raise SonicYangSetupError(f"{url} at {commit}: no {MODELS_PATH}/yang-models there (fix: fetch from "
+                                      "sonic-buildimage itself, or pass --sonic-yang DIR)")
         (scratch / MARKER).write_text(json.dumps({"url": url, "commit": commit, "path": MODELS_PATH}) + "\n",
                                       encoding="utf-8")
         scratch.chmod(0o755)  # mkdtemp makes it 0700
-        old = None
-        if dest.exists():
-            old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
-            dest.rename(old)
-        scratch.rename(dest)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        swap_in(scratch, dest)
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise

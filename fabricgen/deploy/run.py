@@ -88,7 +88,8 @@ def select(nr: Nornir, limit: str | None = None, role: str | None = None) -> Nor
         names = {h.strip() for h in limit.split(",") if h.strip()}
         unknown = names - set(nr.inventory.hosts)
         if unknown:
-            raise ValueError(f"--limit names hosts that are not in the plan: {', '.join(sorted(unknown))}")
+            raise ValueError(f"--limit names hosts that are not in the plan: {', '.join(sorted(unknown))} "
+                             "(fix: name switches of this intent, as `fabricgen plan --format json` lists them)")
         nr = nr.filter(F(name__any=sorted(names)))
     if role:
         nr = nr.filter(F(role=role))
@@ -370,7 +371,8 @@ def _begin(ctx: _Context, hosts: list[str]) -> tuple[FabricLock, list[str]]:
     path = Journal.path_for(directory, fabric)
     existing = Journal.load(path)
     if opts.resume and (existing is None or not existing.unfinished):
-        raise DeployRefused(f"nothing to resume: {path} records no unfinished deploy")
+        raise DeployRefused(f"nothing to resume: {path} records no unfinished deploy "
+                            "(fix: run `fabricgen deploy` without --resume)")
 
     def unfinished_refusal(journal: Journal) -> DeployRefused:
         owner = journal.owner()

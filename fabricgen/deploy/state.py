@@ -140,7 +140,7 @@ class FabricLock:
                 if alive is True:
                     raise DeployRefused(
                         f"fabric {self.fabric!r} is being deployed by {holder.describe()}; lock {self.path} "
-                        f"(wait for that deploy to finish)") from None
+                        f"(fix: wait for that deploy to finish, then run yours)") from None
                 if not (break_lock or own_dead_run):
                     state = "is dead" if alive is False else "runs on another host"
                     raise DeployRefused(
@@ -156,7 +156,8 @@ class FabricLock:
                 fh.write(json.dumps(asdict(me)) + "\n")
             self.owner = me
             return None
-        raise DeployRefused(f"could not take the deploy lock {self.path}: another deploy raced for it")
+        raise DeployRefused(f"could not take the deploy lock {self.path}: another deploy raced for it "
+                            "(fix: run the deploy again once the other one has finished)")
 
     def _stale_unreadable(self) -> bool:
         try:
