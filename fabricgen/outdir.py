@@ -4,7 +4,8 @@
 earlier render made.  Each output carries a marker file; a non-empty directory without it is
 refused (``--force`` overrides that one rule).  Some targets are refused even with ``--force``:
 a file, ``/``, the current directory, a directory holding the intent or fabricgen itself (or
-any parent of those), and a git checkout.
+any parent of those), a git checkout, and ``.fabricgen/`` (the lab's and deploy's state) or
+anything holding or inside it.
 
 The new output is built in a scratch directory beside the target and exchanged with it in a
 single ``renameat2(RENAME_EXCHANGE)``, so the target path always exists and is always one
@@ -31,6 +32,7 @@ MARKER = ".fabricgen-output"
 MARKER_TEXT = ("This directory was written by `fabricgen render`; every render replaces it as a whole.\n"
                "Keep your own files elsewhere.\n")
 SCRATCH = ".render-"  # scratch directories are named .<target name>.render-XXXXXXXX
+STATE_DIR = ".fabricgen"  # what outlives a render (lab, deploy journal) lives here, beside the output
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
@@ -63,10 +65,14 @@ def check_target(target: Path, force: bool, keep: list[Path] | None = None) -> P
                       "pass a directory path for -o, such as build/")
     if path == Path(path.anchor):
         raise _refuse(target, "is the root directory", "pass a directory of its own for -o, such as build/")
-    if ".git" in path.parts:
-        raise _refuse(target, "lies inside a .git directory", "pass a directory outside .git for -o, such as build/")
+    for inner, what in ((".git", "a .git directory"), (STATE_DIR, f"fabricgen's state directory {STATE_DIR}")):
+        if inner in path.parts:
+            raise _refuse(target, f"lies inside {what}", f"pass a directory outside {inner} for -o, such as build/")
     if (path / ".git").exists():
         raise _refuse(target, "is a git checkout: render would replace it, history included",
+                      "pass a subdirectory for -o, such as build/")
+    if (path / STATE_DIR).is_dir():
+        raise _refuse(target, f"holds {STATE_DIR}/, the lab's and deploy's state that must outlive a render",
                       "pass a subdirectory for -o, such as build/")
     for place, what in _protected(keep or []):
         if _is_within(place, path):

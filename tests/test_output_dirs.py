@@ -155,6 +155,19 @@ def test_plain_render_keeps_the_lab_state(tmp_path: Path, monkeypatch: pytest.Mo
     assert (old / "lab" / "state.json").read_text() == "{}\n"
 
 
+def test_the_state_directory_is_refused_even_with_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`.fabricgen/` (the lab's key and state, deploy's journal), what holds it and what is in it."""
+    ops = tmp_path / "ops"
+    lab = ops / DEFAULT_LAB_DIR
+    lab.mkdir(parents=True)
+    (lab / "state.json").write_text("{}\n")
+    before = snapshot(ops)
+    for target in (ops, ops / outdir.STATE_DIR, lab, lab / "build"):
+        err = refused(["render", "-i", str(LAB), "-o", str(target), "--force"], capsys)
+        assert outdir.STATE_DIR in err
+    assert snapshot(ops) == before
+
+
 # --------------------------------------------------------------------------- failures and the swap
 
 

@@ -30,6 +30,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from fabricgen.outdir import STATE_DIR
+
 # Journal phases.  A device in DONE_PHASES needs nothing more; every other phase is work left.
 PENDING, LOCKED, DIFFED, COMMITTING, COMMITTED = "pending", "locked", "diffed", "committing", "committed"
 CHECKED, UNCHANGED, ROLLING_BACK, ROLLED_BACK = "checked", "unchanged", "rolling_back", "rolled_back"
@@ -97,7 +99,7 @@ class Owner:
 
 
 def state_dir(build_root: Path) -> Path:
-    return build_root.parent / ".fabricgen" / "deploy"
+    return build_root.parent / STATE_DIR / "deploy"
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -31,6 +31,7 @@ from fabricgen.lab import daemons as dmn
 from fabricgen.lab import netns, records
 from fabricgen.lab.netns import ProcRef
 from fabricgen.lab.topology import LabError, LabTopology, linux_ifname, validate_topology
+from fabricgen.outdir import STATE_DIR
 
 STATE_FILE = "state.json"
 KNOWN_HOSTS_FILE = "known_hosts"
@@ -38,7 +39,7 @@ SSH_USER = "root"
 READY_TIMEOUT = 20.0
 # The lab's state (state file, SSH key, known_hosts) by default: beside the render output, never
 # inside it, so no render can delete what `lab down` needs (deploy's journal lives beside it).
-DEFAULT_LAB_DIR = Path(".fabricgen") / "lab"
+DEFAULT_LAB_DIR = Path(STATE_DIR) / "lab"
 
 
 @dataclass
