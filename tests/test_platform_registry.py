@@ -133,13 +133,13 @@ def test_checked_pairs_are_the_records_checks(monkeypatch: pytest.MonkeyPatch) -
     plan = build_plan(Intent.model_validate(small_intent()))  # sonic leaves, nxos spines
     pairs = set(run.checked_pairs(plan, full=True))
     for sw in plan.switches.values():
-        structural = {r for h, r in pairs if h == sw.hostname and not r.startswith("roce-")}
+        structural = {r for h, r in pairs if h == sw.hostname and not r.startswith(("roce-", "addr-"))}
         assert structural == ({"sonic-yang", "frr-parse"} if sw.platform == "sonic" else set(NXOS_RULES))
     bare = dataclasses.replace(platform("nxos"), file_checks=(), analyzer="", structural_rules="")
     monkeypatch.setattr(run, "platform", lambda name: bare if name == "nxos" else platform(name))
     pairs = set(run.checked_pairs(plan, full=True))
     spines = {sw.hostname for sw in plan.switches.values() if sw.platform == "nxos"}
-    assert not {r for h, r in pairs if h in spines and not r.startswith("roce-")}
+    assert not {r for h, r in pairs if h in spines and not r.startswith(("roce-", "addr-"))}
 
 
 def test_mtu_and_queue_limits_of_a_platform_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -157,3 +157,24 @@ def test_hand_edited_frr_duplicate_is_caught(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace(f" ip address {b.loopback}/32", f" ip address {a.loopback}/32"))
     found = duplicates(plan, out)
     assert [(d, m.split(" is also")[0]) for d, _, m in found] == [(b.hostname, f"loopback {a.loopback}/32 on lo")]
+
+
+def test_hand_edited_eos_duplicate_is_caught(tmp_path: Path) -> None:
+    """EOS: a leaf's loopback on another leaf."""
+    from fabricgen.intent import Intent
+    from fabricgen.plan import build_plan
+    from tests.conftest import small_intent
+
+    plan = build_plan(Intent.model_validate(small_intent(platforms={"leaf": "eos", "spine": "eos"},
+                                                         qos={"mtu": 9214})))
+    out = tmp_path / "eos"
+    render_all(plan, out, workers=1)
+    assert duplicates(plan, out) == []
+    leaves = sorted(h for h, sw in plan.switches.items() if sw.role == "leaf")
+    a, b = plan.switches[leaves[0]], plan.switches[leaves[1]]
+    path = out / "configs" / b.hostname / "eos.cfg"
+    text = path.read_text()
+    assert f"ip address {b.loopback}/32" in text
+    path.write_text(text.replace(f"ip address {b.loopback}/32", f"ip address {a.loopback}/32"))
+    found = duplicates(plan, out)
+    assert [d for d, _, _ in found] == [b.hostname] and f"loopback {a.loopback}/32 on Loopback0" in found[0][2]
