@@ -291,3 +291,17 @@ def test_a_fabric_within_the_caps_builds(nothing_built: list[str]) -> None:
     from fabricgen.plan import load_plan
 
     assert load_plan(EXAMPLE).switches and nothing_built == ["ai256"]
+
+
+def test_planes_never_exceed_nic_ports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: planes were not checked against the NICs, so one NIC could get 8 ports."""
+    body = _small_yaml(topology__planes=4)
+    path = _yaml(tmp_path, body)
+    err = _render_fails(capsys, path, tmp_path / "out")
+    line = next(i for i, t in enumerate(body.splitlines(), 1) if t.strip().startswith("planes:"))
+    assert f"{path}:{line}: topology.planes: topology.planes is 4 but a NIC has 1 port(s)" in err, err
+    assert "(fix: set servers.ports_per_nic to 4" in err
+    from fabricgen.plan import load_plan
+
+    plan = load_plan(_yaml(tmp_path, _small_yaml(topology__planes=2, servers__ports_per_nic=2)))
+    assert {nic.plane for s in plan.servers for nic in s.nics} == {0, 1}
