@@ -341,7 +341,8 @@ def ensure_keys(workdir: Path, host_keys: Iterable[Path]) -> Path:
     for key, proc in procs:
         _, err = proc.communicate()
         if proc.returncode != 0:
-            raise LabError(f"ssh-keygen for {key} failed: {err.strip()}")
+            raise LabError(f"ssh-keygen for {key} failed: {err.strip()} (fix: check that the lab directory is "
+                           "writable and openssh-client is installed)")
     authorized = workdir / "authorized_keys"
     authorized.write_text((workdir / "id_ed25519.pub").read_text())
     os.chmod(authorized, 0o600)

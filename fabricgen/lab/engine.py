@@ -144,7 +144,8 @@ class LabState:
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as exc:
-            raise LabError(f"{path} is unreadable ({exc}); remove it after cleaning up by hand") from exc
+            raise LabError(f"{path} is unreadable ({exc}) (fix: `fabricgen lab prune` removes what the lab's "
+                           "record lists; then remove the file)") from exc
         nodes = {
             name: NodeState(
                 name=name,
@@ -376,7 +377,8 @@ def _record_daemons(state: LabState) -> None:
         time.sleep(0.02)
     if missing:
         state.save()
-        raise LabError(f"daemons not ready: {', '.join(missing)} (see nodes/*/setup.log, log/)")
+        raise LabError(f"daemons not ready: {', '.join(missing)} (fix: read nodes/*/setup.log and log/ in the lab "
+                       "directory for why they did not start)")
 
 
 @contextlib.contextmanager
@@ -386,7 +388,8 @@ def _workdir_lock(workdir: Path) -> Iterator[None]:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
-            raise LabError(f"another `fabricgen lab up` or `lab down` is running on {workdir}") from exc
+            raise LabError(f"another `fabricgen lab up` or `lab down` is running on {workdir} "
+                           "(fix: wait for it to finish, or use another --lab-dir)") from exc
         yield
 
 
@@ -396,11 +399,11 @@ def _workdir_lock(workdir: Path) -> Iterator[None]:
 def lab_up(topo: LabTopology) -> LabState:
     """Build the lab described by ``topo``; on any failure tear down what was built and raise LabError."""
     if os.geteuid() != 0:
-        raise LabError("the lab needs root (network namespaces, mounts)")
+        raise LabError("the lab needs root (network namespaces, mounts) (fix: run it with sudo)")
     validate_topology(topo)
     missing = dmn.missing_tools()
     if missing:
-        raise LabError(f"missing on this host: {', '.join(missing)} (apt install frr lldpd openssh-server)")
+        raise LabError(f"missing on this host: {', '.join(missing)} (fix: apt install frr lldpd openssh-server)")
     t0 = time.monotonic()
     workdir = Path(topo.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -414,7 +417,8 @@ def _lab_up(topo: LabTopology, workdir: Path, t0: float) -> LabState:
     if old is not None:
         status = lab_status(workdir, check_ssh=False)
         if any(n.namespace_present or n.holder_alive or any(n.daemons.values()) for n in status.nodes):
-            raise LabError(f"lab {old.name!r} is already up in {workdir} (state.json); run `fabricgen lab down` first")
+            raise LabError(f"lab {old.name!r} is already up in {workdir} (state.json) (fix: run `fabricgen lab down "
+                           f"--lab-dir {workdir}` first)")
         _lab_down(workdir)  # stale leftovers of a crashed run: nothing alive, just clean up
 
     bridge = netns.bridge_name(topo.name)
@@ -483,7 +487,8 @@ def _lab_up(topo: LabTopology, workdir: Path, t0: float) -> LabState:
         t = time.monotonic()
         late = _wait_ssh([n.mgmt_ip for n in nodes.values()], READY_TIMEOUT)
         if late:
-            raise LabError(f"sshd not reachable on {', '.join(late)} within {READY_TIMEOUT:.0f}s")
+            raise LabError(f"sshd not reachable on {', '.join(late)} within {READY_TIMEOUT:.0f}s (fix: read "
+                               "nodes/<node>/setup.log in the lab directory; a loaded host may need a retry)")
         state.timings["ssh"] = round(time.monotonic() - t, 3)
     except BaseException:
         record.phase = "failed"  # from here only its processes keep it alive, not this one
@@ -524,8 +529,8 @@ def _down_from_record(record: records.LabRecord) -> None:
     """lab_down for a lab known only by its record: its processes by PID, then its objects."""
     if record.creating():
         assert record.owner is not None
-        raise LabError(f"lab {record.name!r} is still being created by process {record.owner.pid}; "
-                       "let that `lab up` finish or fail first")
+        raise LabError(f"lab {record.name!r} is still being created by process {record.owner.pid} "
+                       "(fix: let that `lab up` finish or fail first)")
     survivors: list[ProcRef] = []
     for _ in range(3):
         procs = [p for p in (ProcRef.capture(pid) for pid in record.lab_pids()) if p is not None]
@@ -655,13 +660,13 @@ def node_exec(
     """Run a command inside a node (its netns, hostname and mounts) without SSH."""
     state = LabState.load(Path(workdir).resolve())
     if state is None:
-        raise LabError(f"no lab in {workdir}")
+        raise LabError(f"no lab in {workdir} (fix: pass the --lab-dir `fabricgen lab up` used)")
     if node not in state.nodes:
         raise LabError(f"lab {state.name!r} has no node {node!r} (nodes: {', '.join(state.nodes)})")
     holder = state.nodes[node].holder
     if holder is None or not holder.alive():
-        raise LabError(f"node {node} is not running (holder process gone); run `fabricgen lab down`, "
-                       "then `fabricgen lab up`")
+        raise LabError(f"node {node} is not running (holder process gone) (fix: run `fabricgen lab down`, "
+                       "then `fabricgen lab up`)")
     return subprocess.run(
         ["nsenter", "-t", str(holder.pid), "-n", "-m", "-u", "--", *argv],
         capture_output=True,

@@ -172,7 +172,8 @@ def locked() -> Iterator[None]:
         directory.mkdir(parents=True, exist_ok=True)
         fh = open(directory / ".lock", "a")  # noqa: SIM115 - held for the with-block below
     except OSError as exc:
-        raise LabError(f"cannot use the lab records dir {directory}: {exc} (set ${RECORDS_ENV})") from exc
+        raise LabError(f"cannot use the lab records dir {directory}: {exc} (fix: run as root, or set "
+                       f"${RECORDS_ENV} to a writable dir)") from exc
     with fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         yield
@@ -188,7 +189,7 @@ def write_record(record: LabRecord) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         raise LabError(f"cannot write lab record {path}: {exc}; without it a cut-off lab could not be "
-                       f"cleaned up (set ${RECORDS_ENV} to a writable dir)") from exc
+                       f"cleaned up (fix: set ${RECORDS_ENV} to a writable dir)") from exc
 
 
 def _read(path: Path) -> dict[str, Any] | None:
