@@ -59,7 +59,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     s = summary(plan)
     con = _console()
     con.print(f"[bold]{s['fabric']}[/bold]: {s['gpus']} GPUs on {s['servers']} servers, {s['tiers']}-tier, "
-              f"{s['planes']} plane(s)" + (f", {s['pods']} pods" if s["pods"] else ""))
+              f"{s['planes']} plane(s)" + (f", {s['pods']} pods" if s["pods"] else "")
+              + ("; endpoints: " + ", ".join(f"{n} {role}" for role, n in s["endpoints"].items())
+                 if s["endpoints"] else ""))
     t = Table(title="switches and links")
     t.add_column("item")
     t.add_column("count", justify="right")

@@ -193,6 +193,23 @@ class Servers(_Model):
         return v
 
 
+EndpointRole = Literal["storage", "ufm", "management", "other"]
+
+
+class Endpoint(_Model):
+    """A group of non-GPU hosts on the leaves' server ports: storage nodes, UFM / management appliances.
+
+    Each host has one port on one leaf (per plane).  `per: leaf` puts `count` of them on every
+    leaf; `per: su` puts `count` in every scalable unit, spread over its rail leaves.
+    """
+
+    name: HostPrefix = Field(description="hostname prefix; digits complete it (storage -> storage001)")
+    role: EndpointRole = "storage"
+    count: Int = Field(ge=1, le=64)
+    per: Literal["leaf", "su"] = "leaf"
+    speed: Speed | None = Field(default=None, description="default: the leaf's server-port speed (the only one)")
+
+
 # The largest fixed radix fabricgen accepts, in physical front-panel ports: a 16-slot modular
 # chassis of 36-port line cards (Arista 7816R3, Juniper PTX10016: 576 x 400G).
 LARGEST_CHASSIS = "16-slot modular chassis (Arista 7816R3 / Juniper PTX10016)"
@@ -572,6 +589,23 @@ class Intent(_Model):
     ecmp: Ecmp = Ecmp()
     qos: Qos = Qos()
     cabling: Cabling = Cabling()
+    endpoints: list[Endpoint] = Field(default_factory=list, max_length=16,
+                                      description="non-GPU hosts on the leaves (storage, UFM, management)")
+
+    @model_validator(mode="after")
+    def _endpoint_names(self) -> Intent:
+        seen = {self.servers.name_prefix: "servers.name_prefix"}
+        for i, ep in enumerate(self.endpoints):
+            for name, where in seen.items():
+                if name.startswith(ep.name) or ep.name.startswith(name):
+                    raise invalid(f"endpoint name {ep.name!r} overlaps {where} {name!r}: their hostnames could "
+                                  "collide", "give the servers and every endpoint group prefixes that do not start "
+                                  "with one another", at=f"endpoints.{i}.name")
+            seen[ep.name] = f"endpoints.{i}.name"
+            if ep.per == "su" and not self.topology.rail_optimized:
+                raise invalid("per: su needs scalable units (topology.rail_optimized: true)",
+                              "use per: leaf", at=f"endpoints.{i}.per")
+        return self
 
     @model_validator(mode="after")
     def _three_tier_needs_super_spine(self) -> Intent:
@@ -621,7 +655,7 @@ def validation_problem(err: Any, lines: dict[tuple[Any, ...], int]) -> Problem:
     loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     ctx = err.get("ctx") or {}
     if ctx.get("at"):  # a cross-field rule names the field to change
-        loc = (*loc, *ctx["at"].split("."))
+        loc = (*loc, *(int(p) if p.isdigit() else p for p in ctx["at"].split(".")))
     return Problem(dotted(loc), _message(err), _hint(err), line_for(lines, loc))
 
 

@@ -142,6 +142,8 @@ class NicAttachment:
 
 @dataclass(slots=True)
 class Server:
+    """A host on the leaves' server ports: a GPU server, or an endpoint (storage, UFM, management)."""
+
     name: str
     index: int
     su: int
@@ -149,6 +151,7 @@ class Server:
     gpus: int
     mgmt_ip: str = ""
     nics: list[NicAttachment] = field(default_factory=list)
+    role: str = "gpu"  # "gpu", or the endpoint group's role (intent.Endpoint.role)
 
 
 @dataclass(slots=True)
@@ -261,6 +264,7 @@ class Plan:
     switches: dict[str, Switch] = field(default_factory=dict)  # hostname -> switch, deterministic order
     links: list[Link] = field(default_factory=list)
     servers: list[Server] = field(default_factory=list)
+    endpoints: list[Server] = field(default_factory=list)  # non-GPU hosts on leaf server ports (intent.endpoints)
     qos: QosPolicy | None = None
     qos_profiles: dict[str, QosProfile] = field(default_factory=dict)
     design: Design | None = None  # the growth envelope the topology was built in
@@ -277,6 +281,10 @@ class Plan:
         """The design (every built plan has one)."""
         assert self.design is not None, "plan built without a topology"
         return self.design
+
+    def hosts(self) -> list[Server]:
+        """Every host cabled to a leaf: the GPU servers, then the endpoints."""
+        return self.servers + self.endpoints if self.endpoints else self.servers
 
     def by_role(self, role: Role) -> list[Switch]:
         return [s for s in self.switches.values() if s.role == role]

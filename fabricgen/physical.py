@@ -141,12 +141,13 @@ def _ends(plan: Plan) -> dict[tuple[str, str], End]:
             ends[sw.hostname, itf.name] = End(sw.hostname, itf.name, itf.cage, itf.breakout, cage_type,
                                               max(1, lpp // itf.breakout))
     planes = plan.envelope.planes
-    for srv in plan.servers:
+    for srv in plan.hosts():
+        ports = planes if srv.role == "gpu" else 1  # an endpoint has one port, on one leaf
         for nic in srv.nics:
             leaf_end = ends[nic.leaf, nic.leaf_port]
-            total = nic.speed * planes  # a NIC's ports (one per plane) share its cage
+            total = nic.speed * ports  # a NIC's ports (one per plane) share its cage
             cage = "osfp" if total >= 400 else default_cage(total, 4)
-            ends[srv.name, nic.ifname] = End(srv.name, nic.ifname, nic.nic, planes, cage, leaf_end.lanes)
+            ends[srv.name, nic.ifname] = End(srv.name, nic.ifname, nic.nic, ports, cage, leaf_end.lanes)
     return ends
 
 

@@ -302,6 +302,7 @@ def summary(plan: Plan) -> dict[str, Any]:
         "pods": plan.pods,
         "gpus": sum(s.gpus for s in plan.servers),
         "servers": len(plan.servers),
+        "endpoints": dict(sorted(Counter(h.role for h in plan.endpoints).items())),
         "leaves": roles["leaf"],
         "spines": roles["spine"],
         "super_spines": roles["super_spine"],
@@ -341,6 +342,7 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
         "switches": list(plan.switches.values()),
         "links": plan.links,
         "servers": plan.servers,
+        "endpoints": plan.endpoints,
         "qos": plan.qos,
         "qos_profiles": plan.qos_profiles,
     }

@@ -80,7 +80,7 @@ def _run_job(args: tuple[Job, str]) -> tuple[int, int]:
     if kind == "hosts":
         record = host_platform()
         render_host = record.render_fn()
-        servers = {s.name: s for s in plan.servers}
+        servers = {s.name: s for s in plan.hosts()}
         hosts_dir = Path(root, record.output_dir)
         hosts_dir.mkdir(exist_ok=True)
         files = 0
@@ -104,7 +104,7 @@ def _jobs(plan: Plan, workers: int) -> list[Job]:
     """Slices of similar cost, the big single files first so they do not finish last."""
     jobs: list[Job] = [("plan", []), ("inventory", [])]
     jobs += [("switches", c) for c in _chunks(list(plan.switches), workers * 4)]
-    jobs += [("hosts", c) for c in _chunks([s.name for s in plan.servers], workers * 2)]
+    jobs += [("hosts", c) for c in _chunks([s.name for s in plan.hosts()], workers * 2)]
     return jobs
 
 

@@ -78,6 +78,7 @@ class Design:
     super_ports: int
     servers_per_leaf: int  # non-rail-optimized designs
     su_size: int = 0  # servers per scalable unit (rail-optimized)
+    endpoint_ports: int = 0  # server ports of every leaf kept for endpoints (intent.endpoints), after the servers'
     rails_per_leaf: int = 1
     leaf_sides: tuple[Side, Side] = (Side(0, 1, 0), Side(0, 1, 0))  # (down, up)
     spine_sides: tuple[Side, Side] = (Side(0, 1, 0), Side(0, 1, 0))
@@ -88,6 +89,17 @@ class Design:
     @property
     def leaves_per_su(self) -> int:
         return self.rails // self.rails_per_leaf
+
+    def endpoint_units(self, per: str) -> int:
+        """Leaves (`per: leaf`) or scalable units (`per: su`) the envelope holds: endpoint numbering."""
+        if per == "leaf":
+            return self.max_leaves
+        return self.planes * self.max_pods * max(self.max_leaves_per_pod // self.leaves_per_su, 1)
+
+    @property
+    def endpoint_base(self) -> int:
+        """Index of a leaf's first endpoint port: right after the ports its servers can take."""
+        return self.su_size * self.rails_per_leaf if self.su_size else self.servers_per_leaf * self.rails
 
     @property
     def max_leaves(self) -> int:
@@ -183,6 +195,13 @@ def design(intent: Intent) -> Design:
         problems.append(Problem("topology.rails_per_leaf",
                                 f"{rails} rails cannot be split evenly over leaves of {rpl} rails",
                                 f"use a rails_per_leaf that divides {rails}"))
+    leaves_per_su = rails // rpl if t.rail_optimized else 1
+    endpoints = endpoint_ports(intent, leaves_per_su)
+    for i, ep in enumerate(intent.endpoints):
+        if ep.speed is not None and ep.speed != leaf_down_speed:
+            problems.append(Problem(f"endpoints.{i}.speed", f"endpoint {ep.name} runs at {ep.speed}G but the leaf "
+                                    f"server ports at {leaf_down_speed}G", f"use {leaf_down_speed}G (or leave "
+                                    "speed out): endpoints take the leaves' server ports"))
     if problems:
         raise TopologyError(problems)
     unit = 1 if t.rail_optimized else rails
@@ -209,10 +228,18 @@ def design(intent: Intent) -> Design:
         choices.append(Choice("leaf ports", f"{leaf_down} x {ldown.speed}G down, {leaf_up} x {lup.speed}G up"
                               + (f", {spare} cages spare" if spare else ""),
                               f"{_ratio_text(ldown.bandwidth / lup.bandwidth)} down:up bandwidth, {why}"))
-    servers_per_leaf = 0 if t.rail_optimized else leaf_down // rails
+    server_ports = leaf_down - endpoints  # the leaf's server ports left to GPU servers
+    if endpoints:
+        choices.append(Choice("endpoint ports", f"{endpoints} per leaf", "intent.endpoints take the last server "
+                              f"ports of every leaf; {server_ports} stay for GPU servers"))
+        if server_ports < unit:
+            raise TopologyError([Problem("endpoints", f"endpoints take {endpoints} of a leaf's {leaf_down} server "
+                                         f"ports, leaving {server_ports} for GPU servers (one needs {unit})",
+                                         "use fewer endpoints, per: su, or a larger leaf")])
+    servers_per_leaf = 0 if t.rail_optimized else server_ports // rails
     su_size = 0
     if t.rail_optimized:
-        fits = leaf_down // rpl
+        fits = server_ports // rpl
         su_size = t.scalable_unit or fits
         if t.scalable_unit is None:
             choices.append(Choice("scalable unit", f"{su_size} servers",
@@ -221,7 +248,8 @@ def design(intent: Intent) -> Design:
         elif t.scalable_unit > fits:
             problems.append(Problem(
                 "topology.scalable_unit",
-                f"a rail leaf has {leaf_down} server ports ({fits} per rail) but a scalable unit has "
+                f"a rail leaf has {server_ports} server ports ({fits} per rail"
+                + (f"; {endpoints} more go to endpoints" if endpoints else "") + ") but a scalable unit has "
                 f"{t.scalable_unit} servers",
                 f"use at most {fits} servers per scalable unit, fewer rails_per_leaf or a larger leaf",
             ))
@@ -233,7 +261,6 @@ def design(intent: Intent) -> Design:
         ))
     if problems:
         raise TopologyError(problems)
-    leaves_per_su = rails // rpl if t.rail_optimized else 1
     per_unit = su_size if t.rail_optimized else servers_per_leaf  # servers per block of leaves_per_su leaves
     env_servers = max(servers.count, t.max_servers or 0)
     env_leaves = -(-env_servers // per_unit) * leaves_per_su
@@ -358,9 +385,16 @@ def design(intent: Intent) -> Design:
         spine_down=spine_down, spine_up=spine_up, max_leaves_per_pod=max_leaves_per_pod, max_pods=max_pods,
         super_group=super_group, spine_super_links=spine_super_links, super_ports=super_ports,
         servers_per_leaf=servers_per_leaf, su_size=su_size, rails_per_leaf=rpl if t.rail_optimized else 1,
+        endpoint_ports=endpoints,
         leaf_sides=leaf_split, spine_sides=spine_sides, super_sides=super_sides, ratios=tuple(ratios),
         choices=tuple(choices),
     )
+
+
+def endpoint_ports(intent: Intent, leaves_per_su: int) -> int:
+    """Server ports every leaf keeps for endpoints: a `per: leaf` group's count, a `per: su` group's
+    count spread over the scalable unit's rail leaves (rounded up)."""
+    return sum(ep.count if ep.per == "leaf" else -(-ep.count // leaves_per_su) for ep in intent.endpoints)
 
 
 def _width(n: int) -> int:
@@ -418,7 +452,8 @@ def layout(intent: Intent, d: Design) -> Layout:
         )])
     leaves = d.planes * leaves_per_plane
     spines = d.planes * pods_needed * d.spines if d.tiers > 1 else 0
-    links = {"gpu_leaf": count * d.planes * d.rails, "leaf_spine": leaves * d.leaf_up if d.tiers > 1 else 0,
+    links = {"gpu_leaf": count * d.planes * d.rails + leaves * d.endpoint_ports,  # endpoints: at most this
+             "leaf_spine": leaves * d.leaf_up if d.tiers > 1 else 0,
              "spine_super_spine": spines * d.spine_up if d.tiers == 3 else 0}
     return Layout(leaves_per_plane, pods_needed, sus, sus_per_pod, su_size, leaves, spines, d.max_super_spines,
                   links)
@@ -543,6 +578,7 @@ class _Builder:
                             self._cable("spine_super_spine", sp, d.spine_down + v, supers[plane, j, m],
                                         pod * d.spine_super_links + k)
         self._attach_servers(count, width, su_size, sus_per_pod)
+        self._attach_endpoints()
 
     def _attach_servers(self, count: int, width: int, su_size: int, sus_per_pod: int) -> None:
         d, servers, t = self.d, self.intent.servers, self.intent.topology
@@ -577,6 +613,52 @@ class _Builder:
                     srv.nics.append(NicAttachment(srv.name, nic, plane, nic, plane, ifname, leaf.hostname, lp, speed))
                     self.plan.links.append(Link("gpu_leaf", srv.name, ifname, leaf.hostname, lp, speed, length, media))
             self.plan.servers.append(srv)
+
+
+    def _attach_endpoints(self) -> None:
+        """Each endpoint group on its leaves' last server ports, group after group (intent order).
+
+        An endpoint's number comes from its position in the envelope -- the leaf's slot (`per: leaf`)
+        or the scalable unit's place in its pod (`per: su`) -- so growth adds endpoints and renames
+        none; its port's /31 comes from the leaf-port pool like a GPU NIC's (underlay).
+        """
+        d, t = self.d, self.intent.topology
+        if not self.intent.endpoints:
+            return
+        leaves = [s for s in self.plan.switches.values() if s.role == "leaf"]
+        length = self.intent.cabling.gpu_leaf_m
+        speed = d.leaf_sides[0].speed
+        lanes = max(1, self.intent.switch_models.leaf.lanes_per_port // d.leaf_sides[0].breakout)
+        media = media_for(speed, length, lanes)
+        lps = d.leaves_per_su
+        sus_per_pod = max(d.max_leaves_per_pod // lps, 1)
+        first = d.endpoint_base  # leaf port index of the group's first slot
+        base = 0  # the group's first endpoint number in the envelope (management addresses)
+        for ep in self.intent.endpoints:
+            per_leaf = ep.count if ep.per == "leaf" else -(-ep.count // lps)
+            units = d.endpoint_units(ep.per)
+            width = max(3, len(str(units * ep.count)))
+            for leaf in leaves:
+                if ep.per == "leaf":
+                    mine = [(j, j) for j in range(ep.count)]  # (number in the unit, slot on the leaf)
+                    unit = leaf.slot
+                else:
+                    group = leaf.index % lps if t.rail_optimized else 0
+                    mine = [(j, j // lps) for j in range(ep.count) if j % lps == group]
+                    unit = (leaf.plane * d.max_pods + leaf.pod) * sus_per_pod + leaf.index // lps
+                for j, k in mine:
+                    n = unit * ep.count + j
+                    host = Server(name=f"{ep.name}{n + 1:0{width}d}", index=base + n, su=leaf.su, pod=leaf.pod,
+                                  gpus=0, role=ep.role)
+                    itf = self._interface(leaf, first + k, speed, "gpu_leaf", "down", host.name, "eth0", length)
+                    host.nics.append(NicAttachment(host.name, 0, 0, max(leaf.rail, 0), leaf.plane, "eth0",
+                                                   leaf.hostname, itf.name, speed))
+                    self.plan.links.append(Link("gpu_leaf", host.name, "eth0", leaf.hostname, itf.name, speed,
+                                                length, media))
+                    self.plan.endpoints.append(host)
+            first += per_leaf
+            base += units * ep.count
+        self.plan.endpoints.sort(key=lambda h: h.index)
 
 
 def build_topology(intent: Intent, plan: Plan, d: Design | None = None) -> Design:

@@ -116,7 +116,8 @@ class Pools:
     gpu: Block
 
 
-def carve_pools(intent: Intent, d: Design, switches: dict[str, int], servers: int, links: dict[str, int]) -> Pools:
+def carve_pools(intent: Intent, d: Design, switches: dict[str, int], servers: int, links: dict[str, int],
+                endpoints: int = 0) -> Pools:
     """The blocks of every pool, or TopologyError naming the pool the envelope does not fit.
 
     Sizes come from the design alone, so `plan` runs this before building anything; the counts
@@ -129,8 +130,10 @@ def carve_pools(intent: Intent, d: Design, switches: dict[str, int], servers: in
     return Pools(
         lo=_blocks(a.loopbacks, "addressing.loopbacks", 1, roles, switches),
         lo6=_blocks(a.loopbacks_v6, "addressing.loopbacks_v6", 1, roles, switches) if a.loopbacks_v6 else None,
-        mgmt=_blocks(a.management, "addressing.management", 1, [*roles, ("server", max(servers, 1))],
-                     {**switches, "server": servers}),
+        # endpoints' block sits before the servers' and is sized by the envelope (empty without endpoints)
+        mgmt=_blocks(a.management, "addressing.management", 1,
+                     [*roles, ("endpoint", endpoint_envelope(intent, d)), ("server", max(servers, 1))],
+                     {**switches, "endpoint": endpoints, "server": servers}),
         p2p=_blocks(a.p2p, "addressing.p2p", 2, tiers, links),
         p2p6=_blocks(a.p2p_v6, "addressing.p2p_v6", 2, tiers, links) if a.p2p_v6 else None,
         gpu=_blocks(a.gpu, "addressing.gpu", 2, [("leaf", d.max_leaves * d.leaf_down)],
@@ -154,7 +157,7 @@ def assign_addresses(intent: Intent, d: Design, plan: Plan) -> None:
     for link in plan.links:
         used_links[link.tier] += 1
     n_servers = len(plan.servers)
-    pools = carve_pools(intent, d, counts, n_servers, used_links)
+    pools = carve_pools(intent, d, counts, n_servers, used_links, len(plan.endpoints))
     lo, lo6, mgmt, p2p, p2p6, gpu = pools.lo, pools.lo6, pools.mgmt, pools.p2p, pools.p2p6, pools.gpu
 
     for sw in plan.switches.values():
@@ -164,6 +167,8 @@ def assign_addresses(intent: Intent, d: Design, plan: Plan) -> None:
         sw.mgmt_ip = _addr(mgmt[sw.role], sw.slot)
     for srv in plan.servers:
         srv.mgmt_ip = _addr(mgmt["server"], srv.index)
+    for ep in plan.endpoints:
+        ep.mgmt_ip = _addr(mgmt["endpoint"], ep.index)
 
     switches = plan.switches
     ports = {(sw.hostname, itf.name): itf for sw in switches.values() for itf in sw.interfaces}
@@ -187,7 +192,7 @@ def assign_addresses(intent: Intent, d: Design, plan: Plan) -> None:
                 itf.ipv6, itf.peer_ipv6 = f"{high6}/127", low6
                 peer.ipv6, peer.peer_ipv6 = f"{low6}/127", high6
     # GPU NICs: the leaf takes the even address, the NIC the odd one.
-    for srv in plan.servers:
+    for srv in plan.hosts():  # GPU servers and endpoints: the /31 of their leaf port
         for nic in srv.nics:
             leaf = switches[nic.leaf]
             itf = ports[nic.leaf, nic.leaf_port]
@@ -205,9 +210,14 @@ def assign_addresses(intent: Intent, d: Design, plan: Plan) -> None:
     plan.pool_use = {
         "loopbacks": (sum(counts.values()), a.loopbacks.num_addresses),
         "p2p": (2 * (used_links["leaf_spine"] + used_links["spine_super_spine"]), a.p2p.num_addresses),
-        "gpu": (2 * sum(len(s.nics) for s in plan.servers), a.gpu.num_addresses),
-        "management": (sum(counts.values()) + n_servers, a.management.num_addresses),
+        "gpu": (2 * sum(len(s.nics) for s in plan.hosts()), a.gpu.num_addresses),
+        "management": (sum(counts.values()) + n_servers + len(plan.endpoints), a.management.num_addresses),
     }
+
+
+def endpoint_envelope(intent: Intent, d: Design) -> int:
+    """Endpoints the envelope can hold (the management block they number into; topology names them)."""
+    return sum(ep.count * d.endpoint_units(ep.per) for ep in intent.endpoints)
 
 
 def equal_cost_paths(d: Design, role: str) -> int:
@@ -271,7 +281,7 @@ def planned_addresses(plan: Plan) -> Iterator[tuple[str, str, str]]:
                 yield itf.ipv4.partition("/")[0], sw.hostname, itf.name
             if itf.ipv6:
                 yield itf.ipv6.partition("/")[0], sw.hostname, itf.name
-    for srv in plan.servers:
+    for srv in plan.hosts():
         yield srv.mgmt_ip, srv.name, "management"
         for nic in srv.nics:
             yield nic.ip.partition("/")[0], srv.name, nic.ifname

@@ -369,7 +369,7 @@ def check_nic_scripts(plan: Plan, hosts_dir: Path, facts: dict[str, DeviceFacts]
     findings: list[Finding] = []
     fallback = plan_side(plan.qos)
     cache: _SideCache = {}
-    for srv in plan.servers:
+    for srv in plan.hosts():
         path = hosts_dir / host_platform().files[0].format(device=srv.name)
         try:
             text = path.read_text(encoding="utf-8")

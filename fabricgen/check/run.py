@@ -333,5 +333,5 @@ def checked_pairs(plan: Plan, full: bool) -> list[tuple[str, str]]:
         if full:  # exactly the structural checks its platform's record runs (none: none reported)
             pairs += [(sw.hostname, r) for r in platform(sw.platform).rule_ids()]
         pairs += [(sw.hostname, r) for r in (*ROCE_RULES, *ADDRESS_RULES)]
-    pairs += [(srv.name, r) for srv in plan.servers for r in NIC_RULES]
+    pairs += [(srv.name, r) for srv in plan.hosts() for r in NIC_RULES]
     return pairs

@@ -47,8 +47,8 @@ def lab_topology(plan: Plan, workdir: str | Path) -> LabTopology:
     for sw in plan.switches.values():
         nodes.append(LabNode(name=sw.hostname, kind="switch", mgmt_ip=sw.mgmt_ip,
                              frr_config=f"hostname {sw.hostname}\n"))
-    for srv in plan.servers:
-        # each server is configured by its own rendered NIC script, as a real one would be
+    for srv in plan.hosts():
+        # each server (and endpoint) is configured by its own rendered NIC script, as a real one would be
         nics = sorted(srv.nics, key=lambda n: (n.nic, n.port))
         nodes.append(LabNode(name=srv.name, kind="server", mgmt_ip=srv.mgmt_ip,
                              interfaces=tuple(LabInterface(n.ifname) for n in nics),
@@ -78,10 +78,10 @@ def containerlab(plan: Plan, configs: Path | None = None) -> str:
         nodes[sw.hostname] = node
         for itf in sw.interfaces:
             port_eth[sw.hostname, itf.name] = f"eth{itf.index + 1}"
-    for srv in plan.servers:
+    for srv in plan.hosts():
         host = host_platform()
         nodes[srv.name] = {"kind": host.containerlab_kind, "image": host.containerlab_image, "mgmt-ipv4": srv.mgmt_ip,
-                           "labels": {"role": "server"}}
+                           "labels": {"role": "server" if srv.role == "gpu" else srv.role}}
         for n, nic in enumerate(srv.nics):
             port_eth[srv.name, nic.ifname] = f"eth{n + 1}"
     doc = {
