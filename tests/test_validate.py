@@ -12,12 +12,17 @@ from fabricgen.model import Plan
 from fabricgen.plan import load_plan
 from fabricgen.validate import (
     Report,
+    check_bfd,
     check_bgp,
     check_config,
     check_ecmp,
     check_gpu_output,
     check_interfaces,
     check_lldp,
+    check_mtu,
+    check_persisted,
+    check_routes,
+    check_timers,
     gpu_targets,
     ping_script,
     render_report,
@@ -191,3 +196,114 @@ def test_gpu_sample_reaches_every_nic_rail_leaf_pair_and_uplink(intent: str) -> 
     assert full_ping_count(plan) == full and (total < full or len(plan.servers) < 8)
     (line,) = sample.coverage
     assert f"GPU pings: {total} sampled (--full: {full}); NICs {len(leaf_of)}/{len(leaf_of)}" in line
+
+
+# --------------------------------------------------------------------------- issue 8: timers, BFD, routes, MTU, drift
+
+
+def neighbors_detail(plan: Plan, host: str, live: tuple[int, int] | None = None,
+                     configured: tuple[int, int] | None = None) -> dict[str, Any]:
+    """get_bgp_neighbors_detail() of a switch whose sessions run ``live`` timers (default: the plan's)."""
+    sw = plan.switches[host]
+    assert sw.bgp is not None
+    want = (sw.bgp.keepalive, sw.bgp.holdtime)
+    ka, hold = live or want
+    cka, chold = configured or want
+    by_as: dict[int, list[dict[str, Any]]] = {}
+    for n in sw.bgp.neighbors:
+        by_as.setdefault(n.remote_asn, []).append({"remote_address": n.ip, "up": True, "keepalive": ka,
+                                                   "holdtime": hold, "configured_keepalive": cka,
+                                                   "configured_holdtime": chold})
+    return {"global": by_as}
+
+
+def test_timers_name_sessions_still_on_old_timers(lab: Plan) -> None:
+    sw = lab.switches["lab-leaf01"]
+    assert sw.bgp is not None
+    assert all(o.ok for o in check_timers(sw, neighbors_detail(lab, sw.hostname)))
+    # the hold time was changed in the config; the sessions keep the old one until they reset
+    detail = neighbors_detail(lab, sw.hostname, live=(sw.bgp.keepalive, 180))
+    bad = [o for o in check_timers(sw, detail) if not o.ok]
+    assert len(bad) == len(sw.bgp.neighbors)
+    assert f"negotiated keepalive {sw.bgp.keepalive}s, hold 180s" in bad[0].actual
+    assert "`clear bgp " in bad[0].actual
+    configured = [o for o in check_timers(sw, neighbors_detail(lab, sw.hostname, configured=(60, 180)))
+                  if not o.ok]
+    assert configured and configured[0].actual.startswith("configured keepalive 60s, hold 180s")
+
+
+def test_bfd_timers_and_state(lab: Plan) -> None:
+    sw = lab.switches["lab-spine01"]
+    b = sw.bgp
+    assert b is not None
+    peers = [{"peer": n.ip, "status": "up", "transmit_interval": b.bfd_min_tx, "receive_interval": b.bfd_min_rx,
+              "detect_multiplier": b.bfd_multiplier} for n in b.neighbors]
+    assert all(o.ok for o in check_bfd(sw, peers))
+    peers[0]["transmit_interval"] = 300
+    peers[1]["status"] = "down"
+    del peers[2]
+    bad = {o.item.split()[0]: o.actual for o in check_bfd(sw, peers) if not o.ok}
+    assert bad == {b.neighbors[0].ip: f"up, tx 300 ms, rx {b.bfd_min_rx} ms, x{b.bfd_multiplier}",
+                   b.neighbors[1].ip: f"down, tx {b.bfd_min_tx} ms, rx {b.bfd_min_rx} ms, x{b.bfd_multiplier}",
+                   b.neighbors[2].ip: "no BFD session"}
+    assert check_bfd(sw, None) == []  # a driver that cannot read BFD checks nothing, claims nothing
+
+
+def test_routes_per_session_against_the_plan(lab: Plan) -> None:
+    from fabricgen.expect import expected_prefixes
+
+    sw = lab.switches["lab-leaf01"]
+    assert sw.bgp is not None
+    expected = {ip: n for (host, ip), n in expected_prefixes(lab).items() if host == sw.hostname}
+    assert set(expected) == {n.ip for n in sw.bgp.neighbors} and all(expected.values())
+    bgp = healthy_bgp(lab, sw.hostname)
+    for ip, peer in bgp["global"]["peers"].items():
+        peer["address_family"] = {"ipv4": {"received_prefixes": expected[ip], "accepted_prefixes": expected[ip]}}
+    assert all(o.ok for o in check_routes(sw, bgp, expected))
+    first = sw.bgp.neighbors[0].ip
+    bgp["global"]["peers"][first]["address_family"]["ipv4"]["accepted_prefixes"] = 0  # bgpd lost its policy
+    bad = [o for o in check_routes(sw, bgp, expected) if not o.ok]
+    assert [(o.item.split()[0], o.actual) for o in bad] == [(first, f"{expected[first]} received, 0 accepted")]
+
+
+def test_persisted_names_every_line_a_reboot_would_load(lab: Plan) -> None:
+    sw = lab.switches["lab-leaf01"]
+    assert check_persisted(sw, None) == []  # the driver cannot read its saved config: no claim
+    assert check_persisted(sw, "")[0].ok
+    diff = "--- saved\n+++ build\n@@ -3,2 +3,2 @@\n bgp router-id 198.18.0.3\n- timers bgp 3 9\n+ timers bgp 1 3\n"
+    out = check_persisted(sw, diff)[0]
+    assert not out.ok and out.actual == ("2 line(s) differ (a reboot would load them):\n- timers bgp 3 9\n"
+                                         "+ timers bgp 1 3")
+
+
+def test_drift_reports_every_changed_line_and_folds_only_with_a_count(lab: Plan) -> None:
+    from fabricgen.validate.output import FOLD, folded
+
+    sw = lab.switches["lab-leaf01"]
+    removed = [f"- neighbor 198.18.16.{i} remote-as 42001000{i:02d}" for i in range(30)]
+    diff = "--- running\n+++ candidate\n@@ -1,30 +1,1 @@\n" + "\n".join(removed) + "\n+ bgp router-id 198.18.0.3\n"
+    out = check_config(sw, diff)[0]
+    assert out.actual.splitlines()[1:] == [*removed, "+ bgp router-id 198.18.0.3"]  # nothing cut
+    shown = folded(out.actual).splitlines()
+    assert len(shown) == FOLD + 1 and shown[-1] == f"... {31 + 1 - FOLD} more line(s) folded (--format json shows all)"
+    js = json.loads(render_report(Report([out]), "json"))
+    assert js["failures"][0]["actual"] == out.actual
+
+
+def test_mtu_mismatch_names_both_ends(lab: Plan) -> None:
+    leaf = lab.switches["lab-leaf01"]
+    up = next(i for i in leaf.interfaces if i.tier == "leaf_spine")
+    live = {(sw.hostname, i.name): i.mtu for sw in lab.switches.values() for i in sw.interfaces}
+    live.update({(s.name, n.ifname): 9216 for s in lab.servers for n in s.nics})
+    assert all(o.ok for o in check_mtu(lab, live))
+    live[leaf.hostname, up.name] = 1500
+    bad = [o for o in check_mtu(lab, live) if not o.ok]
+    assert len(bad) == 1
+    ends = {f"{leaf.hostname} {up.name}", f"{up.peer_device} {up.peer_interface}"}
+    assert all(end in bad[0].item for end in ends)
+    assert bad[0].actual.startswith("MTU mismatch: ")
+    assert f"{leaf.hostname} {up.name} mtu 1500" in bad[0].actual
+    assert f"{up.peer_device} {up.peer_interface} mtu {up.mtu}" in bad[0].actual
+    # only the links of the devices asked about
+    assert check_mtu(lab, live, {"lab-leaf04"}) and all(
+        "lab-leaf04" in o.item for o in check_mtu(lab, live, {"lab-leaf04"}))
