@@ -221,8 +221,16 @@ def build_parser() -> argparse.ArgumentParser:
         register(sub)
     for command in sub.choices.values():  # every command reads the intent, so every one takes the SKU data
         _add_sonic_platform(command, argparse.SUPPRESS)
+        _add_debug(command, argparse.SUPPRESS)
     _add_sonic_platform(parser, None)
+    _add_debug(parser, False)
     return parser
+
+
+def _add_debug(p: argparse.ArgumentParser, default: object) -> None:
+    if "--debug" not in p._option_string_actions:  # deploy has its own (it also prints per-device tracebacks)
+        p.add_argument("--debug", action="store_true", default=default,
+                       help="print the traceback of an unexpected error")
 
 
 def _add_sonic_platform(p: argparse.ArgumentParser, default: object) -> None:
@@ -254,6 +262,16 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # noqa: BLE001 - a bug or an unforeseen failure: one line, the traceback on --debug
+        if getattr(args, "debug", False):
+            raise
+        lines = str(exc).strip().splitlines() or ["(no message)"]
+        con = _console(stderr=True)
+        con.print(f"error: `fabricgen {args.command}` failed: {type(exc).__name__}: {lines[0]}", markup=False)
+        for line in lines[1:]:
+            con.print(f"    {line}", markup=False)
+        con.print("(rerun with --debug for the traceback)", markup=False)
+        return EXIT_FAIL
 
 
 if __name__ == "__main__":

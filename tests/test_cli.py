@@ -95,3 +95,22 @@ def test_render_refuses_configs_that_break_invariants(tmp_path: Path, pfc_bug_on
     assert not out.exists()
     assert main(["render", "-i", str(EXAMPLE), "-o", str(out), "--no-check"]) == 0
     assert '"pfc_enable": "4"' in (out / "configs" / "ai256-leaf03" / "config_db.json").read_text()
+
+
+def test_an_unexpected_error_is_one_message_and_the_traceback_only_with_debug(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import fabricgen.plan
+
+    def boom(*_: object, **__: object) -> None:
+        raise RuntimeError("disk vanished\nwhile reading the intent")
+
+    monkeypatch.setattr(fabricgen.plan, "load_plan", boom)
+    assert main(["validate", "-i", str(EXAMPLE)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert "error: `fabricgen validate` failed: RuntimeError: disk vanished\n    while reading the intent" in err
+    assert "--debug" in err
+    with pytest.raises(RuntimeError, match="disk vanished"):
+        main(["validate", "-i", str(EXAMPLE), "--debug"])
+    with pytest.raises(RuntimeError, match="disk vanished"):
+        main(["--debug", "plan", "-i", str(EXAMPLE)])
