@@ -32,9 +32,11 @@ never be removed.  Host keys are verified (fabricgen.ssh).  Platform name ``nxos
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -138,6 +140,7 @@ class OwnedChange:
     rendered: list[str] = field(default_factory=list)  # the owned sections as rendered
     kept: list[str] = field(default_factory=list)  # unused in the plan, in service on the switch: left alone
     notes: list[str] = field(default_factory=list)  # what the operator must do after the commit (a reload)
+    running: list[str] = field(default_factory=list)  # the owned sections as the switch runs them
 
 
 def owned(rendered: Any) -> tuple[set[tuple[str, str]], list[re.Pattern[str]]]:
@@ -216,7 +219,7 @@ def plan_change(running_text: str, rendered_text: str) -> OwnedChange:
         diff += "".join(f"# left as the switch has it: interface {n} is in service there, the plan leaves it "
                         "unused\n" for n in kept)
         diff += "".join(f"# {note}\n" for note in notes)
-    return OwnedChange("\n".join(_render(candidate.children)) + "\n", commands, diff, names, after, kept, notes)
+    return OwnedChange("\n".join(_render(candidate.children)) + "\n", commands, diff, names, after, kept, notes, before)
 
 
 def reload_notes(running: Any, rendered: Any) -> list[str]:
@@ -265,7 +268,12 @@ class NxosDriver(NXOSSSHDriver):
         self._owned_names: set[tuple[str, str]] = set()  # of the last loaded build
         self._pending: list[str] = []  # notes of the last commit, reported by fabricgen_verify
         self.last_changes = ""
+        self.last_sides: list[tuple[str, str, list[str], list[str]]] | None = None
         self._last_checkpoint: str | None = None
+        # Set by deploy: once set (Ctrl-C) every command outside a commit or rollback is refused, so a
+        # getter or diff stops at its next command (netmiko's own read ends within its read timeout).
+        self.cancel: threading.Event | None = None
+        self._critical = 0
 
     # ------------------------------------------------------------------ connection
 
@@ -278,6 +286,30 @@ class NxosDriver(NXOSSSHDriver):
         self.device = self._connect()
         self._netmiko_device = self.device
 
+    @contextlib.contextmanager
+    def uninterruptible(self) -> Iterator[None]:
+        """Commands inside run even after Ctrl-C: a commit or rollback cut in half leaves the switch
+        between two configs."""
+        self._critical += 1
+        try:
+            yield
+        finally:
+            self._critical -= 1
+
+    def _interrupted(self, what: str) -> None:
+        if self.cancel is not None and self.cancel.is_set() and not self._critical:
+            from fabricgen.drivers.frr import CommandInterrupted
+
+            raise CommandInterrupted(f"{self.hostname}: interrupted before `{what}`")
+
+    def _send_command(self, command: str, raw_text: bool = False, cmd_verify: bool = True) -> Any:
+        self._interrupted(command)
+        return super()._send_command(command, raw_text=raw_text, cmd_verify=cmd_verify)
+
+    def _send_command_list(self, commands: list[str], expect_string: str | None = None, **kwargs: Any) -> Any:
+        self._interrupted(commands[0] if commands else "")
+        return super()._send_command_list(commands, expect_string=expect_string, **kwargs)
+
     # ------------------------------------------------------------------ config
 
     def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
@@ -289,6 +321,9 @@ class NxosDriver(NXOSSSHDriver):
         self.change = plan_change(running, config)
         self._owned_names = self.change.names
         self.last_changes = "\n".join(self.change.commands)
+        # the two sides of compare_config's diff, for deploy's impact labels (fabricgen.deploy.impact)
+        self.last_sides = ([("running (fabricgen-owned sections)", "candidate", self.change.running,
+                             self.change.rendered)] if self.change.diff else None)
         self.loaded, self.replace = True, True
 
     def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
@@ -353,6 +388,10 @@ class NxosDriver(NXOSSSHDriver):
         self._copy_run_start()
 
     # ------------------------------------------------------------------ fabricgen extensions
+
+    def fabricgen_reset_bgp(self) -> None:
+        """Hard-reset every BGP session so changed keepalive/hold times apply."""
+        self._send_command("clear ip bgp *")
 
     def fabricgen_persisted_diff(self) -> str:
         """Owned sections of the startup config vs the build ("" = a reboot keeps the build)."""

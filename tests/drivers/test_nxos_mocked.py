@@ -335,3 +335,25 @@ def test_dlb_change_says_it_needs_a_reload() -> None:
                                                                                 "  flowlet-aging")))
     change = plan_change("\n".join(_text(d.switch.running)), without + "\n")
     assert any("`hardware profile dlb` changed" in n for n in change.notes)  # removing it is reload-pending too
+
+
+def test_ctrl_c_stops_reads_but_never_a_commit_or_rollback(rendered: str) -> None:
+    import threading
+
+    from fabricgen.drivers.frr import CommandInterrupted
+
+    d = driver()
+    d.cancel = threading.Event()
+    d.load_replace_candidate(config=rendered)
+    d.cancel.set()
+    with pytest.raises(CommandInterrupted, match="interrupted before `show "):
+        d.get_bgp_neighbors()
+    with pytest.raises(CommandInterrupted):
+        d.load_replace_candidate(config=rendered)
+    d.cancel.clear()
+    d.load_replace_candidate(config=rendered)
+    d.cancel.set()
+    phases.commit(d)  # inside the commit guard: runs to the end, saved = running
+    assert lines("\n".join(_text(d.switch.startup))) == lines("\n".join(_text(d.switch.running)))
+    phases.rollback(d)
+    assert any(c.startswith("rollback running-config checkpoint") for c in d.switch.exec_sent)
