@@ -25,7 +25,7 @@ _ORDER = (
     (re.compile(r"^bfd$"), 8),
     (re.compile(r"^line vty"), 9),
 )
-_POLICY_RE = re.compile(r"^(ip prefix-list|ipv6 prefix-list|route-map) (\S+)")
+_POLICY_RE = re.compile(r"^(ip prefix-list|ipv6 prefix-list|route-map|bgp community-list (?:standard|expanded)) (\S+)")
 
 
 def _rank(head: str) -> int:

@@ -9,7 +9,10 @@ Routing policy (explicit, so nothing depends on `bgp ebgp-requires-policy` defau
 * ``PL-LOCAL-V4`` lists what this switch originates: its loopback /32 and, on leaves, each of
   its GPU-facing /31s.  ``RM-CONNECTED-V4`` (``redistribute connected``) permits only those, so
   fabric /31s never enter BGP.
-* ``RM-IMPORT`` permits everything learned from a fabric neighbor (allow-all import).
+* ``RM-IMPORT`` permits everything learned from a fabric neighbor (allow-all import), and honours
+  RFC 8326 graceful shutdown: a route carrying the GRACEFUL_SHUTDOWN community (``GSHUT``) gets
+  LOCAL_PREF 0, so a draining switch's neighbors move their traffic to the other paths
+  (``fabricgen deploy --drain``).
 * ``RM-EXPORT-V4`` is the announce policy: leaves announce only their own prefixes (a leaf is
   never transit), spines and super-spines additionally pass on every prefix of the loopback and
   GPU pools (``PL-FABRIC-V4``), which is what they learned from the tier below or above.
@@ -65,6 +68,12 @@ class PrefixList:
 class RouteMapEntry:
     seq: int
     match: str = ""  # "ip address prefix-list PL-LOCAL-V4"; "" = match all
+    set: str = ""  # "local-preference 0"; "" = nothing set
+
+
+# RFC 8326: the well-known GRACEFUL_SHUTDOWN community (65535:0), as FRR names it in a community-list.
+GSHUT_LIST = "GSHUT"
+GSHUT_COMMUNITY_LIST = f"bgp community-list standard {GSHUT_LIST} seq 5 permit graceful-shutdown"
 
 
 @dataclass(slots=True)
@@ -76,6 +85,8 @@ class RouteMap:
 # FRR omits settings equal to its defaults from `show running-config`; writing them makes
 # frr-reload.py report them as "to add" forever, so a re-deploy would never be a no-op.
 FRR_BFD_DEFAULTS = {"receive_interval": 300, "transmit_interval": 300, "detect_multiplier": 3}
+# `timers bgp` under `frr defaults datacenter` (the profile every fabricgen frr.conf declares)
+FRR_DATACENTER_TIMERS = (3, 9)  # keepalive, hold time (s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,9 +138,11 @@ class BgpConfig:
     keepalive: int
     holdtime: int
     planned_maximum_paths: int  # what the plan asked for, before the FRR cap
+    timers_are_default: bool = False  # keepalive/hold equal FRR's datacenter defaults: `timers bgp` not written
     neighbors: list[Neighbor] = field(default_factory=list)
     address_families: list[AddressFamily] = field(default_factory=list)
     prefix_lists: list[PrefixList] = field(default_factory=list)
+    community_lists: list[str] = field(default_factory=list)  # whole lines, as FRR prints them
     route_maps: list[RouteMap] = field(default_factory=list)
     bfd_profile: BfdProfile | None = None
 
@@ -203,7 +216,8 @@ def bgp_config(sw: Switch, plan: Plan) -> BgpConfig:
                 v6.local.append(_network(itf.ipv6))
 
     cfg = BgpConfig(asn=b.asn, router_id=b.router_id, keepalive=b.keepalive, holdtime=b.holdtime,
-                    planned_maximum_paths=b.maximum_paths)
+                    planned_maximum_paths=b.maximum_paths,
+                    timers_are_default=(b.keepalive, b.holdtime) == FRR_DATACENTER_TIMERS)
     any_bfd = False
     for n in b.neighbors:
         fam = v6 if n.afi == "ipv6" else v4
@@ -221,7 +235,9 @@ def bgp_config(sw: Switch, plan: Plan) -> BgpConfig:
         "V6": [(a.loopbacks_v6, 128)] if a.loopbacks_v6 is not None else [],
     }
     paths = min(b.maximum_paths, FRR_MAX_PATHS)
-    cfg.route_maps.append(RouteMap(ROUTE_MAP_IMPORT, [RouteMapEntry(10)]))
+    cfg.community_lists.append(GSHUT_COMMUNITY_LIST)
+    cfg.route_maps.append(RouteMap(ROUTE_MAP_IMPORT, [
+        RouteMapEntry(10, f"community {GSHUT_LIST}", "local-preference 0"), RouteMapEntry(20)]))
     for fam in (v4, v6):
         if not fam.local and not fam.neighbors:
             continue
