@@ -1,8 +1,9 @@
 """Deploy: push a checked build with nornir + napalm, one change at a time, interruptible and resumable.
 
-Modules: ``run`` (the run: build, lock, journal, Ctrl-C), ``phases`` (one device: lock, diff,
-commit, check, rollback), ``state`` (fabric lock and journal), ``report`` (outcomes and
-summary), ``cli`` (``fabricgen deploy``).
+Modules: ``run`` (the run: build, lock, journal, Ctrl-C, waves), ``phases`` (one device: lock,
+diff, commit, check, rollback), ``impact`` (what each diff hunk does to traffic), ``waves`` (which
+switches may change together), ``drain`` (graceful shutdown around a change), ``state`` (fabric
+lock and journal), ``report`` (outcomes and summary), ``cli`` (``fabricgen deploy``).
 
 nornir and napalm are the ``[deploy]`` extra: the names below are imported when first used, so
 ``fabricgen render`` and ``check`` run without them.

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from fabricgen.cli import positive_int
 from fabricgen.deploy.phases import CHECK_TIMEOUT
+from fabricgen.deploy.impact import LABELS
 
 DEFAULT_BUILD = "build"
 
@@ -36,7 +37,9 @@ def cmd_deploy(args: argparse.Namespace) -> int:
                          check_timeout=args.check_timeout, force=args.force, resume=args.resume,
                          discard=args.discard, break_lock=args.break_lock,
                          accept_undeployable=args.accept_undeployable, lab_dir=args.lab_dir,
-                         known_hosts=args.known_hosts, handle_signals=True)
+                         known_hosts=args.known_hosts, handle_signals=True, max_impact=args.max_impact,
+                         waves=args.waves, canary=args.canary, drain=args.drain, drain_timeout=args.drain_timeout,
+                         pause_on_failure=args.pause_on_failure, wave_timeout=args.wave_timeout)
     out = Console(highlight=False, soft_wrap=True)
     progress = Console(stderr=True, highlight=False, soft_wrap=True)
     if args.dry_run or args.force:
@@ -83,5 +86,23 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--known-hosts", default=None,
                    help="SSH known_hosts to verify devices against (default $FABRICGEN_KNOWN_HOSTS, the lab's, "
                         "or ~/.ssh/known_hosts)")
+    p.add_argument("--max-impact", choices=list(LABELS), default=None, metavar="LABEL",
+                   help="refuse changes whose impact is worse than LABEL (" + " < ".join(LABELS) + "); a real run "
+                        "diffs every device first and changes nothing if one exceeds it")
+    staged = p.add_argument_group("staged rollout (fabricgen.deploy.waves, fabricgen.deploy.drain)")
+    staged.add_argument("--waves", metavar="auto|FILE", default=None,
+                        help="deploy in waves that never take more than one switch of a spine group, a quarter of "
+                             "any switch's uplinks or one rail of a server at a time (auto), or as a YAML file "
+                             "lists them; the fabric is validated between waves and the first failure stops it")
+    staged.add_argument("--canary", metavar="HOST", default=None, help="with --waves: this switch alone, first")
+    staged.add_argument("--drain", action="store_true",
+                        help="before a change that is not hitless: BGP graceful shutdown (RFC 8326), wait for the "
+                             "neighbors to move traffic, commit, check, undrain")
+    staged.add_argument("--drain-timeout", type=float, default=60.0,
+                        help="seconds for the neighbors to move traffic off a drained switch (default 60)")
+    staged.add_argument("--pause-on-failure", action="store_true",
+                        help="with --waves: a failed wave asks whether to go on instead of stopping")
+    staged.add_argument("--wave-timeout", type=float, default=120.0,
+                        help="seconds for BGP, ECMP and routes to validate after a wave (default 120)")
     p.add_argument("--debug", action="store_true", help="print each failure's traceback")
     p.set_defaults(func=cmd_deploy)

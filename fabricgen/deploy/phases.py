@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from fabricgen.deploy.impact import DeviceImpact, device_impact
 from fabricgen.manifest import Build
 from fabricgen.model import Switch
 from fabricgen.platforms.registry import platform
@@ -42,6 +43,8 @@ def candidate_config(build: Build, sw: Switch) -> str:
 class Diff:
     text: str  # unified diff, "" = no change
     changes: str = ""  # the platform's own change list (FRR: frr-reload.py --test), when it has one
+    # the normalised sides the driver diffed: [(fromfile, tofile, old lines, new lines)] (fabricgen drivers)
+    sides: list[tuple[str, str, list[str], list[str]]] | None = None
 
 
 @dataclass
@@ -96,7 +99,15 @@ def diff(device: Any, candidate: str) -> Diff:
     """Load the candidate and compare; the candidate stays loaded for :func:`commit`."""
     device.load_replace_candidate(config=candidate)
     text = device.compare_config()
-    return Diff(text, str(getattr(device, "last_changes", "") or "") if text else "")
+    if not text:
+        return Diff("")
+    return Diff(text, str(getattr(device, "last_changes", "") or ""), getattr(device, "last_sides", None))
+
+
+def impact(sw: Switch, d: Diff) -> DeviceImpact:
+    """Label every hunk of the device's diff with what it does to traffic (fabricgen.deploy.impact)."""
+    sides = [(to, old, new) for _, to, old, new in d.sides] if d.sides else None
+    return device_impact(sw.hostname, sw.platform, sides, d.text, hwsku=sw.sku)
 
 
 def discard(device: Any) -> None:
@@ -177,6 +188,14 @@ def check(device: Any, before: Sessions, expected: dict[str, int], timeout: floa
             waited = "until the interrupt's grace period ended" if cancelled_at else f"for {timeout:.0f}s"
             raise CheckFailed("post-commit check failed after waiting " + waited + ":\n" + "\n".join(problems))
         (cancel.wait(poll) if cancel is not None and cancelled_at is None else time.sleep(poll))
+
+
+def reset_sessions(device: Any) -> None:
+    """Reset every BGP session of the device (drivers that can), so changed timers take effect."""
+    reset = getattr(device, "fabricgen_reset_bgp", None)
+    if reset is not None:
+        with _uninterruptible(device):
+            reset()
 
 
 def rollback(device: Any) -> None:

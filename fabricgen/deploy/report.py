@@ -12,9 +12,13 @@ from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
 
+from fabricgen.deploy.impact import LABELS, DeviceImpact, labelled_diff, worst
+from fabricgen.deploy.waves import Wave
+
 # Outcome statuses, in summary order.
 CHANGED, UNCHANGED, ROLLED_BACK, INTERRUPTED, FAILED = "changed", "unchanged", "rolled back", "interrupted", "failed"
-STATUSES = (CHANGED, UNCHANGED, ROLLED_BACK, INTERRUPTED, FAILED)
+REFUSED = "refused"  # not committed: its changes exceed --max-impact (nothing changed on it)
+STATUSES = (CHANGED, UNCHANGED, ROLLED_BACK, INTERRUPTED, REFUSED, FAILED)
 
 
 @dataclass
@@ -27,6 +31,7 @@ class DeviceOutcome:
     reason: str = ""  # why it failed, was rolled back or interrupted (whole text)
     notes: list[str] = field(default_factory=list)  # e.g. what the post-commit verification re-applied
     traceback: str = ""
+    impact: DeviceImpact | None = None  # every hunk of ``diff`` labelled (fabricgen.deploy.impact)
 
 
 @dataclass
@@ -36,6 +41,8 @@ class DeployReport:
     outcomes: dict[str, DeviceOutcome] = field(default_factory=dict)
     interrupted: bool = False
     run: str = ""
+    waves: list[Wave] | None = None  # --waves: the rollout plan (a dry run prints it)
+    stopped: str = ""  # --waves: why the rollout stopped (wave, device, reason)
 
     def hosts(self, status: str) -> list[str]:
         return [h for h, o in self.outcomes.items() if o.status == status]
@@ -52,7 +59,17 @@ class DeployReport:
     def failed(self) -> dict[str, str]:
         """Every device that did not end as planned: failed, rolled back or interrupted."""
         return {h: f"{o.status}: {o.reason}" if o.status != FAILED else o.reason
-                for h, o in self.outcomes.items() if o.status in (FAILED, ROLLED_BACK, INTERRUPTED)}
+                for h, o in self.outcomes.items() if o.status in (FAILED, ROLLED_BACK, INTERRUPTED, REFUSED)}
+
+    def impacts(self) -> dict[str, list[str]]:
+        """Fabric-wide: label -> devices whose worst change it is, worst label first."""
+        out: dict[str, list[str]] = {}
+        for label in reversed(LABELS):
+            hosts = [h for h, o in self.outcomes.items()
+                     if o.impact is not None and o.impact.worst is not None and o.impact.worst.label == label]
+            if hosts:
+                out[label] = hosts
+        return out
 
     @property
     def ok(self) -> bool:
@@ -76,12 +93,16 @@ def print_report(report: DeployReport, out: Console, debug: bool = False) -> Non
         if not o.diff:
             continue
         out.rule(f"{host}{' (dry run)' if report.dry_run else ''}")
+        text = labelled_diff(o.impact) if o.impact is not None and o.impact.hunks else o.diff
         if out.is_terminal:
-            out.print(Syntax(o.diff, "diff", theme="ansi_dark", background_color="default"))
+            out.print(Syntax(text, "diff", theme="ansi_dark", background_color="default"))
         else:
-            out.print(o.diff, markup=False, highlight=False, end="" if o.diff.endswith("\n") else "\n")
+            out.print(text, markup=False, highlight=False, end="" if text.endswith("\n") else "\n")
         if o.changes:
             out.print(f"# {host}: what the platform will do\n{o.changes.rstrip()}", markup=False, highlight=False)
+        if o.impact is not None and o.impact.worst is not None:
+            counts = ", ".join(f"{n} {label}" for label, n in o.impact.counts().items())
+            out.print(f"# {host}: impact {o.impact.worst.label} ({counts} hunk(s))", markup=False, highlight=False)
     title = "deploy summary" + (" (dry run: nothing was changed)" if report.dry_run else "")
     if report.interrupted:
         title += " (INTERRUPTED)"
@@ -95,13 +116,42 @@ def print_report(report: DeployReport, out: Console, debug: bool = False) -> Non
         if hosts or status in (CHANGED, UNCHANGED, FAILED):
             t.add_row(label, str(len(hosts)), ", ".join(hosts))
     out.print(t)
+    print_impacts(report, out)
+    if report.waves is not None and report.dry_run:
+        w = Table(title=f"rollout plan: {len(report.waves)} wave(s), the fabric validated between them")
+        for col in ("wave", "switches", "kind"):
+            w.add_column(col)
+        for wave in report.waves:
+            w.add_row(str(wave.number), ", ".join(wave.hosts), wave.note)
+        out.print(w)
+    if report.stopped:
+        out.print(f"ROLLOUT STOPPED {indent_reason(report.stopped)}", markup=False, highlight=False)
     if report.build:
         out.print(("would push " if report.dry_run else "pushed ") + report.build, markup=False, highlight=False)
     for host, o in report.outcomes.items():
         for note in o.notes:
             out.print(f"NOTE {host}: {indent_reason(note)}", markup=False, highlight=False)
-        if o.status in (FAILED, ROLLED_BACK, INTERRUPTED):
-            word = {FAILED: "FAILED", ROLLED_BACK: "ROLLED BACK", INTERRUPTED: "INTERRUPTED"}[o.status]
-            out.print(f"{word} {host} ({o.address}): {indent_reason(o.reason)}", markup=False, highlight=False)
+        if o.status in (FAILED, ROLLED_BACK, INTERRUPTED, REFUSED):
+            word = {FAILED: "FAILED", ROLLED_BACK: "ROLLED BACK", INTERRUPTED: "INTERRUPTED", REFUSED: "REFUSED"}
+            out.print(f"{word[o.status]} {host} ({o.address}): {indent_reason(o.reason)}", markup=False,
+                      highlight=False)
             if debug and o.traceback:
                 out.print(o.traceback.rstrip(), markup=False, highlight=False)
+
+
+def print_impacts(report: DeployReport, out: Console) -> None:
+    """Per device and fabric-wide, worst first: what the changes do to traffic."""
+    by_label = report.impacts()
+    if not by_label:
+        return
+    t = Table(title="change impact (worst first)")
+    for col in ("impact", "devices", "hunks", "hosts"):
+        t.add_column(col, justify="right" if col in ("devices", "hunks") else "left")
+    for label, hosts in by_label.items():
+        hunks = sum(sum(1 for h in o.impact.hunks if h.impact.label == label)
+                    for o in report.outcomes.values() if o.impact is not None)
+        t.add_row(label, str(len(hosts)), str(hunks), ", ".join(hosts))
+    out.print(t)
+    fabric = worst(o.impact.worst for o in report.outcomes.values() if o.impact is not None and o.impact.worst)
+    if fabric is not None:
+        out.print(f"fabric-wide impact: {fabric.label}", markup=False, highlight=False)

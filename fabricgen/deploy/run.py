@@ -29,20 +29,24 @@ from nornir.core.filter import F
 from nornir.core.task import Result, Task
 from rich.console import Console
 
-from fabricgen.deploy import phases
+from fabricgen.deploy import drain, phases
 from fabricgen.deploy import report as R
+from fabricgen.deploy.impact import HITLESS, exceeds, needs_session_reset
 from fabricgen.deploy.state import (
     CHECKED,
     COMMITTED,
     COMMITTING,
     DIFFED,
     DONE_PHASES,
+    DRAINED,
+    DRAINING,
     FAILED,
     INTERRUPTED,
     LOCKED,
     ROLLED_BACK,
     ROLLING_BACK,
     UNCHANGED,
+    UNDRAINING,
     DeployRefused,
     FabricLock,
     Journal,
@@ -50,6 +54,7 @@ from fabricgen.deploy.state import (
     new_run_id,
     state_dir,
 )
+from fabricgen.deploy.waves import Wave, auto_waves, load_waves
 from fabricgen.expect import expected_prefixes
 from fabricgen.manifest import Build
 from fabricgen.model import Plan
@@ -73,6 +78,15 @@ class DeployOptions:
     known_hosts: str | None = None
     grace: float = GRACE
     handle_signals: bool = False  # the CLI: Ctrl-C handling as described in the module doc
+    max_impact: str | None = None  # refuse changes whose impact label is worse (fabricgen.deploy.impact)
+    waves: str | None = None  # "auto" or a waves file (fabricgen.deploy.waves); None = every device at once
+    canary: str | None = None  # with waves: this switch alone, first
+    drain: bool = False  # graceful-shutdown a switch before a change that is not hitless (fabricgen.deploy.drain)
+    drain_timeout: float = 60.0  # seconds for the neighbors to move their traffic
+    pause_on_failure: bool = False  # a failed wave asks whether to go on (on a terminal), instead of stopping
+    wave_checks: tuple[str, ...] = ("bgp", "ecmp", "routes")  # validate between waves
+    wave_timeout: float = 120.0  # seconds for those checks to pass after a wave
+    ask: Any = None  # with pause_on_failure: callable(question) -> bool; default: input() on a terminal
 
 
 class Abandoned(KeyboardInterrupt):
@@ -119,6 +133,7 @@ class _Context:
     owner: str = ""
     takeover: frozenset[str] = frozenset()
     expected: dict[str, dict[str, int]] = field(default_factory=dict)
+    nornir: Nornir | None = None  # the whole inventory: drains read the neighbors' routes
     done: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -183,12 +198,21 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
                 ctx.phase(host, FAILED, reason)
                 return outcome(R.FAILED, reason)
         d = phases.diff(device, candidate)
+        labels = phases.impact(sw, d) if d.text else None
         if dry:
             if gaps:
-                return outcome(R.FAILED, reason, diff=d.text, changes=d.changes)
+                return outcome(R.FAILED, reason, diff=d.text, changes=d.changes, impact=labels)
             phases.discard(device)
-            return outcome(R.CHANGED if d.text else R.UNCHANGED, diff=d.text, changes=d.changes)
+            return outcome(R.CHANGED if d.text else R.UNCHANGED, diff=d.text, changes=d.changes, impact=labels)
         ctx.phase(host, DIFFED)
+        limit = ctx.opts.max_impact
+        if labels is not None and limit is not None and exceeds(labels.worst, limit):
+            phases.discard(device)
+            worst_hunk = labels.worst
+            assert worst_hunk is not None
+            why = f"its changes are {worst_hunk.label} ({worst_hunk.why}), above --max-impact {limit}; nothing changed"
+            ctx.phase(host, FAILED, why)
+            return outcome(R.REFUSED, why, diff=d.text, changes=d.changes, impact=labels)
         if not d.text:
             phases.discard(device)
             repaired = phases.repair(device)
@@ -198,18 +222,37 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
             phases.discard(device)
             ctx.phase(host, INTERRUPTED, "stopped before its commit")
             return outcome(R.INTERRUPTED, "stopped before its commit: nothing changed", diff=d.text)
+        drain_now = ctx.opts.drain and labels is not None and exceeds(labels.worst, HITLESS)
+        undrain_to = ""
+        notes: list[str] = []
+        if drain_now:
+            phases.discard(device)
+            undrain_to, took = _drain(device, sw, ctx)
+            notes.append(f"drained (graceful shutdown): neighbors moved their traffic in {took:.1f}s")
+            d = phases.diff(device, drain.drained(sw.platform, candidate))
         before = phases.sessions(device)
         ctx.phase(host, COMMITTING)
         try:
             phases.commit(device)
         except Exception as exc:  # noqa: BLE001 - the driver restored the previous config (or says it could not)
             ctx.phase(host, FAILED, describe(exc))
-            return outcome(R.FAILED, f"commit failed: {describe(exc)}", exc, diff=d.text)
+            reason = f"commit failed: {describe(exc)}" + _undrain_after_failure(device, sw, ctx, undrain_to)
+            return outcome(R.FAILED, reason, exc, diff=d.text)
         ctx.phase(host, COMMITTED)
         try:
-            notes = phases.repair(device)
+            notes += phases.repair(device)
+            if labels is not None and needs_session_reset(labels):
+                phases.reset_sessions(device)
+                notes.append("BGP sessions reset so the new keepalive/hold time apply")
             phases.check(device, before, ctx.expected.get(host, {}), ctx.opts.check_timeout, ctx.cancel,
                          ctx.opts.grace)
+            if drain_now:
+                ctx.phase(host, UNDRAINING)
+                phases.diff(device, candidate)
+                phases.commit(device)
+                notes.append("undrained")
+                phases.check(device, before, ctx.expected.get(host, {}), ctx.opts.check_timeout, ctx.cancel,
+                             ctx.opts.grace)
         except Exception as exc:  # noqa: BLE001 - CheckFailed, or the device went away: roll back either way
             reason = str(exc) if isinstance(exc, phases.CheckFailed) else describe(exc)
             ctx.phase(host, ROLLING_BACK, reason)
@@ -221,9 +264,11 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
                                          f"undetermined", rb, diff=d.text)
             ctx.phase(host, ROLLED_BACK, reason)
             why = "interrupted during its check" if ctx.cancel.is_set() else "its post-commit check failed"
-            return outcome(R.ROLLED_BACK, f"{why}; rolled back to the previous config:\n{reason}", exc, diff=d.text)
+            reason = f"{why}; rolled back to the previous config:\n{reason}"
+            return outcome(R.ROLLED_BACK, reason + _undrain_after_failure(device, sw, ctx, undrain_to), exc,
+                           diff=d.text)
         ctx.phase(host, CHECKED)
-        return outcome(R.CHANGED, diff=d.text, changes=d.changes, notes=notes)
+        return outcome(R.CHANGED, diff=d.text, changes=d.changes, notes=notes, impact=labels)
     except CommandInterrupted as exc:
         ctx.phase(host, INTERRUPTED, str(exc))
         return outcome(R.INTERRUPTED, f"stopped before its commit: nothing changed ({exc})")
@@ -234,6 +279,60 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
         if locked:  # an unreachable device keeps its lock; the next run names it
             with contextlib.suppress(Exception):
                 phases.unlock(device, ctx.run)
+
+
+def _open_neighbor(ctx: _Context) -> Any:
+    """A function opening a fresh napalm driver of a neighbor switch (never a connection another thread uses)."""
+    from napalm import get_network_driver
+
+    def open_device(name: str) -> Any:
+        assert ctx.nornir is not None
+        host = ctx.nornir.inventory.hosts[name]
+        params = host.get_connection_parameters("napalm")
+        extras = dict(params.extras or {})
+        device = get_network_driver(params.platform)(
+            hostname=params.hostname, username=params.username, password=params.password,
+            timeout=extras.get("timeout", 60), optional_args=dict(extras.get("optional_args", {})))
+        device.open()
+        return device
+
+    return open_device
+
+
+def _drain(device: Any, sw: Any, ctx: _Context) -> tuple[str, float]:
+    """Commit the switch's saved config with the drain on; wait for its neighbors to move traffic.
+
+    Returns (the config to undrain to if the change fails, seconds the neighbors took).  On a
+    failure it undrains again and raises.
+    """
+    old = drain.saved_candidate(device, sw.platform)
+    ctx.phase(sw.hostname, DRAINING)
+    if phases.diff(device, drain.drained(sw.platform, old)).text:
+        phases.commit(device)
+    else:
+        phases.discard(device)
+    try:
+        took = drain.wait_moved(ctx.plan, sw, _open_neighbor(ctx), ctx.opts.drain_timeout, ctx.cancel)
+    except BaseException as exc:
+        undo = _undrain_after_failure(device, sw, ctx, old)
+        raise drain.DrainFailed(f"{describe(exc)}{undo}") from exc
+    ctx.phase(sw.hostname, DRAINED)
+    return old, took
+
+
+def _undrain_after_failure(device: Any, sw: Any, ctx: _Context, undrain_to: str) -> str:
+    """After a failed change of a drained switch: its config (as rolled back) without the drain."""
+    if not undrain_to:
+        return ""
+    try:
+        current = drain.saved_candidate(device, sw.platform)
+        if phases.diff(device, drain.drained(sw.platform, current, on=False)).text:
+            phases.commit(device)
+        else:
+            phases.discard(device)
+    except Exception as exc:  # noqa: BLE001
+        return f"\nAND undraining failed: {describe(exc)}; the switch still sends graceful-shutdown"
+    return "\nundrained again"
 
 
 @contextmanager
@@ -280,9 +379,23 @@ def run_deploy(plan: Plan, build: Build, opts: DeployOptions | None = None,
     problems = opts_refusals(plan, build, hosts, opts)
     if problems:
         raise DeployRefused("\n".join(problems))
-    ctx = _Context(plan, build, opts, threading.Event(), console, len(hosts))
+    if opts.canary is not None and opts.canary not in hosts:
+        raise DeployRefused(f"--canary {opts.canary} is not among the switches this deploy selects "
+                            f"(fix: a hostname of {', '.join(sorted(hosts)[:4])}, ...)")
+    preview: R.DeployReport | None = None
+    if not opts.dry_run and (opts.max_impact is not None or opts.waves is not None):
+        preview = _preview(plan, build, opts, console)
+    ctx = _Context(plan, build, opts, threading.Event(), console, len(hosts), nornir=nr)
     report = R.DeployReport(dry_run=opts.dry_run, build=build.label)
     lock: FabricLock | None = None
+    waves: list[Wave] | None = None
+    if preview is not None and opts.waves is not None:
+        waves = plan_waves(plan, opts, preview)
+        _print_waves(console, waves)
+        for host, o in preview.outcomes.items():
+            if o.status == R.UNCHANGED:  # nothing to do: not journaled, reported as the preview found it
+                report.outcomes[host] = o
+        hosts = [h for w in waves for h in w.hosts]
     if opts.dry_run:
         journal = Journal.load(Journal.path_for(state_dir(build.root), plan.settings.name))
         if journal is not None and journal.unfinished:
@@ -290,28 +403,50 @@ def run_deploy(plan: Plan, build: Build, opts: DeployOptions | None = None,
                           markup=False, highlight=False)
     else:
         lock, hosts = _begin(ctx, hosts)
-        nr = nr.filter(F(name__any=hosts))
         ctx.total = len(hosts)
         report.run = ctx.run
+        if waves is not None:  # --resume: only what is left, in the planned order
+            left = set(hosts)
+            waves = [Wave(w.number, [h for h in w.hosts if h in left], w.note) for w in waves]
+            waves = [w for w in waves if w.hosts]
     ctx.expected = _expected_by_host(plan) if not opts.dry_run else {}
     results: dict[str, R.DeviceOutcome] = {}
     finished = threading.Event()
+    stages = waves if waves is not None else [Wave(1, list(hosts), "")]
+
+    def run_hosts(names: list[str]) -> None:
+        multi = nr.filter(F(name__any=names)).run(task=deploy_device, ctx=ctx, on_failed=True)
+        for host in multi:
+            value = multi[host][0].result
+            if isinstance(value, R.DeviceOutcome):
+                results[host] = value
+            else:  # nornir caught something before our task ran
+                exc = multi[host][0].exception
+                sw = plan.switches[host]
+                results[host] = R.DeviceOutcome(host, sw.mgmt_ip, R.FAILED,
+                                                reason=describe(exc) if exc else str(value))
 
     def work() -> None:
         try:
-            multi = nr.run(task=deploy_device, ctx=ctx, on_failed=True)
-            for host in multi:
-                value = multi[host][0].result
-                if isinstance(value, R.DeviceOutcome):
-                    results[host] = value
-                else:  # nornir caught something before our task ran
-                    exc = multi[host][0].exception
-                    sw = plan.switches[host]
-                    results[host] = R.DeviceOutcome(host, sw.mgmt_ip, R.FAILED,
-                                                    reason=describe(exc) if exc else str(value))
+            for n, wave in enumerate(stages):
+                if ctx.cancel.is_set():
+                    break
+                if waves is not None:
+                    console.print(f"wave {wave.number}/{stages[-1].number} ({wave.note}): {', '.join(wave.hosts)}",
+                                  markup=False, highlight=False)
+                run_hosts(wave.hosts)
+                if waves is None:
+                    continue
+                stop = _wave_failure(wave, results) or (
+                    "" if n == len(stages) - 1 or ctx.cancel.is_set() else _validate_between(plan, ctx, wave))
+                if stop:
+                    report.stopped = stop
+                    console.print(f"rollout stopped: {stop}", markup=False, highlight=False)
+                    if not (opts.pause_on_failure and _ask(opts, console, "continue with the next wave?")):
+                        break
+                    report.stopped += " (the operator went on)"
         finally:
             finished.set()
-
     worker = threading.Thread(target=work, name="fabricgen-deploy", daemon=True)
     try:
         with _sigint_cancels(ctx.cancel, console, opts.handle_signals):
@@ -329,13 +464,118 @@ def run_deploy(plan: Plan, build: Build, opts: DeployOptions | None = None,
         if finished.is_set():
             nr.close_connections(on_failed=True)
     report.interrupted = ctx.cancel.is_set()
-    _collect(report, plan, hosts, results, ctx)
+    _collect(report, plan, hosts, results, ctx,
+             unfinished_reason=f"not started: the rollout stopped ({report.stopped})" if report.stopped
+             else "no result")
+    if opts.dry_run and opts.waves is not None:
+        report.waves = plan_waves(plan, opts, report)
+    elif waves is not None:
+        report.waves = waves
     if ctx.journal is not None:
         done = all(ctx.journal.phase(h) in DONE_PHASES | {FAILED, ROLLED_BACK} for h in ctx.journal.devices)
         ctx.journal.finish("done" if done and not report.interrupted else "interrupted")
     if lock is not None:
         lock.release()
     return report
+
+
+def _preview(plan: Plan, build: Build, opts: DeployOptions, console: Console) -> R.DeployReport:
+    """A real run with --max-impact or --waves diffs every selected device first (a dry run).
+
+    Any change above --max-impact refuses the whole deploy before anything is committed
+    (devices check again at their commit); the waves are planned from what changes.
+    """
+    from dataclasses import replace
+
+    console.print("diffing every device first (--max-impact / --waves) ...", markup=False, highlight=False)
+    preview = run_deploy(plan, build, replace(opts, dry_run=True, max_impact=None, waves=None, canary=None,
+                                              drain=False, handle_signals=False), console)
+    if opts.max_impact is None:
+        return preview
+    over = []
+    limit = str(opts.max_impact)
+    for host, o in sorted(preview.outcomes.items()):
+        if o.impact is None or not exceeds(o.impact.worst, limit):
+            continue
+        hunks = [f"  {h.file} {h.header} [{h.impact.label}] {h.impact.why}" for h in o.impact.hunks
+                 if exceeds(h.impact, limit)]
+        over.append(f"{host}: {o.impact.worst.label if o.impact.worst else ''}\n" + "\n".join(hunks))
+    if over:
+        raise DeployRefused(f"changes above --max-impact {opts.max_impact} on {len(over)} device(s); nothing was "
+                            f"changed (fix: split the change, or raise --max-impact):\n" + "\n".join(over))
+    return preview
+
+
+def plan_waves(plan: Plan, opts: DeployOptions, preview: R.DeployReport) -> list[Wave]:
+    """The waves over the devices the preview found changing (or failing); see fabricgen.deploy.waves."""
+    todo = sorted(h for h, o in preview.outcomes.items() if o.status != R.UNCHANGED)
+    if opts.waves == "auto":
+        canary = opts.canary if opts.canary in todo else None
+        return auto_waves(plan, todo, canary)
+    waves = load_waves(str(opts.waves), plan, todo)
+    if opts.canary is not None:
+        rest = [Wave(0, [h for h in w.hosts if h != opts.canary], w.note) for w in waves]
+        waves = [Wave(0, [opts.canary], "canary")] + [w for w in rest if w.hosts]
+        for i, w in enumerate(waves, 1):
+            w.number = i
+    return waves
+
+
+def _print_waves(console: Console, waves: list[Wave]) -> None:
+    from rich.table import Table
+
+    t = Table(title=f"rollout: {len(waves)} wave(s), the fabric validated between them")
+    for col in ("wave", "switches", "kind"):
+        t.add_column(col)
+    for w in waves:
+        t.add_row(str(w.number), ", ".join(w.hosts), w.note)
+    console.print(t)
+
+
+def _wave_failure(wave: Wave, results: dict[str, R.DeviceOutcome]) -> str:
+    """"wave N: host: reason" for the first device of the wave that did not end as planned."""
+    for host in wave.hosts:
+        o = results.get(host)
+        if o is None:
+            return f"wave {wave.number}: {host}: no result"
+        if o.status not in (R.CHANGED, R.UNCHANGED):
+            return f"wave {wave.number}: {host}: {o.status}: {o.reason}"
+    return ""
+
+
+def _validate_between(plan: Plan, ctx: _Context, wave: Wave) -> str:
+    """Wait (up to --wave-timeout) for the between-wave checks to pass; "" or why the rollout stops."""
+    import time
+
+    from fabricgen.validate import CHECKS, run_validate
+
+    checks = tuple(c for c in (*ctx.opts.wave_checks, "health") if c in CHECKS)
+    checks = tuple(dict.fromkeys(checks))
+    deadline = time.monotonic() + ctx.opts.wave_timeout
+    while True:
+        found = run_validate(plan, checks, workers=ctx.opts.workers, lab_dir=ctx.opts.lab_dir,
+                             known_hosts=ctx.opts.known_hosts).failures
+        if not found:
+            ctx.console.print(f"wave {wave.number}: fabric validates ({', '.join(checks)})", markup=False,
+                              highlight=False)
+            return ""
+        if time.monotonic() > deadline or ctx.cancel.wait(1.0):
+            first = found[0]
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            return (f"after wave {wave.number} ({', '.join(wave.hosts)}) the fabric does not validate: "
+                    f"{first.device} {first.check} {first.item}: expected {first.expected}, got {first.actual}{more}")
+
+
+def _ask(opts: DeployOptions, console: Console, question: str) -> bool:
+    if opts.ask is not None:
+        return bool(opts.ask(question))
+    import sys
+
+    if not sys.stdin.isatty():
+        console.print("(not a terminal: stopping)", markup=False, highlight=False)
+        return False
+    console.print(f"{question} [y/N] ", end="", markup=False, highlight=False)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
 def _collect(report: R.DeployReport, plan: Plan, hosts: list[str], results: dict[str, R.DeviceOutcome],

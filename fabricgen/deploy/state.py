@@ -8,8 +8,9 @@ directory, so nothing inside it may outlive a render), one pair per fabric:
   with the holder's name.  ``--break-lock`` takes over a lock whose owner is dead (or runs on
   another host, where fabricgen cannot tell); ``--resume`` takes over the lock of the run it
   resumes once that run's process is gone.
-* ``<fabric>.journal.json`` - each device's phase (pending, locked, diffed, committing,
-  committed, checked / unchanged, rolling_back, rolled_back, failed, interrupted), rewritten
+* ``<fabric>.journal.json`` - each device's phase (pending, locked, diffed, [draining, drained,]
+  committing, committed, [undraining,] checked / unchanged, rolling_back, rolled_back, failed,
+  interrupted), rewritten
   atomically at every transition.  A journal whose run did not finish makes the next
   ``deploy`` refuse to start until ``--resume`` (continue it) or ``--discard`` (forget it).
 
@@ -36,9 +37,11 @@ from fabricgen.outdir import STATE_DIR
 PENDING, LOCKED, DIFFED, COMMITTING, COMMITTED = "pending", "locked", "diffed", "committing", "committed"
 CHECKED, UNCHANGED, ROLLING_BACK, ROLLED_BACK = "checked", "unchanged", "rolling_back", "rolled_back"
 FAILED, INTERRUPTED = "failed", "interrupted"
+DRAINING, DRAINED, UNDRAINING = "draining", "drained", "undraining"  # --drain (fabricgen.deploy.drain)
 DONE_PHASES = frozenset({CHECKED, UNCHANGED})
-# Phases in which the device may hold a config that is neither the old nor the new one.
-UNSETTLED_PHASES = frozenset({COMMITTING, COMMITTED, ROLLING_BACK})
+# Phases in which the device may hold a config that is neither the old nor the new one (a drained
+# switch left behind is re-diffed by --resume, and its drain line removed with the rest).
+UNSETTLED_PHASES = frozenset({COMMITTING, COMMITTED, ROLLING_BACK, DRAINING, DRAINED, UNDRAINING})
 
 
 class DeployRefused(Exception):

@@ -210,6 +210,21 @@ class NetmikoTransport:
             self._conn.disconnect()
 
 
+def listing_hunk(lines: list[str], sign: str) -> str:
+    """frr-reload's listing of lines to delete or add as a unified diff hunk: a line followed by a
+    more indented one is the context frr-reload repeats, the others are what it runs."""
+    if not lines:
+        return ""
+    body = []
+    for i, line in enumerate(lines):
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        context = len(nxt) - len(nxt.lstrip()) > len(line) - len(line.lstrip())
+        body.append((" " if context else sign) + line)
+    shared = sum(1 for ln in body if ln[0] == " ")
+    old, new = (len(body), shared) if sign == "-" else (shared, len(body))
+    return f"@@ -1,{old} +1,{new} @@ frr-reload.py --test\n" + "\n".join(body) + "\n"
+
+
 # --------------------------------------------------------------------------- driver
 
 
@@ -244,6 +259,9 @@ class FrrDriver(NetworkDriver):
         # after a reload, re-apply policy a routing daemon lacks (see _repair_daemons)
         self.repair_daemons: bool = bool(args.get("repair_daemons", True))
         self.last_changes = ""  # frr-reload.py --test's own listing of the last compare_config
+        # the (fromfile, tofile, old lines, new lines) compare_config diffed, for deploy's impact labels
+        # (fabricgen.deploy.impact); None when its diff is not a plain diff of two sides
+        self.last_sides: list[tuple[str, str, list[str], list[str]]] | None = None
         self.command_timeout: float = float(args.get("command_timeout", 120))
         self.reload_timeout: float = float(args.get("reload_timeout", 600))
         self.known_hosts = known_hosts_option(args)
@@ -510,18 +528,22 @@ class FrrDriver(NetworkDriver):
         """
         to_delete, to_add = self._frr_test(path)
         self.last_changes = "\n".join([f"-{line}" for line in to_delete] + [f"+{line}" for line in to_add])
+        self.last_sides = None
         if not to_delete and not to_add:
             saved = self._run(self._frr_sh(f"cat {shlex.quote(self.frr_config_path)}"))
-            saved_text = saved.stdout if saved.ok else ""
-            return P.unified_diff(canonical_lines(saved_text), canonical_lines(text),
-                                  f"saved ({self.frr_config_path})", tofile)
-        running = self._check(self._vtysh("show running-config"))
-        diff = P.unified_diff(canonical_lines(running), canonical_lines(text), fromfile, tofile)
+            old, new = canonical_lines(saved.stdout if saved.ok else ""), canonical_lines(text)
+            fromfile = f"saved ({self.frr_config_path})"
+            diff = P.unified_diff(old, new, fromfile, tofile)
+            self.last_sides = [(fromfile, tofile, old, new)] if diff else None
+            return diff
+        old, new = canonical_lines(self._check(self._vtysh("show running-config"))), canonical_lines(text)
+        diff = P.unified_diff(old, new, fromfile, tofile)
         if diff:
+            self.last_sides = [(fromfile, tofile, old, new)]
             return diff
         # The texts match line for line but FRR still has work to do (implicit defaults):
         # show frr-reload's own listing as the hunk.
-        return f"--- {fromfile}\n+++ {tofile}\n@@ frr-reload.py --test @@\n" + self.last_changes + "\n"
+        return f"--- {fromfile}\n+++ {tofile}\n" + listing_hunk(to_delete, "-") + listing_hunk(to_add, "+")
 
     def _install(self, src: str) -> None:
         dst = shlex.quote(self.frr_config_path)
@@ -724,6 +746,11 @@ class FrrDriver(NetworkDriver):
                                             f"after re-applying it")
             done.append(f"{daemon} had lost {', '.join(sorted(missing))}; re-applied")
         return done
+
+    def fabricgen_reset_bgp(self) -> None:
+        """Hard-reset every BGP session (``clear bgp *``): new keepalive/hold times apply only to a
+        session that re-establishes."""
+        self._check(self._vtysh("clear bgp *"))
 
     def _saved_text(self) -> str:
         res = self._run(self._frr_sh(f"cat {shlex.quote(self.frr_config_path)}"))

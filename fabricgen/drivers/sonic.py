@@ -247,12 +247,17 @@ class SonicDriver(FrrDriver):
         """
         if self._db_candidate is None or self._candidate is None or self._candidate_path is None:
             return ""
-        db_diff = P.unified_diff(
-            P.pretty_json(self._running_config_db()).splitlines(),
-            P.pretty_json(self._db_candidate).splitlines(),
-            f"running/{CONFIG_DB}", f"candidate/{CONFIG_DB}")
+        old = P.pretty_json(self._running_config_db()).splitlines()
+        new = P.pretty_json(self._db_candidate).splitlines()
+        db_files = (f"running/{CONFIG_DB}", f"candidate/{CONFIG_DB}")
+        db_diff = P.unified_diff(old, new, *db_files)
         frr_diff = self._frr_diff(self._candidate_path, self._candidate,
                                   f"running/{FRR_CONF}", f"candidate/{FRR_CONF}")
+        frr_sides = self.last_sides
+        if frr_diff and frr_sides is None:  # frr-reload's listing: label from the text
+            self.last_sides = None
+        else:
+            self.last_sides = ([(*db_files, old, new)] if db_diff else []) + (frr_sides or [])
         return db_diff + frr_diff
 
     def _config_rollback(self, checkpoint: str) -> str:

@@ -136,6 +136,61 @@ def back_to_base(plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabStat
     assert not any(on_new(lab, h) for h in plan.switches)
 
 
+# --------------------------------------------------------------------------- exact diffs, impact, live timers
+
+
+def test_a_dry_run_shows_exactly_the_changed_lines(plan: Plan, builds: dict[str, tuple[Path, Build]],
+                                                   lab: LabState) -> None:
+    """FRR prints stanzas in its own order: the diff holds only the real change, labelled, with frr-reload's list."""
+    from fabricgen.drivers.frr_config import canonical_lines
+    from fabricgen.validate.checks import diff_lines
+
+    base = builds["base"][1]
+    for host, sw in plan.switches.items():  # the deployed base: running = build, line for line
+        rendered = base.config_files(sw)["frr.conf"].read_text()
+        assert canonical_lines(running(lab, host)) == canonical_lines(rendered), host
+    report = deploy(plan, builds["changed"][1], lab, dry_run=True)
+    assert sorted(report.changed) == sorted(plan.switches)
+    for host, o in report.outcomes.items():
+        assert diff_lines(o.diff) == ["-  transmit-interval 100", "+  transmit-interval 150"], (host, o.diff)
+        assert o.changes.splitlines()[-1] == "+  transmit-interval 150"
+        assert o.impact is not None and [h.impact.label for h in o.impact.hunks] == ["hitless"]
+    assert not any(on_new(lab, h) for h in plan.switches)
+
+
+def test_a_bgp_timer_change_is_labelled_refused_above_the_limit_and_checked_live(
+        plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    data = yaml.safe_load(LAB_INTENT.read_text())
+    data["bgp"]["keepalive"], data["bgp"]["holdtime"] = 2, 6
+    intent = tmp_path / "timers.yaml"
+    intent.write_text(yaml.safe_dump(data))
+    assert main(["render", "-i", str(intent), "-o", str(tmp_path / "build")]) == 0
+    argv = ["deploy", "-i", str(intent), "-b", str(tmp_path / "build"), "--lab-dir", lab.workdir]
+    before = {h: running(lab, h) for h in plan.switches}
+    assert main([*argv, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("[bgp-reset] keepalive/hold apply only when a session re-establishes") == len(plan.switches)
+    assert "fabric-wide impact: bgp-reset" in out
+    assert main([*argv, "--max-impact", "hitless"]) == 2
+    err = capsys.readouterr().err
+    assert "changes above --max-impact hitless on 6 device(s); nothing was changed" in err
+    assert {h: running(lab, h) for h in plan.switches} == before
+    timers = load_plan(intent)
+    try:
+        assert main([*argv, "--max-impact", "bgp-reset"]) == 0
+        capsys.readouterr()
+        # the sessions keep the hold time they negotiated until they reset: validate names them
+        stale = failures(timers, lab, ("timers",))
+        assert stale and all("negotiated keepalive 1s, hold 3s" in f.actual and "`clear bgp " in f.actual
+                             for f in stale), stale
+        for host in plan.switches:
+            node_exec(lab.workdir, host, ["vtysh", "-c", "clear bgp *"])
+        wait_for(lambda: not failures(timers, lab, ("bgp", "timers")), 60, "sessions on the new timers")
+    finally:
+        back_to_base(plan, builds, lab)
+
+
 # --------------------------------------------------------------------------- one change at a time
 
 

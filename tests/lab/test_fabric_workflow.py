@@ -154,8 +154,14 @@ def test_deploy_then_validate_passes(plan: Plan, lab: LabState, build: Build,
 
 
 def test_second_deploy_reports_no_changes(plan: Plan, lab: LabState, build: Build) -> None:
+    from fabricgen.drivers._parsers import unified_diff
+    from fabricgen.drivers.frr_config import canonical_lines
+
     report = deploy(plan, build, lab)
     assert report.ok and report.changed == {} and sorted(report.unchanged) == sorted(plan.switches)
+    for host, sw in plan.switches.items():  # a no-op is an empty diff, textually too (FRR's order)
+        rendered = build.config_files(sw)["frr.conf"].read_text()
+        assert unified_diff(canonical_lines(running(lab, host)), canonical_lines(rendered), "running", "build") == ""
 
 
 # --------------------------------------------------------------------------- faults

@@ -1,0 +1,277 @@
+"""Change-impact labels (issue 12 §2): one test per label on each platform that can produce it.
+
+Each case diffs a rendered config against a changed copy exactly as the platform's driver
+normalises its two sides (FRR: FRR's stanza order; SONiC: sorted 4-space ConfigDB JSON; NX-OS:
+fabricgen-owned sections through hier_config), then labels the hunks.  SONiC's ``refused-live``
+comes from GCU's own field rules in ../shared/sonic-platform/sonic-utilities (the oracle).
+
+Which labels a platform cannot produce, and why: ``frr`` (Linux + FRR) has no port, buffer or
+hardware settings in frr.conf, so no ``port-flap``, ``buffer-recarve``, ``reload-required`` or
+``refused-live``; NX-OS has no GCU, so no ``refused-live``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabricgen.deploy import impact as I
+from fabricgen.drivers._parsers import pretty_json
+from fabricgen.drivers.frr_config import canonical_lines
+from fabricgen.drivers.nxos import plan_change
+from tests.conftest import ROOT
+
+GOLDEN = ROOT / "tests" / "golden"
+SN5600 = "Mellanox-SN5600-O128"
+
+
+def frr_text(name: str = "ai256-leaf01") -> str:
+    return (GOLDEN / name / "frr.conf").read_text()
+
+
+def label_frr(platform: str, old: str, new: str) -> I.DeviceImpact:
+    sides = [("candidate/frr.conf", canonical_lines(old), canonical_lines(new))]
+    return I.device_impact("sw", platform, sides, "")
+
+
+def label_db(old: dict[str, Any], new: dict[str, Any], hwsku: str = SN5600,
+             branch: str | None = None) -> I.DeviceImpact:
+    sides = [("candidate/config_db.json", pretty_json(old).splitlines(), pretty_json(new).splitlines())]
+    return I.device_impact("sw", "sonic", sides, "", hwsku=hwsku, branch=branch)
+
+
+def label_nxos(old: str, new: str) -> I.DeviceImpact:
+    change = plan_change(old, new)
+    return I.device_impact("sw", "nxos", [("candidate", change.running, change.rendered)], change.diff)
+
+
+def only(impact: I.DeviceImpact) -> I.Impact:
+    assert len(impact.hunks) == 1, [h.header for h in impact.hunks]
+    return impact.hunks[0].impact
+
+
+# --------------------------------------------------------------------------- FRR (platforms frr and sonic)
+
+
+@pytest.mark.parametrize("platform", ["frr", "sonic"])
+@pytest.mark.parametrize(("label", "edit"), [
+    (I.HITLESS, lambda t: t.replace("description ai256-spine01:", "description moved:", 1)),
+    (I.HITLESS, lambda t: t.replace("seq 10 permit", "seq 10 deny", 1)),  # policy: route refresh
+    (I.HITLESS, lambda t: t.replace("maximum-paths 32", "maximum-paths 16")),
+    (I.BGP_RESET, lambda t: t.replace(" multipath-relax\n", " multipath-relax\n timers bgp 1 3\n")),
+    (I.BGP_RESET, lambda t: t.replace(" bgp router-id 198.18.0.9", " bgp router-id 198.18.0.99")),
+    (I.DAEMON_RESTART, lambda t: t.replace("frr defaults datacenter", "frr defaults traditional")),
+])
+def test_frr_labels(platform: str, label: str, edit: Callable[[str], str]) -> None:
+    old = frr_text()
+    new = edit(old)
+    assert new != old, "the edit must change the config"
+    got = only(label_frr(platform, old, new))
+    assert got.label == label, got
+
+
+def test_frr_a_new_session_is_hitless_a_removed_one_resets() -> None:
+    old = frr_text()
+    lines = old.splitlines()
+    first = next(ln for ln in lines if ln.startswith(" neighbor ") and "remote-as" in ln)
+    ip = first.split()[1]
+    without = "\n".join(ln for ln in lines if f"neighbor {ip} " not in ln) + "\n"
+    assert label_frr("frr", without, old).worst == I.Impact(I.HITLESS, "a new session (a changed peer AS shows "
+                                                                       "its removal too)")
+    removed = label_frr("frr", old, without)
+    assert removed.worst is not None and removed.worst.label == I.BGP_RESET
+
+
+def test_frr_every_line_knows_its_stanza_even_far_below_the_header() -> None:
+    old = frr_text()
+    new = old.replace("maximum-paths 32", "maximum-paths 16")
+    hunk = label_frr("frr", old, new).hunks[0]
+    assert [c.path for c in hunk.changes] == [("router bgp 4200000000", "address-family ipv4 unicast")] * 2
+
+
+# --------------------------------------------------------------------------- SONiC ConfigDB
+
+
+@pytest.fixture(scope="module")
+def db() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((GOLDEN / "ai256-leaf01" / "config_db.json").read_text())
+    return data
+
+
+def edited(db: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """``db`` with TABLE/key/field set to value (None removes the field)."""
+    new = copy.deepcopy(db)
+    table, key, fld = path.split("/")
+    if value is None:
+        del new[table][key][fld]
+    else:
+        new[table][key][fld] = value
+    return new
+
+
+@pytest.mark.parametrize(("label", "path", "value"), [
+    (I.HITLESS, "PORT/Ethernet0/description", "moved"),
+    (I.HITLESS, "WRED_PROFILE/AI_ECN_65536_131072_5/green_max_threshold", "262144"),
+    (I.BGP_RESET, "BGP_NEIGHBOR/198.18.16.0/holdtime", "180"),
+    (I.PORT_FLAP, "PORT/Ethernet0/mtu", "9100"),
+    (I.PORT_FLAP, "PORT/Ethernet0/fec", "none"),
+    (I.BUFFER_RECARVE, "PORT_QOS_MAP/Ethernet0/pfc_enable", "3,4"),
+    (I.BUFFER_RECARVE, "BUFFER_PG/Ethernet0|3/profile", "ingress_lossy_profile"),
+    (I.DAEMON_RESTART, "DEVICE_METADATA/localhost/docker_routing_config_mode", "unified"),
+    (I.RELOAD_REQUIRED, "DEVICE_METADATA/localhost/buffer_model", "dynamic"),
+])
+def test_config_db_labels(db: dict[str, Any], label: str, path: str, value: Any) -> None:
+    got = only(label_db(db, edited(db, path, value)))
+    assert got.label == label, got
+
+
+def test_gcu_refuses_buffer_pool_changes_live(db: dict[str, Any], sonic_platform: Path) -> None:
+    pool = next(iter(db["BUFFER_POOL"]))
+    got = only(label_db(db, edited(db, f"BUFFER_POOL/{pool}/size", "12345678")))
+    assert got.label == I.REFUSED_LIVE and "BUFFER_POOL" in got.why
+
+
+def test_gcu_buffer_profile_fields_by_asic_and_release(db: dict[str, Any], sonic_platform: Path) -> None:
+    profile = next(k for k, v in db["BUFFER_PROFILE"].items() if "dynamic_th" in v or "static_th" in v)
+    field = "dynamic_th" if "dynamic_th" in db["BUFFER_PROFILE"][profile] else "static_th"
+    tuned = edited(db, f"BUFFER_PROFILE/{profile}/{field}", "3")
+    if field == "dynamic_th":  # GCU's "Dynamic threshold tuning": replace, spc4 since 20221100
+        assert only(label_db(db, tuned)).label == I.BUFFER_RECARVE
+        assert only(label_db(db, tuned, branch="20220500")).label == I.REFUSED_LIVE
+        assert only(label_db(db, tuned, hwsku="Arista-7060DX5-64S")).label == I.REFUSED_LIVE  # ASIC unknown to GCU
+    else:  # a static threshold has no GCU rule at all
+        assert only(label_db(db, tuned)).label == I.REFUSED_LIVE
+    size = only(label_db(db, edited(db, f"BUFFER_PROFILE/{profile}/size", "1")))
+    assert size.label == I.REFUSED_LIVE and "no field rule allows it" in size.why
+    # a whole profile may be added or removed
+    added = copy.deepcopy(db)
+    added["BUFFER_PROFILE"]["pg_lossless_test_profile"] = {"dynamic_th": "0", "pool": "ingress_lossless_pool",
+                                                           "size": "0"}
+    assert only(label_db(db, added)).label == I.BUFFER_RECARVE
+
+
+def test_gcu_pfc_watchdog_by_asic(db: dict[str, Any], sonic_platform: Path) -> None:
+    port = next(k for k in db["PFC_WD"] if k != "GLOBAL")
+    changed = edited(db, f"PFC_WD/{port}/detection_time", "400")
+    assert only(label_db(db, changed)).label == I.HITLESS  # spc4: allowed since 20221100
+    refused = only(label_db(db, changed, hwsku="Arista-7060DX5-64S"))
+    assert refused.label == I.REFUSED_LIVE and "ASIC unknown" in refused.why
+
+
+def test_gcu_rules_are_sonics_own(sonic_platform: Path) -> None:
+    """The rules come from GCU's file, not from a copy: its SKU lists decide the ASIC."""
+    conf = I._gcu_conf(sonic_platform)
+    assert conf is not None
+    assert I.gcu_asic(SN5600, conf) == "spc4" and I.gcu_asic("ACS-MSN2700", conf) == "spc1"
+    assert I.gcu_asic("Arista-7060X6-64PE-O128", conf) == "th5"
+    ok, why = I.gcu_allows(I.GcuOp("BUFFER_POOL", ("ingress_lossless_pool", "size"), "replace"), SN5600, conf=conf)
+    assert not ok
+    ok, _ = I.gcu_allows(I.GcuOp("PFC_WD", ("GLOBAL", "POLL_INTERVAL"), "replace"), SN5600, conf=conf)
+    assert ok
+
+
+def test_without_gcu_rules_buffer_changes_are_assumed_refused(db: dict[str, Any], tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from fabricgen import skus
+
+    monkeypatch.setattr(skus, "_override", tmp_path)  # a platform pack without sonic-utilities
+    pool = next(iter(db["BUFFER_POOL"]))
+    got = only(label_db(db, edited(db, f"BUFFER_POOL/{pool}/size", "1")))
+    assert got.label == I.REFUSED_LIVE and "not found" in got.why
+
+
+def test_every_rendered_config_db_table_has_a_rule(db: dict[str, Any]) -> None:
+    for table in db:
+        impact = I.config_db_rule(I.DbChange(table, ("x", "y"), "replace"), SN5600)
+        assert "no impact rule" not in impact.why, table
+
+
+def test_a_moved_trailing_comma_is_no_change(db: dict[str, Any]) -> None:
+    """Adding the last field of an entry re-commas the one before it: only the new field is a change."""
+    port = copy.deepcopy(db)
+    port["PORT"]["Ethernet0"]["tpid"] = "0x8100"  # sorts last, after "speed"
+    impact = label_db(db, port)
+    changes = [(d.table, d.parts, d.op) for h in impact.hunks for d, _ in I.config_db_changes(h.changes)]
+    assert changes == [("PORT", ("Ethernet0", "tpid"), "add")]
+    assert only(impact).label == I.PORT_FLAP
+
+
+# --------------------------------------------------------------------------- NX-OS
+
+
+@pytest.fixture(scope="module")
+def nxos() -> str:
+    return (GOLDEN / "ai256-spine01" / "nxos.cfg").read_text()
+
+
+@pytest.mark.parametrize(("label", "old", "new"), [
+    (I.HITLESS, "  description leaf_spine:ai256-leaf01:Ethernet384", "  description moved"),
+    (I.HITLESS, "ip load-sharing address source-destination port source-destination",
+     "ip load-sharing address source-destination"),
+    (I.BGP_RESET, "  router-id 198.18.0.1", "  router-id 198.18.0.99"),
+    (I.PORT_FLAP, "  mtu 9216\n  priority-flow-control mode on\n  priority-flow-control watch-dog-interval on\n"
+                  "  service-policy type qos input QOS_CLASSIFICATION\n  no ip redirects\n  ip address 198.18.16.0/31",
+     "  mtu 9100\n  priority-flow-control mode on\n  priority-flow-control watch-dog-interval on\n"
+     "  service-policy type qos input QOS_CLASSIFICATION\n  no ip redirects\n  ip address 198.18.16.0/31"),
+    (I.BUFFER_RECARVE, "  mtu 9216\n  priority-flow-control mode on\n  priority-flow-control watch-dog-interval on\n"
+                       "  service-policy type qos input QOS_CLASSIFICATION\n  no ip redirects\n"
+                       "  ip address 198.18.16.0/31",
+     "  mtu 9216\n  priority-flow-control mode auto\n  priority-flow-control watch-dog-interval on\n"
+     "  service-policy type qos input QOS_CLASSIFICATION\n  no ip redirects\n  ip address 198.18.16.0/31"),
+])
+def test_nxos_labels(nxos: str, label: str, old: str, new: str) -> None:
+    assert old in nxos
+    got = only(label_nxos(nxos, nxos.replace(old, new, 1)))
+    assert got.label == label, got
+
+
+def test_nxos_dlb_needs_a_reload(nxos: str) -> None:
+    with_dlb = nxos + "hardware profile dlb\n  dlb-interface Eth1/1\n  mode flowlet\n"
+    got = label_nxos(nxos, with_dlb)
+    assert got.worst is not None and got.worst.label == I.RELOAD_REQUIRED
+
+
+def test_nxos_network_qos_recarves_buffers(nxos: str) -> None:
+    old = "  class type network-qos c-8q-nq3\n    mtu 9216\n"
+    assert old in nxos
+    got = label_nxos(nxos, nxos.replace(old, old.replace("9216", "9100"), 1))
+    assert got.worst is not None and got.worst.label == I.BUFFER_RECARVE
+
+
+def test_nxos_a_disabled_feature_restarts_its_process() -> None:
+    """fabricgen only adds features (it never owns their removal); the rule covers a diff that removes one."""
+    diff = "--- running\n+++ candidate\n@@ -1,2 +1 @@\n feature bgp\n-feature bfd\n"
+    got = I.device_impact("sw", "nxos", None, diff)
+    assert got.worst is not None and got.worst.label == I.DAEMON_RESTART
+
+
+# --------------------------------------------------------------------------- summary, text diffs, --max-impact
+
+
+def test_device_summary_worst_first_and_labelled_diff() -> None:
+    old = frr_text()
+    new = old.replace(" multipath-relax\n", " multipath-relax\n timers bgp 1 3\n").replace("seq 10 permit",
+                                                                                        "seq 10 deny", 1)
+    impact = label_frr("frr", old, new)
+    assert list(impact.counts()) == [I.BGP_RESET, I.HITLESS]
+    text = I.labelled_diff(impact)
+    assert "[bgp-reset] keepalive/hold apply only when a session re-establishes" in text
+    assert "[hitless] routing policy" in text
+    assert I.exceeds(impact.worst, I.HITLESS) and not I.exceeds(impact.worst, I.BGP_RESET)
+
+
+def test_text_diffs_label_like_sides() -> None:
+    """A driver without sides: the hunk's own lines give the path (FRR's frr-reload listing)."""
+    from fabricgen.drivers.frr import listing_hunk
+
+    diff = ("--- running\n+++ candidate\n" + listing_hunk(["router bgp 65001", " no timers bgp 1 3"], "-")
+            + listing_hunk(["router bgp 65001", " timers bgp 3 9", "bfd", " profile FABRIC",
+                            "  transmit-interval 150"], "+"))
+    impact = I.device_impact("sw", "frr", None, diff)
+    assert [h.impact.label for h in impact.hunks] == [I.BGP_RESET, I.BGP_RESET]
+    assert [c.text for c in impact.hunks[1].changes] == ["timers bgp 3 9", "transmit-interval 150"]

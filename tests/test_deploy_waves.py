@@ -1,0 +1,151 @@
+"""Staged rollout (issue 12 §3) without devices: wave rules, auto waves, waves files, drain configs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fabricgen.deploy import drain
+from fabricgen.deploy.waves import Topology, auto_waves, load_waves, violations
+from fabricgen.errors import FabricError
+from fabricgen.model import Plan
+from fabricgen.plan import load_plan
+from tests.conftest import ROOT
+
+LAB = ROOT / "inventory" / "lab" / "fabric.yaml"
+
+
+@pytest.fixture(scope="module")
+def lab() -> Plan:
+    return load_plan(LAB)
+
+
+def test_auto_waves_of_the_lab(lab: Plan) -> None:
+    waves = auto_waves(lab, lab.switches)
+    assert [w.hosts for w in waves] == [["lab-spine01"], ["lab-spine02"], ["lab-leaf01", "lab-leaf03"],
+                                        ["lab-leaf02", "lab-leaf04"]]
+    assert [w.note for w in waves] == ["spine", "spine", "leaf", "leaf"]
+    for w in waves:
+        assert violations(lab, w.hosts) == []
+    # only what changes is placed; a canary goes first, alone
+    canary = auto_waves(lab, ["lab-spine01", "lab-spine02", "lab-leaf02"], canary="lab-leaf02")
+    assert [w.hosts for w in canary] == [["lab-leaf02"], ["lab-spine01"], ["lab-spine02"]]
+    assert canary[0].note == "canary (leaf)"
+
+
+def test_no_server_loses_two_rails_and_no_spine_group_two_switches(lab: Plan) -> None:
+    topo = Topology.of(lab)
+    server = lab.servers[0]
+    leaves = sorted({n.leaf for n in server.nics})
+    assert len(leaves) == 2
+    found = violations(lab, leaves, topo)
+    assert any(f"server {server.name} would lose 2 rails at once" in v for v in found)
+    spines = violations(lab, ["lab-spine01", "lab-spine02"], topo)
+    assert "lab-spine01, lab-spine02 serve the same switches (one switch per spine group per wave)" in spines
+    assert any("lab-leaf01 would lose 2 of its 2 uplink switches" in v and "at most 1" in v for v in spines)
+    assert violations(lab, ["lab-spine01", "lab-leaf01"], topo)[0].startswith("mixes tiers")
+
+
+def test_a_quarter_of_the_uplinks_rounded_up(example_plan: Plan) -> None:
+    """The example fabric: 8 spines in one group; the group rule (one) is stricter than ⌈8/4⌉ = 2."""
+    spines = [s.hostname for s in example_plan.by_role("spine")]
+    found = violations(example_plan, spines[:2])
+    assert any("serve the same switches" in v for v in found)
+    assert not any("would lose 2 of its 8 uplink switches" in v for v in found)  # 2 <= ⌈8/4⌉
+    three = violations(example_plan, spines[:3])
+    assert any("would lose 3 of its 8 uplink switches" in v and "at most 2 (a quarter, rounded up)" in v
+               for v in three)
+    waves = auto_waves(example_plan, example_plan.switches)
+    assert all(len(w.hosts) == 1 for w in waves if w.note == "spine")
+
+
+def test_three_tier_one_spine_per_pod_and_one_super_spine_per_group() -> None:
+    plan = load_plan(ROOT / "inventory" / "examples" / "three-tier.yaml")
+    waves = auto_waves(plan, plan.switches)
+    for w in waves:
+        assert violations(plan, w.hosts) == []
+    assert waves[0].note == "super-spine"
+    spine_waves = [w for w in waves if w.note == "spine"]
+    first = spine_waves[0].hosts
+    assert len({plan.switches[h].pod for h in first}) == len(first) > 1  # one spine of every pod at a time
+    placed = [h for w in waves for h in w.hosts]
+    assert sorted(placed) == sorted(plan.switches)
+
+
+def test_waves_file_is_checked_with_lines(lab: Plan, tmp_path: Path) -> None:
+    good = tmp_path / "waves.yaml"
+    good.write_text("waves:\n  - [lab-spine01]\n  - [lab-spine02]\n  - [lab-leaf01, lab-leaf03, lab-leaf02]\n")
+    with pytest.raises(FabricError) as err:
+        load_waves(good, lab, ["lab-spine01", "lab-leaf04"])
+    text = str(err.value)
+    assert f"{good}:4: waves.2: wave 3 server" in text and "would lose 2 rails at once" in text
+    assert "(fix: split the wave)" in text
+    assert "does not place lab-leaf04, which this deploy changes" in text
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("waves:\n  - [lab-spine01, nosuch]\n  - [lab-spine01]\n")
+    with pytest.raises(FabricError) as err:
+        load_waves(bad, lab, [])
+    text = str(err.value)
+    assert f"{bad}:2: waves.0.1: 'nosuch' is not a switch of the plan" in text
+    assert f"{bad}:3: waves.1.0: lab-spine01 is already in wave 1" in text
+    ok = tmp_path / "ok.yaml"
+    ok.write_text("- [lab-spine02]\n- [lab-spine01]\n")
+    assert [w.hosts for w in load_waves(ok, lab, ["lab-spine01"])] == [["lab-spine02"], ["lab-spine01"]]
+
+
+# --------------------------------------------------------------------------- drain
+
+
+def test_drain_lines_per_platform(lab: Plan) -> None:
+    frr = (ROOT / "tests" / "golden" / "ai256-leaf01" / "frr.conf").read_text()
+    on = drain.drained("frr", frr)
+    assert "router bgp 4200000000\n bgp graceful-shutdown\n" in on
+    assert drain.drained("frr", on, on=False) == frr
+    assert drain.drained("frr", on) == on  # idempotent
+    nxos = (ROOT / "tests" / "golden" / "ai256-spine01" / "nxos.cfg").read_text()
+    assert "\n  graceful-shutdown activate\n" in drain.drained("nxos", nxos)
+    bundle = json.dumps({"config_db.json": {"DEVICE_METADATA": {"localhost": {}}}, "frr.conf": frr})
+    sonic = json.loads(drain.drained("sonic", bundle))
+    assert " bgp graceful-shutdown" in sonic["frr.conf"] and sonic["config_db.json"]["DEVICE_METADATA"]
+
+
+def test_nxos_drain_is_one_owned_command() -> None:
+    from fabricgen.drivers.nxos import plan_change
+
+    nxos = (ROOT / "tests" / "golden" / "ai256-spine01" / "nxos.cfg").read_text()
+    change = plan_change(nxos, drain.drained("nxos", nxos))
+    assert [c.strip() for c in change.commands] == ["router bgp 4200100000", "graceful-shutdown activate"]
+
+
+def test_receivers_honour_graceful_shutdown(lab: Plan) -> None:
+    """Every FRR config fabricgen renders sets LOCAL_PREF 0 on routes carrying GRACEFUL_SHUTDOWN."""
+    from fabricgen.render import environment, render_switch
+
+    for sw in lab.switches.values():
+        text = render_switch(sw, lab, environment())["frr.conf"]
+        assert "bgp community-list standard GSHUT seq 5 permit graceful-shutdown" in text
+        assert "route-map RM-IMPORT permit 10\n match community GSHUT\n set local-preference 0\nexit\n" in text
+        assert "route-map RM-IMPORT permit 20\nexit\n" in text
+
+
+def test_traffic_has_moved_when_only_own_prefixes_remain(lab: Plan) -> None:
+    spine = lab.switches["lab-spine01"]
+    peers = drain.neighbors(lab, spine)
+    assert [p.host for p in peers] == ["lab-leaf01", "lab-leaf02", "lab-leaf03", "lab-leaf04"]
+    leaf01 = peers[0]
+    assert len(leaf01.via) == 2  # two cables spine01 <-> leaf01
+    own = drain.own_prefixes(spine)
+    assert own == {f"{spine.loopback}/32"}
+    via = sorted(leaf01.via)
+
+    def hop(nh: str, selected: bool = True) -> dict[str, object]:
+        return {"next_hop": nh, "selected_next_hop": selected, "protocol": "bgp"}
+
+    routes = {f"{spine.loopback}/32": [hop(via[0])], "198.18.0.5/32": [hop(via[0]), hop("198.18.16.2")]}
+    assert drain.routes_still_via(routes, leaf01.via, own) == ["198.18.0.5/32"]
+    routes["198.18.0.5/32"] = [hop(via[0], selected=False), hop("198.18.16.2")]
+    assert drain.routes_still_via(routes, leaf01.via, own) == []
+    leaf = lab.switches["lab-leaf01"]
+    assert {p for p in drain.own_prefixes(leaf) if p.endswith("/31")}  # a leaf's servers stay behind it
