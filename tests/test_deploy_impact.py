@@ -7,7 +7,8 @@ comes from GCU's own field rules in ../shared/sonic-platform/sonic-utilities (th
 
 Which labels a platform cannot produce, and why: ``frr`` (Linux + FRR) has no port, buffer or
 hardware settings in frr.conf, so no ``port-flap``, ``buffer-recarve``, ``reload-required`` or
-``refused-live``; NX-OS has no GCU, so no ``refused-live``.
+``refused-live``; NX-OS has no GCU, so no ``refused-live``; fabricgen's EOS sections hold no
+daemon, reload-only or GCU setting, so EOS gives hitless, bgp-reset, port-flap and buffer-recarve.
 """
 
 from __future__ import annotations
@@ -275,3 +276,37 @@ def test_text_diffs_label_like_sides() -> None:
     impact = I.device_impact("sw", "frr", None, diff)
     assert [h.impact.label for h in impact.hunks] == [I.BGP_RESET, I.BGP_RESET]
     assert [c.text for c in impact.hunks[1].changes] == ["timers bgp 3 9", "transmit-interval 150"]
+
+
+# --------------------------------------------------------------------------- Arista EOS
+
+
+@pytest.fixture(scope="module")
+def eos() -> str:
+    from tests.test_render_eos import plan_of, text_of
+
+    plan = plan_of()
+    return text_of(plan, plan.by_role("leaf")[0].hostname)
+
+
+def label_eos(old: str, new: str) -> I.DeviceImpact:
+    from fabricgen.drivers.eos import plan_change as eos_change
+
+    change = eos_change(old, new)
+    return I.device_impact("sw", "eos", [("build", change.running, change.rendered)], change.diff)
+
+
+@pytest.mark.parametrize(("label", "old", "new"), [
+    (I.HITLESS, "description gpu_leaf:gpu0001:eth0", "description moved"),
+    (I.HITLESS, "max-mark-probability 5", "max-mark-probability 7"),
+    (I.BGP_RESET, "   timers bgp 3 9\n", "   timers bgp 1 3\n"),
+    (I.PORT_FLAP, "   mtu 9214\n   no switchport\n   ip address 198.18.32.0/31",
+     "   mtu 9000\n   no switchport\n   ip address 198.18.32.0/31"),
+    (I.BUFFER_RECARVE, "qos map dscp 26 to traffic-class 3", "qos map dscp 26 to traffic-class 4"),
+    (I.BUFFER_RECARVE, "   service-profile ROCE_400G_3M\n!\ninterface Ethernet2/1",
+     "   service-profile ROCE_400G_30M\n!\ninterface Ethernet2/1"),
+])
+def test_eos_labels(eos: str, label: str, old: str, new: str) -> None:
+    assert old in eos
+    got = label_eos(eos, eos.replace(old, new, 1))
+    assert got.worst is not None and got.worst.label == label, [h.impact for h in got.hunks]

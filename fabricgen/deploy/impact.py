@@ -18,7 +18,7 @@ Every hunk of a device's diff gets one label, the worst of its changed lines:
 
 The labels are ordered, hitless least; a device's and the fabric's impact is the worst of its
 hunks.  The rules are one table per config file kind (``frr.conf``, SONiC ``config_db.json``,
-NX-OS ``nxos.cfg``); a line no rule knows gets a conservative label and says so.
+NX-OS ``nxos.cfg``, EOS ``eos.cfg``); a line no rule knows gets a conservative label and says so.
 
 Hunks come from the two normalised sides a driver diffed (``last_sides``, so every changed line
 knows its full stanza or JSON path), or, for drivers that do not expose them, from the unified
@@ -598,14 +598,67 @@ def _nxos_stanza(top: str, text: str, sign: str, header: bool = False, path: tup
     return Impact(DAEMON_RESTART, f"no impact rule for `{text}` under `{top}`: assumed the worst short of a reload")
 
 
+# --------------------------------------------------------------------------- rules: Arista EOS
+
+
+def eos_rule(c: Change, new_sessions: set[str] | None = None, gone_sessions: set[str] | None = None) -> Impact:
+    """EOS lines: global QoS maps and ``qos profile`` (applied through ``service-profile``), interfaces,
+    ``router bfd`` and a flat ``router bgp`` much like FRR's."""
+    text, top = c.text, c.path[0] if c.path else c.text
+    if c.whole and c.sign == "+" and not top.startswith("router bgp"):
+        return Impact(HITLESS, f"part of the new `{c.path[-1]}`")
+    if not c.path:
+        if text.startswith("qos map "):
+            return Impact(BUFFER_RECARVE, "DSCP to traffic-class map: traffic changes queue mid-flight")
+        if text.startswith("priority-flow-control pause watchdog"):
+            return Impact(HITLESS, "PFC watchdog timers or action: applies at once")
+        if text.startswith("port-channel load-balance"):
+            return Impact(HITLESS, "ECMP rehash: flows may move to other paths (brief reordering)")
+        if text.startswith(("hostname ", "ip routing", "ipv6 unicast-routing", "no ip routing")):
+            return Impact(HITLESS, "host setting")
+        if text.startswith("router bgp "):
+            return Impact(BGP_RESET, "the BGP instance is removed and created again: every session resets")
+        if text.startswith(("ip prefix-list ", "ipv6 prefix-list ", "route-map ")):
+            return Impact(HITLESS, "routing policy: applied by a route refresh, sessions stay up")
+        if text.startswith(("interface ", "qos profile ", "router bfd")):
+            return Impact(HITLESS, "stanza header; its lines carry the impact")
+        return Impact(DAEMON_RESTART, f"no impact rule for `{text}`: assumed the worst short of a reload")
+    if top.startswith("qos profile "):
+        if "priority-flow-control" in text and "watchdog" not in text:
+            return Impact(BUFFER_RECARVE, "PFC / no-drop of the profile: the ports using it re-carve buffers")
+        return Impact(HITLESS, "scheduling, ECN or trust of a queue: applies at once")
+    if top.startswith("interface "):
+        if text.startswith("description"):
+            return Impact(HITLESS, "description only")
+        if text.startswith(("ip address", "ipv6 address")):
+            return Impact(BGP_RESET, "an address is removed: the sessions over it drop") if c.sign == "-" else \
+                Impact(HITLESS, "an address is added")
+        if text.startswith(("service-profile", "priority-flow-control")):
+            return Impact(BUFFER_RECARVE, "QoS profile or PFC of the port: its buffers are re-carved")
+        if text == "no shutdown":
+            return Impact(HITLESS, "the port comes up")
+        return Impact(PORT_FLAP, f"`{text.split()[0]}` takes the port down and up")
+    if top == "router bfd":
+        return Impact(HITLESS, "BFD timers: renegotiated with a poll sequence, sessions stay up")
+    if top.startswith("router bgp ") and text.startswith("router-id"):
+        return Impact(BGP_RESET, "a new router-id resets every session")
+    if top.startswith("router bgp ") and text.startswith("maximum-paths"):
+        return Impact(HITLESS, "multipath: routes are recomputed, sessions stay up")
+    return frr_rule(c, new_sessions, gone_sessions)
+
+
 # --------------------------------------------------------------------------- per device
 
 
+# Which rules a platform's config text takes (SONiC's config_db.json is recognised by its name).
+RULES_BY_PLATFORM = {"nxos": "nxos", "eos": "eos", "frr": "frr", "sonic": "frr"}
+
+
 def file_kind(file: str, platform: str) -> str:
-    """Which rules a diffed file takes: SONiC's ConfigDB, NX-OS config or FRR config."""
+    """Which rules a diffed file takes: SONiC's ConfigDB, or its platform's config text."""
     if file.endswith("config_db.json"):
         return "config_db"
-    return "nxos" if platform == "nxos" else "frr"
+    return RULES_BY_PLATFORM.get(platform, "frr")
 
 
 def label_hunks(hunks: list[Hunk], platform: str, hwsku: str = "", branch: str | None = None) -> list[Hunk]:
@@ -618,9 +671,10 @@ def label_hunks(hunks: list[Hunk], platform: str, hwsku: str = "", branch: str |
         elif kind == "nxos":
             hunk.impacts = [nxos_rule(c) for c in hunk.changes]
         else:
-            added, removed = session_changes(c for h in hunks if file_kind(h.file, platform) == "frr"
+            added, removed = session_changes(c for h in hunks if file_kind(h.file, platform) == kind
                                              for c in h.changes)
-            hunk.impacts = [frr_rule(c, added, removed) for c in hunk.changes]
+            rule = eos_rule if kind == "eos" else frr_rule
+            hunk.impacts = [rule(c, added, removed) for c in hunk.changes]
     return hunks
 
 

@@ -379,6 +379,10 @@ def run_deploy(plan: Plan, build: Build, opts: DeployOptions | None = None,
     problems = opts_refusals(plan, build, hosts, opts)
     if problems:
         raise DeployRefused("\n".join(problems))
+    undrainable = sorted({plan.switches[h].platform for h in hosts} - set(drain.TRANSFORMS)) if opts.drain else []
+    if undrainable:
+        raise DeployRefused(f"--drain: fabricgen cannot drain platform {', '.join(undrainable)} yet (fix: deploy "
+                            f"those switches without --drain, e.g. --role or --limit, after draining them by hand)")
     if opts.canary is not None and opts.canary not in hosts:
         raise DeployRefused(f"--canary {opts.canary} is not among the switches this deploy selects "
                             f"(fix: a hostname of {', '.join(sorted(hosts)[:4])}, ...)")

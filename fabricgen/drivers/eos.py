@@ -54,6 +54,7 @@ class OwnedChange:
     names: set[tuple[str, str]] = field(default_factory=set)  # the by-name sections the build owns
     diff: str = ""  # owned sections, running -> build
     rendered: list[str] = field(default_factory=list)  # the owned sections as rendered, canonical order
+    running: list[str] = field(default_factory=list)  # the owned sections as the switch runs them
 
 
 def _sections(text: str) -> list[tuple[ConfigLine, list[str]]]:
@@ -94,7 +95,7 @@ def plan_change(running: str, rendered: str) -> OwnedChange:
     before, after = owned_lines(running, names), owned_lines(rendered, names)
     diff = "".join(difflib.unified_diff([ln + "\n" for ln in before], [ln + "\n" for ln in after],
                                         "running (fabricgen-owned sections)", "build"))
-    return OwnedChange("\n".join(keep + add) + "\n", names, diff, after)
+    return OwnedChange("\n".join(keep + add) + "\n", names, diff, after, before)
 
 
 class EosDriver(EOSDriver):
@@ -106,6 +107,7 @@ class EosDriver(EOSDriver):
         self.change: OwnedChange | None = None
         self._owned_names: set[tuple[str, str]] = set()
         self.last_changes = ""
+        self.last_sides: list[tuple[str, str, list[str], list[str]]] | None = None
 
     def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
         if filename:
@@ -116,6 +118,9 @@ class EosDriver(EOSDriver):
         self.change = plan_change(running, config)
         self._owned_names = self.change.names
         self.last_changes = self.change.diff
+        # the owned sections' two sides, for deploy's impact labels (fabricgen.deploy.impact)
+        self.last_sides = ([("running (fabricgen-owned sections)", "build", self.change.running,
+                             self.change.rendered)] if self.change.diff else None)
         super().load_replace_candidate(config=self.change.candidate)
 
     def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
