@@ -149,3 +149,113 @@ def test_traffic_has_moved_when_only_own_prefixes_remain(lab: Plan) -> None:
     assert drain.routes_still_via(routes, leaf01.via, own) == []
     leaf = lab.switches["lab-leaf01"]
     assert {p for p in drain.own_prefixes(leaf) if p.endswith("/31")}  # a leaf's servers stay behind it
+
+
+# --------------------------------------------------------------------------- the rollout (devices faked)
+
+
+@pytest.fixture(scope="module")
+def lab_build(lab: Plan, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    from fabricgen import manifest
+    from fabricgen.cli import main
+
+    out = tmp_path_factory.mktemp("wavebuild") / "build"
+    assert main(["render", "-i", str(LAB), "-o", str(out)]) == 0
+    return manifest.load(out, lab)
+
+
+def waves_of(done: list[str], sizes: list[int]) -> list[list[str]]:
+    """The committed devices cut into consecutive waves of these sizes (each sorted)."""
+    out, i = [], 0
+    for n in sizes:
+        out.append(sorted(done[i:i + n]))
+        i += n
+    assert i == len(done), done
+    return out
+
+
+def fake_devices(monkeypatch: pytest.MonkeyPatch, failing: str = "", validate: str = "") -> list[str]:
+    """Every device 'changes' (a one-line FRR timers diff); ``failing`` fails its commit; returns the
+    devices the real (not dry) runs committed, in order."""
+    from nornir.core.task import Result
+
+    from fabricgen.deploy import report as R
+    from fabricgen.deploy import run
+    from fabricgen.deploy.state import CHECKED, FAILED
+
+    batches: list[str] = []
+    diff = "--- running\n+++ candidate\n@@ -1,2 +1,2 @@\n router bgp 1\n- timers bgp 1 3\n+ timers bgp 2 6\n"
+
+    def deploy_device(task, ctx):  # type: ignore[no-untyped-def]
+        host = task.host.name
+        impact = run.phases.impact(ctx.plan.switches[host], run.phases.Diff(diff))
+        if ctx.opts.dry_run:
+            return Result(host=task.host, result=R.DeviceOutcome(host, "", R.CHANGED, diff=diff, impact=impact))
+        batches.append(host)
+        ok = host != failing
+        ctx.phase(host, CHECKED if ok else FAILED)
+        out = R.DeviceOutcome(host, "", R.CHANGED if ok else R.FAILED, diff=diff, impact=impact,
+                              reason="" if ok else "commit failed: boom\nsecond line")
+        return Result(host=task.host, result=out)
+
+    monkeypatch.setattr(run, "deploy_device", deploy_device)
+    monkeypatch.setattr(run, "_validate_between", lambda plan, ctx, wave: validate)
+    return batches
+
+
+def test_rollout_stops_at_the_first_failed_wave(lab: Plan, lab_build, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    from fabricgen.deploy import DeployOptions, run_deploy
+    from fabricgen.deploy.state import Journal, state_dir
+
+    batches = fake_devices(monkeypatch, failing="lab-leaf01")
+    report = run_deploy(lab, lab_build, DeployOptions(waves="auto", canary="lab-spine02"))
+    waves = [["lab-spine02"], ["lab-spine01"], ["lab-leaf01", "lab-leaf03"], ["lab-leaf02", "lab-leaf04"]]
+    assert report.waves is not None and [w.hosts for w in report.waves] == waves
+    assert waves_of(batches, [1, 1, 2]) == waves[:3]  # the 4th wave never started
+    assert report.stopped == "wave 3: lab-leaf01: failed: commit failed: boom\nsecond line"
+    assert report.outcomes["lab-leaf02"].status == "interrupted"
+    assert report.outcomes["lab-leaf02"].reason.startswith("not started: the rollout stopped (wave 3: lab-leaf01")
+    assert report.exit_code == 1
+    journal = Journal.load(Journal.path_for(state_dir(lab_build.root), "lab"))
+    assert journal is not None and journal.unfinished and journal.phase("lab-leaf04") == "pending"
+    # --resume runs only what is left, in wave order
+    batches = fake_devices(monkeypatch)
+    resumed = run_deploy(lab, lab_build, DeployOptions(waves="auto", resume=True))
+    assert resumed.ok and waves_of(batches, [1, 2]) == [["lab-leaf01"], ["lab-leaf02", "lab-leaf04"]]
+
+
+def test_a_fabric_that_does_not_validate_stops_the_rollout_unless_the_operator_goes_on(
+        lab: Plan, lab_build, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    from fabricgen.deploy import DeployOptions, run_deploy
+
+    batches = fake_devices(monkeypatch, validate="after wave 1 (lab-spine01) the fabric does not validate: x")
+    stopped = run_deploy(lab, lab_build, DeployOptions(waves="auto", discard=True))
+    assert batches == ["lab-spine01"]
+    assert stopped.stopped.startswith("after wave 1 (lab-spine01) the fabric does not validate")
+    asked: list[str] = []
+    batches = fake_devices(monkeypatch, validate="after wave N: no")
+    went_on = run_deploy(lab, lab_build, DeployOptions(waves="auto", discard=True, pause_on_failure=True,
+                                                       ask=lambda q: asked.append(q) or True))
+    assert len(batches) == 6 and len(asked) == 3 and went_on.stopped.endswith("(the operator went on)")
+
+
+def test_max_impact_refuses_before_anything_changes(lab: Plan, lab_build, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    from fabricgen.deploy import DeployOptions, DeployRefused, run_deploy
+
+    batches = fake_devices(monkeypatch)
+    with pytest.raises(DeployRefused, match=r"changes above --max-impact hitless on 6 device\(s\); nothing was "
+                                            r"changed[\s\S]*lab-leaf01: bgp-reset\n  candidate @@ -1,2 \+1,2 @@ "
+                                            r"\[bgp-reset\]"):
+        run_deploy(lab, lab_build, DeployOptions(max_impact="hitless", discard=True))
+    assert batches == []  # the preview only: nothing committed
+
+
+def test_dry_run_prints_the_wave_plan(lab: Plan, lab_build, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from fabricgen.cli import main
+
+    fake_devices(monkeypatch)
+    assert main(["deploy", "-i", str(LAB), "-b", str(lab_build.root), "--dry-run", "--waves", "auto"]) == 0
+    out = capsys.readouterr().out
+    assert "rollout plan: 4 wave(s)" in out and "lab-leaf01, lab-leaf03" in out
+    assert "fabric-wide impact: bgp-reset" in out

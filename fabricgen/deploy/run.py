@@ -374,7 +374,8 @@ def run_deploy(plan: Plan, build: Build, opts: DeployOptions | None = None,
     opts = opts or DeployOptions()
     console = console or Console(stderr=True, highlight=False)
     settings = connection_settings(plan, opts.lab_dir, opts.known_hosts)
-    nr = select(nornir_for(plan, settings, workers=opts.workers), opts.limit, opts.role)
+    everyone = nornir_for(plan, settings, workers=opts.workers)
+    nr = select(everyone, opts.limit, opts.role)
     hosts = list(nr.inventory.hosts)
     problems = opts_refusals(plan, build, hosts, opts)
     if problems:
@@ -389,7 +390,7 @@ def run_deploy(plan: Plan, build: Build, opts: DeployOptions | None = None,
     preview: R.DeployReport | None = None
     if not opts.dry_run and (opts.max_impact is not None or opts.waves is not None):
         preview = _preview(plan, build, opts, console)
-    ctx = _Context(plan, build, opts, threading.Event(), console, len(hosts), nornir=nr)
+    ctx = _Context(plan, build, opts, threading.Event(), console, len(hosts), nornir=everyone)
     report = R.DeployReport(dry_run=opts.dry_run, build=build.label)
     lock: FabricLock | None = None
     waves: list[Wave] | None = None
@@ -411,6 +412,9 @@ def run_deploy(plan: Plan, build: Build, opts: DeployOptions | None = None,
         report.run = ctx.run
         if waves is not None:  # --resume: only what is left, in the planned order
             left = set(hosts)
+            placed = {h for w in waves for h in w.hosts}
+            for host in sorted(left - placed):  # journaled as unfinished, and the preview finds nothing to do
+                ctx.phase(host, UNCHANGED, "nothing left to change")
             waves = [Wave(w.number, [h for h in w.hosts if h in left], w.note) for w in waves]
             waves = [w for w in waves if w.hosts]
     ctx.expected = _expected_by_host(plan) if not opts.dry_run else {}
