@@ -178,15 +178,21 @@ def test_a_bgp_timer_change_is_labelled_refused_above_the_limit_and_checked_live
     assert {h: running(lab, h) for h in plan.switches} == before
     timers = load_plan(intent)
     try:
-        assert main([*argv, "--max-impact", "bgp-reset"]) == 0
-        capsys.readouterr()
-        # the sessions keep the hold time they negotiated until they reset: validate names them
-        stale = failures(timers, lab, ("timers",))
-        assert stale and all("negotiated keepalive 1s, hold 3s" in f.actual and "`clear bgp " in f.actual
-                             for f in stale), stale
-        for host in plan.switches:
-            node_exec(lab.workdir, host, ["vtysh", "-c", "clear bgp *"])
+        report = run_deploy(timers, manifest.load(tmp_path / "build", timers),
+                            DeployOptions(lab_dir=lab.workdir, max_impact="bgp-reset"))
+        assert report.ok, report.failed
+        assert all("BGP sessions reset so the new keepalive/hold time apply" in o.notes
+                   for o in report.outcomes.values())
         wait_for(lambda: not failures(timers, lab, ("bgp", "timers")), 60, "sessions on the new timers")
+        # a hold time changed by hand: the sessions keep the one they negotiated until reset, and validate says so
+        leaf = plan.switches["lab-leaf01"]
+        node_exec(lab.workdir, leaf.hostname, ["vtysh", "-c", "configure terminal", "-c", f"router bgp {leaf.asn}",
+                                               "-c", "timers bgp 1 3"])
+        stale = failures(plan, lab, ("timers",), limit=leaf.hostname)
+        assert stale and all("negotiated keepalive 2s, hold 6s" in f.actual and "`clear bgp " in f.actual
+                             for f in stale), stale
+        node_exec(lab.workdir, leaf.hostname, ["vtysh", "-c", "clear bgp *"])
+        wait_for(lambda: not failures(plan, lab, ("bgp", "timers"), limit=leaf.hostname), 60, "leaf01 on 1/3")
     finally:
         back_to_base(plan, builds, lab)
 
