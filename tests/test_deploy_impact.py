@@ -105,9 +105,10 @@ def db() -> dict[str, Any]:
 
 
 def edited(db: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
-    """``db`` with TABLE/key/field set to value (None removes the field)."""
+    """``db`` with TABLE/key/field set to value (None removes the field; key ``*``: the table's first entry)."""
     new = copy.deepcopy(db)
     table, key, fld = path.split("/")
+    key = next(iter(new[table])) if key == "*" else key
     if value is None:
         del new[table][key][fld]
     else:
@@ -117,8 +118,7 @@ def edited(db: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("label", "path", "value"), [
     (I.HITLESS, "PORT/Ethernet0/description", "moved"),
-    (I.HITLESS, "WRED_PROFILE/AI_ECN_65536_131072_5/green_max_threshold", "262144"),
-    (I.BGP_RESET, "BGP_NEIGHBOR/198.18.16.0/holdtime", "180"),
+    (I.HITLESS, "WRED_PROFILE/*/green_max_threshold", "262144"),
     (I.PORT_FLAP, "PORT/Ethernet0/mtu", "9100"),
     (I.PORT_FLAP, "PORT/Ethernet0/fec", "none"),
     (I.BUFFER_RECARVE, "PORT_QOS_MAP/Ethernet0/pfc_enable", "3,4"),
@@ -129,6 +129,24 @@ def edited(db: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 def test_config_db_labels(db: dict[str, Any], label: str, path: str, value: Any) -> None:
     got = only(label_db(db, edited(db, path, value)))
     assert got.label == label, got
+
+
+def test_config_db_a_removed_address_resets_the_sessions_over_it(db: dict[str, Any]) -> None:
+    key = next(k for k in db["INTERFACE"] if "|" in k)
+    without = copy.deepcopy(db)
+    del without["INTERFACE"][key]
+    got = only(label_db(db, without))
+    assert got.label == I.BGP_RESET and "sessions over it drop" in got.why
+    assert only(label_db(without, db)).label == I.HITLESS  # adding it back
+
+
+def test_config_db_bgp_neighbor_timers_reset_the_session(db: dict[str, Any]) -> None:
+    """fabricgen leaves BGP to frr.conf, but a device's own BGP_NEIGHBOR table is still labelled."""
+    with_neighbor = copy.deepcopy(db)
+    with_neighbor["BGP_NEIGHBOR"] = {"198.18.16.0": {"asn": "4200100000", "holdtime": "9", "name": "spine01"}}
+    changed = copy.deepcopy(with_neighbor)
+    changed["BGP_NEIGHBOR"]["198.18.16.0"]["holdtime"] = "180"
+    assert only(label_db(with_neighbor, changed)).label == I.BGP_RESET
 
 
 def test_gcu_refuses_buffer_pool_changes_live(db: dict[str, Any], sonic_platform: Path) -> None:

@@ -9,8 +9,8 @@ import sys
 from rich.console import Console
 
 from fabricgen.cli import positive_int
-from fabricgen.deploy.phases import CHECK_TIMEOUT
 from fabricgen.deploy.impact import LABELS
+from fabricgen.deploy.phases import CHECK_TIMEOUT
 
 DEFAULT_BUILD = "build"
 
