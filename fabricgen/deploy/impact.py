@@ -22,7 +22,10 @@ NX-OS ``nxos.cfg``, EOS ``eos.cfg``); a line no rule knows gets a conservative l
 
 Hunks come from the two normalised sides a driver diffed (``last_sides``, so every changed line
 knows its full stanza or JSON path), or, for drivers that do not expose them, from the unified
-diff text alone (then a line's path is what the hunk itself shows).
+diff text alone (then a line's path is what the hunk itself shows).  A ConfigDB diff is labelled by
+the patch operations of the two documents (table, entry or field added, removed or replaced, as
+GCU validates them), each placed in the hunk that shows its line: how difflib happens to align
+JSON lines never turns an added buffer profile into edited fields of its neighbour.
 """
 
 from __future__ import annotations
@@ -70,6 +73,8 @@ class Hunk:
     lines: list[str]  # the hunk's lines as the unified diff shows them
     changes: list[Change] = field(default_factory=list)
     impacts: list[Impact] = field(default_factory=list)  # per change, same order
+    old_span: tuple[int, int] = (0, 0)  # 0-based, end excluded: the side lines the hunk covers
+    new_span: tuple[int, int] = (0, 0)
 
     @property
     def impact(self) -> Impact:
@@ -165,7 +170,7 @@ def hunks_from_sides(file: str, old: Sequence[str], new: Sequence[str], context:
     for group in groups:
         first, last = group[0], group[-1]
         header = f"@@ -{_range(first[1], last[2] - first[1])} +{_range(first[3], last[4] - first[3])} @@"
-        hunk = Hunk(file, header, [])
+        hunk = Hunk(file, header, [], old_span=(first[1], last[2]), new_span=(first[3], last[4]))
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
                 hunk.lines += [" " + ln for ln in old[i1:i2]]
@@ -474,6 +479,70 @@ def config_db_changes(changes: Sequence[Change]) -> list[tuple[DbChange, list[Ch
     return out
 
 
+def config_db_ops(old: dict[str, Any], new: dict[str, Any]) -> list[DbChange]:
+    """The ConfigDB change as GCU's patch would carry it: a table, an entry or a field added, removed
+    or replaced (from the two documents, not from how their lines happen to align)."""
+    out: list[DbChange] = []
+    for table in sorted(set(old) | set(new)):
+        a, b = old.get(table), new.get(table)
+        if a == b:
+            continue
+        if a is None or b is None or not isinstance(a, dict) or not isinstance(b, dict):
+            out.append(DbChange(table, (), "add" if a is None else "remove" if b is None else "replace"))
+            continue
+        for key in sorted(set(a) | set(b)):
+            x, y = a.get(key), b.get(key)
+            if x == y:
+                continue
+            if x is None or y is None or not isinstance(x, dict) or not isinstance(y, dict):
+                out.append(DbChange(table, (key,), "add" if x is None else "remove" if y is None else "replace"))
+                continue
+            for fld in sorted(set(x) | set(y)):
+                if x.get(fld) != y.get(fld):
+                    op = "add" if fld not in x else "remove" if fld not in y else "replace"
+                    out.append(DbChange(table, (key, fld), op))
+    return out
+
+
+def _json_lines(lines: Sequence[str]) -> dict[tuple[str, ...], int]:
+    """Key path (table, entry, field) -> its line in pretty-printed JSON."""
+    out: dict[tuple[str, ...], int] = {}
+    parents = ancestors(lines)
+    for i, line in enumerate(lines):
+        own = _json_key(line.strip())
+        if own is None:
+            continue
+        path = tuple(k for k in (_json_key(lines[a].strip()) for a in parents[i]) if k is not None)
+        out.setdefault((*path, own), i)
+    return out
+
+
+def config_db_hunks(file: str, old: Sequence[str], new: Sequence[str], hwsku: str = "",
+                    branch: str | None = None) -> list[Hunk]:
+    """The hunks of a ConfigDB diff, each labelled by the patch operations whose lines it shows."""
+    hunks = hunks_from_sides(file, old, new)
+    try:
+        ops = config_db_ops(json.loads("\n".join(old) or "{}"), json.loads("\n".join(new) or "{}"))
+    except ValueError:
+        return label_hunks(hunks, "sonic", hwsku, branch)  # not JSON after all: by lines
+    where_old, where_new = _json_lines(old), _json_lines(new)
+    for op in ops:
+        path = (op.table, *op.parts)
+        at_new, at_old = where_new.get(path), where_old.get(path)
+        home = None
+        for hunk in hunks:
+            if (at_new is not None and hunk.new_span[0] <= at_new < hunk.new_span[1]) or (
+                    at_old is not None and hunk.old_span[0] <= at_old < hunk.old_span[1]):
+                home = hunk
+                break
+        if home is None and hunks:  # a field that moved no line of its own: the hunk nearest to it
+            line = at_new if at_new is not None else at_old or 0
+            home = min(hunks, key=lambda h: abs(h.new_span[0] - line))
+        if home is not None:
+            home.impacts.append(config_db_rule(op, hwsku, branch))
+    return hunks
+
+
 def config_db_rule(d: DbChange, hwsku: str, branch: str | None = None) -> Impact:
     table, parts = d.table, d.parts
     fld = parts[1] if len(parts) > 1 else ""
@@ -681,11 +750,15 @@ def label_hunks(hunks: list[Hunk], platform: str, hwsku: str = "", branch: str |
 def device_impact(host: str, platform: str, sides: Sequence[tuple[str, Sequence[str], Sequence[str]]] | None,
                   diff: str, hwsku: str = "", branch: str | None = None) -> DeviceImpact:
     """Label a device's diff: from the driver's ``last_sides`` when it has them, else from the text."""
-    if sides:
-        hunks = [h for file, old, new in sides for h in hunks_from_sides(file, old, new)]
-    else:
-        hunks = hunks_from_text(diff)
-    return DeviceImpact(host, platform, label_hunks(hunks, platform, hwsku, branch))
+    if not sides:
+        return DeviceImpact(host, platform, label_hunks(hunks_from_text(diff), platform, hwsku, branch))
+    hunks: list[Hunk] = []
+    for file, old, new in sides:
+        if file_kind(file, platform) == "config_db":
+            hunks += config_db_hunks(file, old, new, hwsku, branch)
+        else:
+            hunks += label_hunks(hunks_from_sides(file, old, new), platform, hwsku, branch)
+    return DeviceImpact(host, platform, hunks)
 
 
 def labelled_diff(impact: DeviceImpact) -> str:
