@@ -570,6 +570,27 @@ class Qos(_Model):
         return self.lossless_tcs if self.lossless_tcs is not None else (self.roce_tc,)
 
 
+class Health(_Model):
+    """Limits of `fabricgen validate --health`: counter deltas between two reads `window_seconds` apart.
+
+    Rates are per minute, so a limit means the same whatever the window.  A lossless fabric drops
+    nothing on its lossless queues and never pauses its CNP queue; some PFC is normal under incast,
+    a pause storm is not; a PFC watchdog storm means a queue stopped draining.
+    """
+
+    window_seconds: Int = Field(default=10, ge=1, le=3600, description="default --window")
+    max_lossless_drops: Int = Field(default=0, ge=0, description="packets dropped on a lossless queue per window")
+    max_cnp_drops: Int = Field(default=0, ge=0, description="packets dropped on the CNP queue per window")
+    max_pause_per_minute: Int = Field(default=600, ge=0,
+                                      description="PFC pause frames per minute, per port, priority and direction")
+    max_watchdog_storms_per_minute: Int = Field(default=0, ge=0,
+                                                description="PFC watchdog storms detected per minute, per queue")
+    max_ecn_marked_share: Float = Field(default=0.1, ge=0, le=1,
+                                        description="ECN-marked share of the RoCE queue's packets")
+    ecn_min_packets: Int = Field(default=1000, ge=1,
+                                 description="RoCE-queue packets a window needs before its ECN share is judged")
+
+
 class Cabling(_Model):
     """Cable length per tier in metres; drives optic choice and PFC headroom."""
 
@@ -589,6 +610,7 @@ class Intent(_Model):
     ecmp: Ecmp = Ecmp()
     qos: Qos = Qos()
     cabling: Cabling = Cabling()
+    health: Health = Health()
     endpoints: list[Endpoint] = Field(default_factory=list, max_length=16,
                                       description="non-GPU hosts on the leaves (storage, UFM, management)")
 

@@ -70,6 +70,7 @@ from napalm.base.netmiko_helpers import netmiko_args
 
 from fabricgen.drivers import _parsers as P
 from fabricgen.drivers.frr_config import canonical_lines, missing_policy
+from fabricgen.health.getters import LinuxHealthGetters
 from fabricgen.ssh import known_hosts_option
 
 log = logging.getLogger(__name__)
@@ -228,7 +229,7 @@ def listing_hunk(lines: list[str], sign: str) -> str:
 # --------------------------------------------------------------------------- driver
 
 
-class FrrDriver(NetworkDriver):
+class FrrDriver(LinuxHealthGetters, NetworkDriver):
     """napalm driver for Linux + FRR switches (platform name ``frr``)."""
 
     vendor = "FRRouting"

@@ -47,6 +47,7 @@ from hier_config.options import options_for
 from napalm.base.exceptions import ReplaceConfigException
 from napalm.nxos_ssh.nxos_ssh import NXOSSSHDriver
 
+from fabricgen.health.getters import NxosHealthGetters
 from fabricgen.platforms import expand_runs
 from fabricgen.platforms.registry import capabilities
 from fabricgen.ssh import known_hosts_option, netmiko_connect
@@ -254,7 +255,7 @@ def in_service_elsewhere(running: Any, rendered: Any) -> list[str]:
     return kept
 
 
-class NxosDriver(NXOSSSHDriver):
+class NxosDriver(NxosHealthGetters, NXOSSSHDriver):
     """napalm ``nxos_ssh`` with owned-section candidates, checkpoint/rollback and verified host keys."""
 
     def __init__(self, hostname: str, username: str, password: str, timeout: int = 60,

@@ -53,6 +53,7 @@ from napalm.base.exceptions import CommandErrorException, ReplaceConfigException
 
 from fabricgen.drivers import _parsers as P
 from fabricgen.drivers.frr import FrrDriver
+from fabricgen.health.getters import SonicHealthGetters
 from fabricgen.platforms.sonic_configdb import OwnershipError, merge_owned
 
 CONFIG_DB = "config_db.json"
@@ -90,7 +91,7 @@ def make_bundle(config_db: Any, frr_conf: str) -> str:
     return json.dumps({CONFIG_DB: config_db, FRR_CONF: frr_conf}, indent=4, sort_keys=True) + "\n"
 
 
-class SonicDriver(FrrDriver):
+class SonicDriver(SonicHealthGetters, FrrDriver):
     """napalm driver for SONiC: GCU for ConfigDB, frr-reload in the bgp container for FRR."""
 
     vendor = "SONiC"

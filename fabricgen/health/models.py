@@ -1,0 +1,89 @@
+"""What the lossless-health getters return (napalm style: typed dicts keyed by port, then by number).
+
+Every getter is keyed by the device's own port name, then by PFC priority, queue or priority
+group (fabricgen plans traffic class = PFC priority = queue = PG, and NX-OS qos-group = TC).
+A counter a platform does not report is ``-1`` (napalm's convention for unsupported counters);
+a getter of a feature the platform lacks returns ``{}``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
+
+UNKNOWN = -1
+
+
+class PfcCounters(TypedDict):
+    """PFC pause frames of one priority on one port."""
+
+    rx_pause_frames: int
+    tx_pause_frames: int
+
+
+class QueueCounters(TypedDict):
+    """One egress queue of one port."""
+
+    tx_packets: int
+    tx_bytes: int
+    dropped_packets: int
+    ecn_marked_packets: int
+    watermark_bytes: int  # shared-buffer peak since it was last cleared (a gauge, not a counter)
+
+
+class WatchdogCounters(TypedDict):
+    """The PFC watchdog of one lossless queue."""
+
+    status: str  # the platform's word: "operational", "stormed", "Active", "Shutdown", ...
+    stormed: bool  # the queue is in a storm now (stopped, dropping or forwarding past PFC)
+    storms_detected: int
+    storms_restored: int
+
+
+class PgWatermark(TypedDict):
+    """Ingress priority group buffer peak of one port."""
+
+    shared_bytes: int
+
+
+PfcByPort = dict[str, dict[int, PfcCounters]]
+QueuesByPort = dict[str, dict[int, QueueCounters]]
+WatchdogByPort = dict[str, dict[int, WatchdogCounters]]
+PgByPort = dict[str, dict[int, PgWatermark]]
+
+
+def queue_counters(tx_packets: int = UNKNOWN, tx_bytes: int = UNKNOWN, dropped_packets: int = UNKNOWN,
+                   ecn_marked_packets: int = UNKNOWN, watermark_bytes: int = UNKNOWN) -> QueueCounters:
+    return {"tx_packets": tx_packets, "tx_bytes": tx_bytes, "dropped_packets": dropped_packets,
+            "ecn_marked_packets": ecn_marked_packets, "watermark_bytes": watermark_bytes}
+
+
+@dataclass
+class Snapshot:
+    """One read of every health getter of one switch."""
+
+    device: str
+    platform: str
+    taken: float = field(default_factory=time.monotonic)
+    pfc: PfcByPort = field(default_factory=dict)
+    queues: QueuesByPort = field(default_factory=dict)
+    watchdog: WatchdogByPort = field(default_factory=dict)
+    pg_watermarks: PgByPort = field(default_factory=dict)
+    port_ecn_marked: dict[str, int] = field(default_factory=dict)  # where ECN marks are counted per port only
+
+
+def read_snapshot(device: object, name: str, platform: str) -> Snapshot:
+    """Call every health getter the driver has; a getter it lacks reads as ``{}``."""
+    def call(getter: str) -> Any:
+        fn = getattr(device, getter, None)
+        return fn() if fn is not None else {}
+
+    snap = Snapshot(name, platform)
+    snap.pfc = call("get_pfc_counters")
+    snap.queues = call("get_queue_counters")
+    snap.watchdog = call("get_pfc_watchdog")
+    snap.pg_watermarks = call("get_pg_watermarks")
+    snap.port_ecn_marked = call("get_port_ecn_marked")
+    snap.taken = time.monotonic()
+    return snap

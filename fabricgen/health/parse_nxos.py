@@ -1,0 +1,104 @@
+"""NX-OS lossless counters from CLI text (napalm's ``cli()`` over nxos_ssh).
+
+Shapes (tests/health/samples/nxos/ say where each sample comes from):
+
+* ``show queuing interface``: per port an ``Egress Queuing for EthernetX/Y`` part with one
+  ``QOS GROUP n`` box per qos-group (rows ``Tx Pkts``, ``Tx Byts``, ``WRED/AFD & Tail Drop Pkts``
+  - ``WRED & Tail Drop Pkts`` on older releases -, ``ECN Pkts`` where the release counts ECN
+  marks, ``Q Depth Byts``, ``WD & Tail Drop Pkts``; columns Unicast | Multicast), then an
+  ``Ingress Queuing for EthernetX/Y`` part whose ``PFC Statistics`` table gives, per PFC CoS,
+  TxPause/RxPause state and TxCount/RxCount frames;
+* ``show queuing pfc-queue detail``: per port ``EthernetX/Y Interface PFC watchdog: [Enabled]``,
+  then per watched qos-group ``| QOS GROUP n [state] PFC [YES] PFC-COS [c]`` and a stats box
+  whose ``Shutdown`` and ``Restored`` rows count storms detected and restored.
+
+fabricgen plans qos-group = traffic class = PFC CoS, so the qos-group number is the queue.
+"""
+
+from __future__ import annotations
+
+import re
+
+from fabricgen.health.models import UNKNOWN, PfcByPort, QueuesByPort, WatchdogByPort, queue_counters
+
+_SECTION = re.compile(r"^(Egress|Ingress) Queuing for (\S+)")
+_QOS_GROUP = re.compile(r"^\|\s*QOS GROUP (\d+)\s*\|")
+_ROW = re.compile(r"^\|\s*(?P<label>[^|]+?)\s*\|\s*(?P<uc>\d+|N/A)?\s*\|\s*(?P<mc>\d+|N/A)?\s*\|\s*$")
+_PFC_COS = re.compile(r"^\s*(?P<cos>\d)\s+\S+\s+(?:Active|Inactive)\s+(?P<tx>\d+)"
+                      r"\s+(?:Active|Inactive)\s+(?P<rx>\d+)\s*$")
+_WD_PORT = re.compile(r"^(\S+) Interface PFC watchdog: \[(\w+)\]")
+_WD_GROUP = re.compile(r"^\|\s*QOS GROUP (\d+) \[([^\]]+)\]")
+_WD_ROW = re.compile(r"^\|\s*(Shutdown|Restored)\s*\|\s*(\d+)\s*\|")
+# a qos-group in one of these states is in a PFC storm: its queue is stopped and drops or forwards
+_STORM_WORDS = ("shut", "drop", "stuck", "storm")
+
+DROP_ROWS = ("WRED/AFD & Tail Drop Pkts", "WRED & Tail Drop Pkts", "WD & Tail Drop Pkts")
+
+
+def _count(text: str | None) -> int:
+    return int(text) if text and text.isdigit() else UNKNOWN
+
+
+def parse_queuing_interface(text: str) -> tuple[PfcByPort, QueuesByPort]:
+    """``show queuing interface`` -> (PFC frames per CoS, egress counters per qos-group)."""
+    pfc: PfcByPort = {}
+    queues: QueuesByPort = {}
+    port = ""
+    group: int | None = None
+    for line in text.splitlines():
+        m = _SECTION.match(line.strip())
+        if m:
+            port, group = m.group(2), None
+            continue
+        if not port:
+            continue
+        m = _QOS_GROUP.match(line.strip())
+        if m:
+            group = int(m.group(1))
+            queues.setdefault(port, {}).setdefault(group, queue_counters(dropped_packets=0))
+            continue
+        m = _ROW.match(line.strip())
+        if m and group is not None:
+            q = queues[port][group]
+            label, value = m.group("label"), _count(m.group("uc"))
+            if label == "Tx Pkts":
+                q["tx_packets"] = value
+            elif label == "Tx Byts":
+                q["tx_bytes"] = value
+            elif label == "ECN Pkts":
+                q["ecn_marked_packets"] = value
+            elif label in DROP_ROWS and value != UNKNOWN:
+                q["dropped_packets"] += value
+            continue
+        m = _PFC_COS.match(line)
+        if m:
+            group = None
+            pfc.setdefault(port, {})[int(m.group("cos"))] = {
+                "rx_pause_frames": int(m.group("rx")), "tx_pause_frames": int(m.group("tx"))}
+    return pfc, queues
+
+
+def parse_pfc_queue_detail(text: str) -> WatchdogByPort:
+    """``show queuing pfc-queue detail`` -> {port: {qos-group: WatchdogCounters}}."""
+    out: WatchdogByPort = {}
+    port = ""
+    group: int | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        m = _WD_PORT.match(line)
+        if m:
+            port, group = m.group(1), None
+            continue
+        m = _WD_GROUP.match(line)
+        if m and port:
+            group = int(m.group(1))
+            state = m.group(2).strip()
+            out.setdefault(port, {})[group] = {
+                "status": state, "stormed": any(w in state.lower() for w in _STORM_WORDS),
+                "storms_detected": UNKNOWN, "storms_restored": UNKNOWN}
+            continue
+        m = _WD_ROW.match(line)
+        if m and port and group is not None:
+            key = "storms_detected" if m.group(1) == "Shutdown" else "storms_restored"
+            out[port][group][key] = int(m.group(2))  # type: ignore[literal-required]
+    return out
