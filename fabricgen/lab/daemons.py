@@ -169,7 +169,8 @@ def render_sshd_config(node: LabNode, paths: NodePaths, authorized_keys: Path) -
             "PrintLastLog no",
             "MaxStartups 200:30:400",
             "MaxSessions 64",
-            f"SetEnv PATH={SHELL_PATH}",
+            # servers: the ConnectX stand-ins first, so a login sees the NIC as the bring-up script left it
+            f"SetEnv PATH={paths.stubs}:{SHELL_PATH}" if node.host_script else f"SetEnv PATH={SHELL_PATH}",
             "Subsystem sftp internal-sftp",
             "",
         ]

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricgen.lab import daemons as dmn
-from fabricgen.lab import netns, records
+from fabricgen.lab import lossless_counters, netns, records
 from fabricgen.lab.netns import ProcRef
 from fabricgen.lab.topology import LabError, LabTopology, linux_ifname, validate_topology
 from fabricgen.outdir import STATE_DIR
@@ -468,6 +468,9 @@ def _lab_up(topo: LabTopology, workdir: Path, t0: float) -> LabState:
         dmn.write_known_hosts(workdir / KNOWN_HOSTS_FILE, {n.mgmt_ip: n.paths.host_key for n in nodes.values()})
         for node in topo.nodes:
             dmn.prepare_node_dir(node, nodes[node.name].paths, authorized, netns.node_batch(topo, node))
+            if node.kind == "switch":  # veths carry no PFC: the lab's own per-port counters (health checks)
+                lossless_counters.write_zero(lossless_counters.host_dir(nodes[node.name].paths.run),
+                                             netns.node_ports(topo, node.name))
         state.timings["files"] = round(time.monotonic() - t0, 3)
         state.save()  # intent first: a crash inside the batch still leaves a complete cleanup list
 

@@ -31,6 +31,7 @@ class Outcome:
 class Report:
     outcomes: list[Outcome] = field(default_factory=list)
     coverage: list[str] = field(default_factory=list)  # what the sampled checks covered, one line each
+    health: Any = None  # fabricgen.health.collect.HealthRun of `validate --health`
 
     @property
     def failures(self) -> list[Outcome]:

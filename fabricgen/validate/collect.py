@@ -171,23 +171,36 @@ def collect_servers(plan: Plan, creds: dict[str, Any], workers: int,
 
 def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None = None, role: str | None = None,
                  workers: int = 10, build: Build | None = None, lab_dir: str | None = None,
-                 known_hosts: str | None = None, full: bool = False) -> Report:
+                 known_hosts: str | None = None, full: bool = False, health_window: float | None = None) -> Report:
     """Validate the live fabric against the plan (and ``build`` for config/persisted); GPU pings sampled
-    (`checks.gpu_sample`) unless ``full``."""
+    (`checks.gpu_sample`) unless ``full``.
+
+    ``health_window``: also judge lossless health (fabricgen.health): two counter reads that many
+    seconds apart around the other checks, and the servers' live NIC settings.
+    """
     from fabricgen.deploy.run import describe, select
     from fabricgen.expect import expected_prefixes
-    from fabricgen.nornir_inventory import connection_settings, nornir_for
+    from fabricgen.health import collect as health
+    from fabricgen.lab.lossless_counters import LAB_COUNTERS_DIR
+    from fabricgen.nornir_inventory import connection_settings, lab_state, nornir_for
 
     report = Report()
     creds = connection_settings(plan, lab_dir, known_hosts)
-    nr = select(nornir_for(plan, creds, workers=workers), limit, role)
+    # the lab's veths carry no PFC: its switches keep their counters in per-port files instead
+    driver_args = {"counters_dir": LAB_COUNTERS_DIR} if lab_state(plan, lab_dir) is not None else {}
+    nr = select(nornir_for(plan, creds, workers=workers, driver_args=driver_args), limit, role)
     expected: dict[str, dict[str, int]] = {}
     if "routes" in checks:
         for (host, ip), count in expected_prefixes(plan).items():
             expected.setdefault(host, {})[ip] = count
+    whole_fabric = not limit and not role
     try:
+        pending = health.first_read(nr, plan, health_window) if health_window is not None else None
         results = nr.run(task=collect_switch, plan=plan, checks=checks, build=build, expected=expected,
                          on_failed=True)
+        if pending is not None:
+            found, report.health = health.finish(pending, nr, plan, creds, workers, servers=whole_fabric)
+            report.add(found)
     finally:
         nr.close_connections(on_failed=True)
     mtus: dict[LinkEnd, int] = {}
@@ -202,7 +215,6 @@ def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None
             data: SwitchData = multi[0].result
             report.add(data.outcomes)
             mtus.update(data.mtus)
-    whole_fabric = not limit and not role
     if whole_fabric and ({"gpu", "mtu"} & set(checks)) and plan.servers:
         outcomes, server_live, coverage = collect_servers(plan, creds, workers, full)
         if "gpu" in checks:

@@ -27,9 +27,18 @@ def folded(text: str, limit: int = FOLD) -> str:
 
 def render_report(report: Report, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps({"ok": report.ok, "failures": [asdict(o) for o in report.failures],
-                           "checked": len(report.outcomes), "coverage": report.coverage}, indent=2,
-                          sort_keys=True) + "\n"
+        doc: dict[str, object] = {"ok": report.ok, "failures": [asdict(o) for o in report.failures],
+                                  "checked": len(report.outcomes),
+                                  "coverage": report.coverage}
+        if report.health is not None:
+            from fabricgen.health.report import health_json
+
+            doc["health"] = health_json(report.health)
+        return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    if fmt == "prometheus":
+        from fabricgen.health.prometheus import render
+
+        return render(report, report.health)
     if fmt == "junit":
         suites = ET.Element("testsuites", name="fabricgen validate")
         by_check: dict[str, list[Outcome]] = {}
@@ -64,6 +73,9 @@ def print_table(report: Report, con: Console) -> None:
         for o in report.failures:
             t.add_row(o.device, o.check, o.item, o.expected, folded(o.actual))
         con.print(t)
+    if report.health is not None:
+        for line in [*report.health.notes, *report.health.advice]:
+            con.print(line, markup=False)
     con.print("PASS" if report.ok else f"FAIL: {len(report.failures)} failure(s)")
 
 
@@ -92,13 +104,33 @@ def cmd_validate(args: argparse.Namespace) -> int:
             return 2
     from fabricgen.validate.collect import run_validate  # nornir: the [deploy] extra
 
+    window = None
+    if args.health:
+        window = float(args.window if args.window is not None else plan.intent.health.window_seconds)
     report = run_validate(plan, checks, args.limit, args.role, args.workers, build=build, lab_dir=args.lab_dir,
-                          known_hosts=args.known_hosts, full=args.full)
+                          known_hosts=args.known_hosts, full=args.full,
+                          health_window=window)
+    if args.output:
+        from fabricgen.health.report import write_atomically
+
+        # the table is for the terminal: with it, the file gets the JSON report
+        write_atomically(args.output, render_report(report, "json" if args.format == "table" else args.format))
     if args.format == "table":
         print_table(report, Console(highlight=False, soft_wrap=True))
-    else:
+    elif not args.output:
         sys.stdout.write(render_report(report, args.format))
     return 0 if report.ok else 1
+
+
+def window_seconds(text: str) -> float:
+    """argparse type of --window: seconds between the two counter reads, 1 to 3600."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (fix: pass e.g. 10)") from None
+    if not 1 <= value <= 3600:
+        raise argparse.ArgumentTypeError(f"{text} is not between 1 and 3600 seconds (fix: pass e.g. 10)")
+    return value
 
 
 def register_cli(sub: argparse._SubParsersAction) -> None:
@@ -106,7 +138,15 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
                                         "interfaces, MTU, config (running and saved) and GPU reachability "
                                         "with the plan")
     p.add_argument("-i", "--intent", default="inventory/fabric.yaml")
-    p.add_argument("--format", choices=["table", "json", "junit"], default="table")
+    p.add_argument("--format", choices=["table", "json", "junit", "prometheus"], default="table",
+                   help="prometheus: text exposition for node_exporter's textfile collector")
+    p.add_argument("-o", "--output", default=None,
+                   help="write the report to this file (replaced atomically: safe for the textfile collector)")
+    p.add_argument("--health", action="store_true",
+                   help="also judge lossless health: PFC, queue and watchdog counter deltas against the intent's "
+                        "health: limits, and every server's live NIC settings")
+    p.add_argument("--window", type=window_seconds, default=None,
+                   help="seconds between the two counter reads of --health (default: health.window_seconds, 10)")
     scope = p.add_mutually_exclusive_group()
     scope.add_argument("--limit", help="comma-separated hostnames")
     scope.add_argument("--role", choices=["leaf", "spine", "super_spine"])

@@ -56,3 +56,14 @@ def fabric_lab(plan: Plan, workdir: Path) -> Iterator[LabState]:
         else:
             os.environ["FABRICGEN_SSH_KEY"] = saved
         lab_down(workdir)
+
+
+LAB_INTENT = Path(__file__).resolve().parents[2] / "inventory" / "lab" / "fabric.yaml"
+
+
+@pytest.fixture(scope="module")
+def lab_plan() -> Plan:
+    """The plan of inventory/lab/fabric.yaml (2 spines, 4 leaves, 8 servers)."""
+    from fabricgen.plan import load_plan
+
+    return load_plan(LAB_INTENT)
