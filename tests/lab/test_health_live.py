@@ -14,6 +14,7 @@ are what its rendered script told the ConnectX stand-ins (fabricgen.lab.nic_emul
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from fabricgen.validate import Report, run_validate
 from tests.lab.conftest import LAB_INTENT, fabric_lab
 
 pytestmark = [pytest.mark.lab, pytest.mark.usefixtures("lab_host")]
+CONVERGE_S = 60.0
 
 
 
@@ -56,6 +58,10 @@ def lab(plan: Plan, build: Build, tmp_path_factory: pytest.TempPathFactory) -> I
     with fabric_lab(plan, tmp_path_factory.mktemp("lab")) as state:
         report = run_deploy(plan, build, DeployOptions(lab_dir=state.workdir))
         assert report.ok, report
+        deadline = time.monotonic() + CONVERGE_S
+        while run_validate(plan, ("bgp", "ecmp", "routes"), lab_dir=state.workdir).failures:
+            assert time.monotonic() < deadline, f"BGP did not converge within {CONVERGE_S:.0f}s"
+            time.sleep(1.0)
         yield state
 
 
