@@ -19,6 +19,8 @@ Rules:
                     queue, or RoCE classified into another one)
 ``pfc-watchdog``    storms detected per minute <= max_watchdog_storms_per_minute, and no queue in
                     a storm now; storms both detected and restored in the window are flapping
+``pfc-oper``        PFC is operational on every planned port, for every lossless priority (where the
+                    platform shows it: NX-OS ``show interface priority-flow-control``)
 ``counters``        every planned port has counters
 ==================  ==============================================================================
 
@@ -36,8 +38,9 @@ from fabricgen.intent import Health
 from fabricgen.model import QosPolicy, Switch
 from fabricgen.validate.checks import Outcome
 
-RULES = ("counters", "pfc-pause", "pfc-lossy", "lossless-drops", "cnp-drops", "ecn-share", "ecn-queue",
+RULES = ("counters", "pfc-oper", "pfc-pause", "pfc-lossy", "lossless-drops", "cnp-drops", "ecn-share", "ecn-queue",
          "pfc-watchdog")
+STATES = ("oper", "status")  # findings about a state, not a counter delta
 PLATFORM_GAPS = {
     "frr": "Linux has no PFC watchdog and mlxsw counts ECN marks per port only: pfc-watchdog and ecn-queue "
            "are not judged",
@@ -80,6 +83,8 @@ class Finding:
         if self.rule == "counters":
             return Outcome(self.device, self.rule, self.port, False, self.limit, self.detail)
         what = f"{self.port} {self.unit} {self.number} {self.counter}"
+        if self.counter in STATES:  # a state now, not a count over the window
+            return Outcome(self.device, self.rule, what, False, self.limit, self.detail)
         actual = f"{self.delta} in {self.window:.1f} s window"
         if self.detail:
             actual += f" ({self.detail})"
@@ -203,6 +208,17 @@ def judge_switch(sw: Switch, qos: QosPolicy, limits: Health, before: Snapshot, a
                 fail("ecn-share", port, "queue", roce_q, "ecn_marked_packets", marks,
                      f"at most {limits.max_ecn_marked_share:.0%} of the RoCE queue's packets",
                      f"{share:.1%} of {sent.value} packets{scope}: congestion every window")
+        # --- PFC operational on the port, for the lossless priorities
+        oper = after.pfc_oper.get(port)
+        if oper is not None:
+            seen("pfc-oper")
+            missing_cos = [tc for tc in sorted(lossless) if oper["vl_bitmap"] != UNKNOWN
+                           and not oper["vl_bitmap"] >> tc & 1]
+            if not oper["oper"] or missing_cos:
+                what = "PFC is operationally off" if not oper["oper"] else \
+                    f"PFC is not operational on priority {', '.join(map(str, missing_cos))}"
+                fail("pfc-oper", port, "priority", min(lossless), "oper", Delta(0), "PFC on",
+                     f"{what} (mode {oper['mode']}): the lossless class is lossy on this port")
         # --- PFC watchdog
         for q, wd in sorted(after.watchdog.get(port, {}).items()):
             seen("pfc-watchdog")

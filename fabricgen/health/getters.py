@@ -8,14 +8,16 @@ Getters (napalm style, typed dicts from fabricgen.health.models, keyed by port t
 ``get_pfc_watchdog``      per watched queue: state, storms detected/restored ({} = none)
 ``get_pg_watermarks``     per ingress priority group: shared-buffer peak ({} = none)
 ``get_port_ecn_marked``   ECN marks per port where the platform counts them per port only
+``get_pfc_oper``          per port: PFC mode, operational state and CoS bitmap ({} = not shown)
 ========================  =======================================================
 
 * ``frr`` (Linux + FRR): ``ethtool -S`` of every port (mlxsw names); optional_arg
   ``counters_dir`` reads the same text from one file per port in that directory instead (the
   live lab's counter source: its veths carry no PFC);
 * ``sonic``: sonic-utilities' ``show`` commands (fabricgen.health.parse_sonic);
-* ``nxos_fabricgen``: napalm's ``cli()`` with ``show queuing interface`` and
-  ``show queuing pfc-queue detail`` (fabricgen.health.parse_nxos).
+* ``nxos_fabricgen``: napalm's ``cli()`` with ``show queuing interface``,
+  ``show queuing pfc-queue detail`` and ``show interface priority-flow-control``
+  (fabricgen.health.parse_nxos).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import shlex
 from typing import Any, Protocol
 
 from fabricgen.health import parse_ethtool, parse_nxos, parse_sonic
-from fabricgen.health.models import PfcByPort, PgByPort, QueuesByPort, WatchdogByPort
+from fabricgen.health.models import PfcByPort, PfcOperByPort, PgByPort, QueuesByPort, WatchdogByPort
 
 ETHTOOL_ALL_PORTS = ('for p in $(ls /sys/class/net); do [ "$p" = lo ] && continue; '
                      'echo "### $p"; ethtool -S "$p" 2>/dev/null; done')
@@ -129,6 +131,9 @@ class NxosHealthGetters:
 
     def get_pfc_watchdog(self: _Cli) -> WatchdogByPort:
         return parse_nxos.parse_pfc_queue_detail(_cli(self, "show queuing pfc-queue detail"))
+
+    def get_pfc_oper(self: _Cli) -> PfcOperByPort:
+        return parse_nxos.parse_interface_pfc(_cli(self, "show interface priority-flow-control"))
 
     def get_pg_watermarks(self) -> PgByPort:
         return {}

@@ -47,7 +47,18 @@ class PgWatermark(TypedDict):
     shared_bytes: int
 
 
+class PfcOper(TypedDict):
+    """PFC of one port as a whole: configured mode, whether it is operational, total pause frames."""
+
+    mode: str  # "On", "Auto", "Off"
+    oper: bool
+    vl_bitmap: int  # PFC-enabled CoS bits as operational (bit n = CoS n), -1 when not shown
+    rx_ppp: int
+    tx_ppp: int
+
+
 PfcByPort = dict[str, dict[int, PfcCounters]]
+PfcOperByPort = dict[str, PfcOper]
 QueuesByPort = dict[str, dict[int, QueueCounters]]
 WatchdogByPort = dict[str, dict[int, WatchdogCounters]]
 PgByPort = dict[str, dict[int, PgWatermark]]
@@ -71,6 +82,7 @@ class Snapshot:
     watchdog: WatchdogByPort = field(default_factory=dict)
     pg_watermarks: PgByPort = field(default_factory=dict)
     port_ecn_marked: dict[str, int] = field(default_factory=dict)  # where ECN marks are counted per port only
+    pfc_oper: PfcOperByPort = field(default_factory=dict)  # where the platform shows PFC's operational state
 
 
 def read_snapshot(device: object, name: str, platform: str) -> Snapshot:
@@ -85,5 +97,6 @@ def read_snapshot(device: object, name: str, platform: str) -> Snapshot:
     snap.watchdog = call("get_pfc_watchdog")
     snap.pg_watermarks = call("get_pg_watermarks")
     snap.port_ecn_marked = call("get_port_ecn_marked")
+    snap.pfc_oper = call("get_pfc_oper")
     snap.taken = time.monotonic()
     return snap

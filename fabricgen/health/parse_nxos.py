@@ -12,6 +12,9 @@ Shapes (tests/health/samples/nxos/ say where each sample comes from):
   then per watched qos-group ``| QOS GROUP n [state] PFC [YES] PFC-COS [c]`` and a stats box
   whose ``Shutdown`` and ``Restored`` rows count storms detected and restored.
 
+* ``show interface priority-flow-control``: per port ``Mode`` (Auto/On/Off), ``Oper(VL bmap)``
+  (``On (8)``: operational, with the bitmap of PFC-enabled CoS), ``RxPPP`` and ``TxPPP`` totals.
+
 fabricgen plans qos-group = traffic class = PFC CoS, so the qos-group number is the queue.
 """
 
@@ -19,7 +22,14 @@ from __future__ import annotations
 
 import re
 
-from fabricgen.health.models import UNKNOWN, PfcByPort, QueuesByPort, WatchdogByPort, queue_counters
+from fabricgen.health.models import (
+    UNKNOWN,
+    PfcByPort,
+    PfcOperByPort,
+    QueuesByPort,
+    WatchdogByPort,
+    queue_counters,
+)
 
 _SECTION = re.compile(r"^(Egress|Ingress) Queuing for (\S+)")
 _QOS_GROUP = re.compile(r"^\|\s*QOS GROUP (\d+)\s*\|")
@@ -32,6 +42,8 @@ _WD_ROW = re.compile(r"^\|\s*(Shutdown|Restored)\s*\|\s*(\d+)\s*\|")
 # a qos-group in one of these states is in a PFC storm: its queue is stopped and drops or forwards
 _STORM_WORDS = ("shut", "drop", "stuck", "storm")
 
+_PFC_PORT = re.compile(r"^(?P<port>\S+)\s+(?P<mode>Auto|On|Off)\s+(?P<oper>On|Off)\s*(?:\((?P<bmap>\w+)\))?"
+                       r"\s+(?P<rx>\d+)\s+(?P<tx>\d+)\s*$", re.IGNORECASE)
 DROP_ROWS = ("WRED/AFD & Tail Drop Pkts", "WRED & Tail Drop Pkts", "WD & Tail Drop Pkts")
 
 
@@ -101,4 +113,18 @@ def parse_pfc_queue_detail(text: str) -> WatchdogByPort:
         if m and port and group is not None:
             key = "storms_detected" if m.group(1) == "Shutdown" else "storms_restored"
             out[port][group][key] = int(m.group(2))  # type: ignore[literal-required]
+    return out
+
+
+def parse_interface_pfc(text: str) -> PfcOperByPort:
+    """``show interface priority-flow-control`` -> {port: {mode, oper, vl_bitmap, rx_ppp, tx_ppp}}."""
+    out: PfcOperByPort = {}
+    for line in text.splitlines():
+        m = _PFC_PORT.match(line.strip())
+        if m:
+            bmap = m.group("bmap")
+            out[m.group("port")] = {
+                "mode": m.group("mode"), "oper": m.group("oper").lower() == "on",
+                "vl_bitmap": int(bmap, 16) if bmap and all(c in "0123456789abcdefABCDEF" for c in bmap) else UNKNOWN,
+                "rx_ppp": int(m.group("rx")), "tx_ppp": int(m.group("tx"))}
     return out
