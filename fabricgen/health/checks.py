@@ -41,11 +41,6 @@ from fabricgen.validate.checks import Outcome
 RULES = ("counters", "pfc-oper", "pfc-pause", "pfc-lossy", "lossless-drops", "cnp-drops", "ecn-share", "ecn-queue",
          "pfc-watchdog")
 STATES = ("oper", "status")  # findings about a state, not a counter delta
-PLATFORM_GAPS = {
-    "frr": "Linux has no PFC watchdog and mlxsw counts ECN marks per port only: pfc-watchdog and ecn-queue "
-           "are not judged",
-    "nxos": "ECN marks are judged where `show queuing interface` has an `ECN Pkts` row",
-}
 
 
 @dataclass(frozen=True)
@@ -105,7 +100,7 @@ class SwitchHealth:
     findings: list[Finding]
     judged: dict[str, int]  # rule -> planned ports it was judged on
     window: float
-    notes: list[str]
+    notes: list[str]  # what its counters could not show (the rules not judged)
 
     def outcomes(self) -> list[Outcome]:
         out = [f.outcome() for f in self.findings]
@@ -242,8 +237,23 @@ def judge_switch(sw: Switch, qos: QosPolicy, limits: Health, before: Snapshot, a
         findings.insert(0, Finding(sw.hostname, "counters", ", ".join(missing), "priority", -1, "all", 0, window,
                                    "counters on every planned port",
                                    f"no PFC or queue counters read from {len(missing)} planned port(s)"))
-    notes = [f"{sw.hostname}: {PLATFORM_GAPS[after.platform]}"] if after.platform in PLATFORM_GAPS else []
-    return SwitchHealth(sw.hostname, findings, judged, window, notes)
+    return SwitchHealth(sw.hostname, findings, judged, window, gaps(after))
+
+
+def gaps(snap: Snapshot) -> list[str]:
+    """What this switch's counters could not show, so the rules that need it were not judged."""
+    from fabricgen.platforms.registry import capabilities
+
+    out = []
+    if not any(snap.watchdog.values()):
+        why = "the platform has no PFC watchdog" if not capabilities(snap.platform).pfc_watchdog \
+            else "no queue is watched"
+        out.append(f"no PFC watchdog counters ({why}): pfc-watchdog not judged")
+    if not any(q["ecn_marked_packets"] >= 0 for queues in snap.queues.values() for q in queues.values()):
+        how = "counted per port only: ecn-share uses the port's count" if snap.port_ecn_marked \
+            else "not shown: ecn-share not judged"
+        out.append(f"ECN marks per queue not shown (ecn-queue not judged); ECN marks {how}")
+    return out
 
 
 def all_outcomes(results: Iterable[SwitchHealth]) -> list[Outcome]:

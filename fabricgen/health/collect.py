@@ -95,7 +95,9 @@ def finish(pending: Pending, nr: Nornir, plan: Plan, creds: dict[str, Any], work
         run.switches.append(result)
         run.snapshots[host] = second[host]
         outcomes += result.outcomes()
+    by_note: dict[str, list[str]] = {}
+    for result in run.switches:
         for note in result.notes:
-            if note.split(": ", 1)[-1] not in {n.split(": ", 1)[-1] for n in run.notes}:
-                run.notes.append(note)
+            by_note.setdefault(note, []).append(result.device)
+    run.notes = [f"{note}: {', '.join(devices)}" for note, devices in sorted(by_note.items())]
     return outcomes, run

@@ -169,3 +169,17 @@ def test_missing_port_counters_are_a_finding(plan: Plan) -> None:
     assert plan.qos is not None
     [finding] = judge_switch(sw, plan.qos, Health(), before, after).findings
     assert finding.rule == "counters" and finding.port == "swp40"
+
+
+@pytest.mark.parametrize(("platform", "notes"), [
+    ("sonic", []),
+    ("nxos", []),
+    ("frr", ["no PFC watchdog counters (the platform has no PFC watchdog): pfc-watchdog not judged",
+             "ECN marks per queue not shown (ecn-queue not judged); ECN marks counted per port only: ecn-share "
+             "uses the port's count"]),
+])
+def test_what_a_platform_cannot_show_is_said(plan: Plan, platform: str, notes: list[str]) -> None:
+    _, result, _, _ = replay_case(plan, platform, "healthy")
+    assert result.notes == notes
+    assert ("pfc-watchdog" in result.judged) == (platform != "frr")
+    assert ("ecn-queue" in result.judged) == (platform != "frr")
