@@ -115,6 +115,9 @@ class SwitchHealth:
 def judge_switch(sw: Switch, qos: QosPolicy, limits: Health, before: Snapshot, after: Snapshot) -> SwitchHealth:
     """Every rule on every planned port of ``sw`` (see the module docstring)."""
     window = max(after.taken - before.taken, 1e-3)
+    if not after.supported:
+        return SwitchHealth(sw.hostname, [], {}, window,
+                            [f"lossless counters are not read on platform {after.platform} yet: nothing judged"])
     lossless = set(qos.lossless_tcs)
     lossless_queues = {qos.tc_to_queue[tc] for tc in lossless}
     roce_q, cnp_q, cnp_prio = qos.tc_to_queue[qos.roce_tc], qos.tc_to_queue[qos.cnp_tc], qos.cnp_tc

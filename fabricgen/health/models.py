@@ -83,6 +83,7 @@ class Snapshot:
     pg_watermarks: PgByPort = field(default_factory=dict)
     port_ecn_marked: dict[str, int] = field(default_factory=dict)  # where ECN marks are counted per port only
     pfc_oper: PfcOperByPort = field(default_factory=dict)  # where the platform shows PFC's operational state
+    supported: bool = True  # False: the driver has no health getters (nothing to judge)
 
 
 def read_snapshot(device: object, name: str, platform: str) -> Snapshot:
@@ -91,7 +92,7 @@ def read_snapshot(device: object, name: str, platform: str) -> Snapshot:
         fn = getattr(device, getter, None)
         return fn() if fn is not None else {}
 
-    snap = Snapshot(name, platform)
+    snap = Snapshot(name, platform, supported=hasattr(device, "get_pfc_counters"))
     snap.pfc = call("get_pfc_counters")
     snap.queues = call("get_queue_counters")
     snap.watchdog = call("get_pfc_watchdog")
