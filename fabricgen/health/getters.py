@@ -23,10 +23,11 @@ Getters (napalm style, typed dicts from fabricgen.health.models, keyed by port t
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from fabricgen.health import parse_ethtool, parse_nxos, parse_sonic
-from fabricgen.health.models import PfcByPort, PfcOperByPort, PgByPort, QueuesByPort, WatchdogByPort
+from fabricgen.health.models import READ_CACHE, PfcByPort, PfcOperByPort, PgByPort, QueuesByPort, WatchdogByPort
 
 ETHTOOL_ALL_PORTS = ('for p in $(ls /sys/class/net); do [ "$p" = lo ] && continue; '
                      'echo "### $p"; ethtool -S "$p" 2>/dev/null; done')
@@ -46,10 +47,21 @@ class _Shell(Protocol):
     def _host_sh(self, command: str) -> str: ...
 
 
+def once(driver: object, command: str, run: Callable[[], str]) -> str:
+    """``run()``, but only once per command within one read (``read_snapshot`` opens a read cache on the
+    driver): several getters parse the same output, and a 64-port `show queuing interface` is long."""
+    cache = getattr(driver, READ_CACHE, None)
+    if cache is None:
+        return run()
+    if command not in cache:
+        cache[command] = run()
+    return str(cache[command])
+
+
 def _port_stats(driver: _Shell) -> dict[str, dict[str, int]]:
     directory = driver.optional_args.get("counters_dir")
     command = counters_dir_command(str(directory)) if directory else ETHTOOL_ALL_PORTS
-    return parse_ethtool.parse_sections(driver._check(driver._host_sh(command)))
+    return parse_ethtool.parse_sections(once(driver, command, lambda: driver._check(driver._host_sh(command))))
 
 
 class LinuxHealthGetters:
@@ -114,7 +126,7 @@ class _Cli(Protocol):
 
 
 def _cli(driver: _Cli, command: str) -> str:
-    return str(driver.cli([command])[command])
+    return once(driver, command, lambda: str(driver.cli([command])[command]))
 
 
 class NxosHealthGetters:

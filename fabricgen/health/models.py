@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 UNKNOWN = -1
+READ_CACHE = "_fabricgen_health_read"  # driver attribute holding one read's command outputs (getters.once)
 
 
 class PfcCounters(TypedDict):
@@ -93,11 +94,17 @@ def read_snapshot(device: object, name: str, platform: str) -> Snapshot:
         return fn() if fn is not None else {}
 
     snap = Snapshot(name, platform, supported=hasattr(device, "get_pfc_counters"))
-    snap.pfc = call("get_pfc_counters")
-    snap.queues = call("get_queue_counters")
-    snap.watchdog = call("get_pfc_watchdog")
-    snap.pg_watermarks = call("get_pg_watermarks")
-    snap.port_ecn_marked = call("get_port_ecn_marked")
-    snap.pfc_oper = call("get_pfc_oper")
+    if not snap.supported:
+        return snap
+    setattr(device, READ_CACHE, {})
+    try:
+        snap.pfc = call("get_pfc_counters")
+        snap.queues = call("get_queue_counters")
+        snap.watchdog = call("get_pfc_watchdog")
+        snap.pg_watermarks = call("get_pg_watermarks")
+        snap.port_ecn_marked = call("get_port_ecn_marked")
+        snap.pfc_oper = call("get_pfc_oper")
+    finally:
+        setattr(device, READ_CACHE, None)
     snap.taken = time.monotonic()
     return snap

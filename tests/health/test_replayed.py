@@ -194,3 +194,19 @@ def test_a_driver_without_health_getters_is_noted_not_failed(plan: Plan) -> None
     result = judge_switch(sw, plan.qos, Health(), before, after)
     assert result.findings == [] and result.outcomes() == []
     assert result.notes == ["lossless counters are not read on platform eos yet: nothing judged"]
+
+
+@pytest.mark.parametrize(("platform", "command"), [
+    ("nxos", "show queuing interface"),
+    ("frr", 'for p in $(ls /sys/class/net); do [ "$p" = lo ] && continue; echo "### $p"; ethtool -S "$p" '
+            '2>/dev/null; done'),
+])
+def test_one_read_runs_each_command_once(platform: str, command: str) -> None:
+    """Several getters parse the same output: one read sends the command once."""
+    doc = yaml.safe_load((SAMPLES / platform / "healthy.yaml").read_text())
+    replay = Replay({"before": doc["before"], "after": doc["after"]})
+    device = driver_for(platform, replay)
+    read_snapshot(device, "leaf", platform)
+    assert replay.commands.count(command) == 1
+    read_snapshot(device, "leaf", platform)
+    assert replay.commands.count(command) == 2
