@@ -60,15 +60,16 @@ def _read(nr: Nornir, plan: Plan) -> tuple[dict[str, Snapshot], list[Outcome]]:
 class Pending:
     """The first read, waiting for the second."""
 
-    started: float
+    started: float  # when the last switch's first read returned
     window: float
     first: dict[str, Snapshot]
     errors: list[Outcome]
 
 
 def first_read(nr: Nornir, plan: Plan, window: float) -> Pending:
-    started = time.monotonic()
     first, errors = _read(nr, plan)
+    # the window runs from the last first read: every switch then gets at least `window` seconds
+    started = max((snap.taken for snap in first.values()), default=time.monotonic())
     return Pending(started, window, first, errors)
 
 
