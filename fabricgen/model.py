@@ -227,6 +227,19 @@ class Pools:
     p2p_v6: IPv6Network | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class HealthLimits:
+    """The intent's `health:` limits, resolved (what `validate --health` judges counter deltas against)."""
+
+    window_seconds: int = 10
+    max_lossless_drops: int = 0
+    max_cnp_drops: int = 0
+    max_pause_per_minute: int = 600
+    max_watchdog_storms_per_minute: int = 0
+    max_ecn_marked_share: float = 0.1
+    ecn_min_packets: int = 1000
+
+
 @dataclass(slots=True)
 class AdaptiveRouting:
     """Adaptive routing as asked (enabled, mode, timers) and as planned (the ports both of whose ends do it)."""
@@ -272,6 +285,7 @@ class Plan:
     oversubscription: dict[str, float] = field(default_factory=dict)  # tier -> measured down:up bandwidth
     pool_use: dict[str, tuple[int, int]] = field(default_factory=dict)  # pool -> (addresses used, size)
     adaptive_routing: AdaptiveRouting = field(default_factory=AdaptiveRouting)
+    health: HealthLimits = field(default_factory=HealthLimits)  # limits of validate --health
     source: str = "<intent>"  # the intent file the plan came from
     hardware: dict[Role, RoleHardware] = field(default_factory=dict)  # each role's SKU and the cages it uses
     warnings: list[Problem] = field(default_factory=list)  # asked for but not rendered: `plan` and `render` say so

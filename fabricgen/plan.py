@@ -18,7 +18,7 @@ from fabricgen import qos
 from fabricgen.ecmp import plan_adaptive_routing
 from fabricgen.errors import FabricError, Problem
 from fabricgen.intent import Intent, PortGroup, SwitchModel, line_for, load_intent
-from fabricgen.model import ROLES, TIERS, FabricSettings, Plan, Pools, Role, RoleModel
+from fabricgen.model import ROLES, TIERS, FabricSettings, HealthLimits, Plan, Pools, Role, RoleModel
 from fabricgen.physical import build_physical, cabling_rows
 from fabricgen.platforms.registry import PlatformRecord, platform, watchdog_timers
 from fabricgen.platforms.sonic_buffers import buffer_warnings, headroom_table, sku_capability_problems
@@ -204,7 +204,8 @@ def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, 
         intent, hardware = resolve_hardware(intent)
     except FabricError as exc:
         raise _located(source, exc.problems, lines) from None
-    plan = Plan(settings=fabric_settings(intent), hardware=hardware, source=source)
+    plan = Plan(settings=fabric_settings(intent), hardware=hardware, source=source,
+                health=HealthLimits(**intent.health.model_dump()))
     try:
         d = design(intent)
         lay = layout(intent, d)

@@ -34,8 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from fabricgen.health.models import UNKNOWN, Snapshot
-from fabricgen.intent import Health
-from fabricgen.model import QosPolicy, Switch
+from fabricgen.model import HealthLimits, QosPolicy, Switch
 from fabricgen.validate.checks import Outcome
 
 RULES = ("counters", "pfc-oper", "pfc-pause", "pfc-lossy", "lossless-drops", "cnp-drops", "ecn-share", "ecn-queue",
@@ -112,7 +111,7 @@ class SwitchHealth:
         return out
 
 
-def judge_switch(sw: Switch, qos: QosPolicy, limits: Health, before: Snapshot, after: Snapshot) -> SwitchHealth:
+def judge_switch(sw: Switch, qos: QosPolicy, limits: HealthLimits, before: Snapshot, after: Snapshot) -> SwitchHealth:
     """Every rule on every planned port of ``sw`` (see the module docstring)."""
     window = max(after.taken - before.taken, 1e-3)
     if not after.supported:

@@ -92,7 +92,7 @@ def finish(pending: Pending, nr: Nornir, plan: Plan, creds: dict[str, Any], work
         before = pending.first.get(host)
         if before is None:
             continue
-        result = judge_switch(plan.switches[host], qos, plan.intent.health, before, second[host])
+        result = judge_switch(plan.switches[host], qos, plan.health, before, second[host])
         run.switches.append(result)
         run.snapshots[host] = second[host]
         outcomes += result.outcomes()

@@ -29,6 +29,9 @@ from typing import Any, Protocol
 from fabricgen.health import parse_ethtool, parse_nxos, parse_sonic
 from fabricgen.health.models import READ_CACHE, PfcByPort, PfcOperByPort, PgByPort, QueuesByPort, WatchdogByPort
 
+# fabricgen's own getters (napalm's base driver has none of them): driver extensions
+HEALTH_GETTERS = ("get_pfc_counters", "get_queue_counters", "get_pfc_watchdog", "get_pg_watermarks",
+                  "get_port_ecn_marked", "get_pfc_oper")
 ETHTOOL_ALL_PORTS = ('for p in $(ls /sys/class/net); do [ "$p" = lo ] && continue; '
                      'echo "### $p"; ethtool -S "$p" 2>/dev/null; done')
 

@@ -106,7 +106,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     window = None
     if args.health:
-        window = float(args.window if args.window is not None else plan.intent.health.window_seconds)
+        window = float(args.window if args.window is not None else plan.health.window_seconds)
     report = run_validate(plan, checks, args.limit, args.role, args.workers, build=build, lab_dir=args.lab_dir,
                           known_hosts=args.known_hosts, full=args.full,
                           health_window=window)

@@ -22,8 +22,7 @@ from fabricgen.drivers.frr import CommandResult
 from fabricgen.drivers.nxos import NxosDriver
 from fabricgen.health.checks import judge_switch
 from fabricgen.health.models import Snapshot, read_snapshot
-from fabricgen.intent import Health
-from fabricgen.model import Plan, Switch
+from fabricgen.model import HealthLimits, Plan, Switch
 from fabricgen.plan import load_plan
 from tests.conftest import EXAMPLE
 
@@ -96,7 +95,7 @@ def replay_case(plan: Plan, platform: str, name: str) -> tuple[dict[str, Any], A
     before.taken, after.taken = 0.0, float(doc["window_seconds"])
     sw = switch_with_ports(plan, doc["ports"])
     assert plan.qos is not None
-    return doc, judge_switch(sw, plan.qos, Health(), before, after), before, after
+    return doc, judge_switch(sw, plan.qos, HealthLimits(), before, after), before, after
 
 
 @pytest.mark.parametrize(("platform", "name"), CASES, ids=[f"{p}-{n}" for p, n in CASES])
@@ -150,7 +149,7 @@ def test_counter_reset_in_the_window_is_named(plan: Plan) -> None:
     before.queues["Ethernet4"][3]["dropped_packets"] = 1_000_000
     sw = switch_with_ports(plan, doc["ports"])
     assert plan.qos is not None
-    result = judge_switch(sw, plan.qos, Health(), before, after)
+    result = judge_switch(sw, plan.qos, HealthLimits(), before, after)
     [finding] = result.findings
     assert finding.reset and finding.delta == 37 and "reset during the window" in finding.outcome().actual
 
@@ -160,14 +159,14 @@ def test_limits_come_from_the_intent(plan: Plan) -> None:
     doc, _, before, after = replay_case(plan, "sonic", "pause_storm")
     sw = switch_with_ports(plan, doc["ports"])
     assert plan.qos is not None
-    assert judge_switch(sw, plan.qos, Health(max_pause_per_minute=2_000_000), before, after).findings == []
+    assert judge_switch(sw, plan.qos, HealthLimits(max_pause_per_minute=2_000_000), before, after).findings == []
 
 
 def test_missing_port_counters_are_a_finding(plan: Plan) -> None:
     doc, _, before, after = replay_case(plan, "frr", "healthy")
     sw = switch_with_ports(plan, [*doc["ports"], "swp40"])
     assert plan.qos is not None
-    [finding] = judge_switch(sw, plan.qos, Health(), before, after).findings
+    [finding] = judge_switch(sw, plan.qos, HealthLimits(), before, after).findings
     assert finding.rule == "counters" and finding.port == "swp40"
 
 
@@ -191,7 +190,7 @@ def test_a_driver_without_health_getters_is_noted_not_failed(plan: Plan) -> None
     before = read_snapshot(object(), sw.hostname, "eos")
     after = read_snapshot(object(), sw.hostname, "eos")
     assert plan.qos is not None
-    result = judge_switch(sw, plan.qos, Health(), before, after)
+    result = judge_switch(sw, plan.qos, HealthLimits(), before, after)
     assert result.findings == [] and result.outcomes() == []
     assert result.notes == ["lossless counters are not read on platform eos yet: nothing judged"]
 
@@ -210,3 +209,13 @@ def test_one_read_runs_each_command_once(platform: str, command: str) -> None:
     assert replay.commands.count(command) == 1
     read_snapshot(device, "leaf", platform)
     assert replay.commands.count(command) == 2
+
+
+def test_the_plan_carries_the_intents_health_limits(tmp_path: Path) -> None:
+    doc = yaml.safe_load(EXAMPLE.read_text())
+    doc["health"] = {"window_seconds": 30, "max_pause_per_minute": 5000, "max_ecn_marked_share": 0.02}
+    path = tmp_path / "fabric.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    limits = load_plan(path).health
+    assert (limits.window_seconds, limits.max_pause_per_minute, limits.max_ecn_marked_share) == (30, 5000, 0.02)
+    assert limits.max_lossless_drops == 0  # defaults for what the intent leaves out

@@ -10,6 +10,7 @@ from napalm.base import NetworkDriver, models
 from napalm.base.test import helpers
 from napalm.base.test.getters import BaseTestGetters, wrap_test_cases
 
+from fabricgen.health.getters import HEALTH_GETTERS
 from tests.drivers.napalm_getters.conftest import ROUTE
 
 
@@ -22,8 +23,9 @@ class TestFrrGetters(BaseTestGetters):  # type: ignore[misc]
 
     def test_method_signatures(self) -> None:
         """napalm's check, except for fabricgen's documented driver extensions (``fabricgen_*``,
-        ``get_bfd_peers``, ``get_ecmp_paths``, ``uninterruptible``), which napalm's base does not have."""
-        extensions = {"get_bfd_peers", "get_ecmp_paths", "uninterruptible"}
+        ``get_bfd_peers``, ``get_ecmp_paths``, ``uninterruptible``, the lossless-health getters), which napalm's
+        base does not have."""
+        extensions = {"get_bfd_peers", "get_ecmp_paths", "uninterruptible", *HEALTH_GETTERS}
         for name, method in inspect.getmembers(self.driver, inspect.isfunction):
             if name.startswith("_") or name.startswith("fabricgen_") or name in extensions:
                 continue
