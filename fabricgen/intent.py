@@ -385,6 +385,26 @@ class Topology(_Model):
         default=None, ge=1, description="growth envelope in servers; default: the servers planned"
     )
 
+    @model_validator(mode="after")
+    def _knobs_fit_the_tiers(self) -> Topology:
+        """A knob the chosen tiers never read is refused, not silently ignored (the operator meant something)."""
+        if self.tiers < 3:
+            for knob in ("super_spines_per_group", "max_pods"):
+                if getattr(self, knob) is not None:
+                    raise invalid(f"{knob} sizes the super-spine layer, which a {self.tiers}-tier fabric does not "
+                                  "have", f"remove {knob} or use tiers: 3", at=knob)
+            if self.oversubscription.spine != 1.0:
+                raise invalid(f"a spine target of {self.oversubscription.spine:g}:1 splits spine ports towards "
+                              f"super-spines, which a {self.tiers}-tier fabric does not have",
+                              "remove oversubscription.spine or use tiers: 3", at="oversubscription.spine")
+        if self.tiers == 1 and self.spines is not None:
+            raise invalid("a single-tier plane has no spines", "remove spines or use tiers: 2", at="spines")
+        if not self.rail_optimized and self.rails_per_leaf != 1:
+            raise invalid(f"rails_per_leaf {self.rails_per_leaf} groups rails on rail leaves, but rail_optimized is "
+                          "false (every NIC of a server goes to one leaf)",
+                          "remove rails_per_leaf or set rail_optimized: true", at="rails_per_leaf")
+        return self
+
     def ratio(self, tier: Literal["leaf", "spine"]) -> float:
         """The down:up bandwidth target of one tier."""
         return self.oversubscription.leaf if tier == "leaf" else self.oversubscription.spine

@@ -208,6 +208,14 @@ def _integrated_name(optic: str, a: list[End], z: list[End]) -> str:
     return f"{per_port * len(a)}G {kind}"
 
 
+def cable_label(cable: Cable) -> str:
+    """The cable's name in the data hall: its A end's device and first port (a port is on one cable only).
+
+    Named by position, never by a running count, so growing the fabric relabels no cable already pulled.
+    """
+    return f"{cable.a[0].device}:{cable.a[0].port}"
+
+
 def cabling_rows(plan: Plan, physical: Physical | None = None) -> str:
     """cabling.csv: one row per physical cable with both ends' cages, ports and modules."""
     phys = physical or build_physical(plan)
@@ -215,9 +223,9 @@ def cabling_rows(plan: Plan, physical: Physical | None = None) -> str:
     w = csv.writer(out, lineterminator="\n")
     w.writerow(["cable", "tier", "cable_type", "length_m", "a_device", "a_cage", "a_ports", "a_module",
                 "z_ends", "z_module", "links"])
-    for n, c in enumerate(phys.cables, 1):
+    for c in phys.cables:
         a0 = c.a[0]
         z_ends = ";".join(f"{e.device}:{e.port}" for e in c.z)
-        w.writerow([n, c.tier, c.kind, f"{c.length_m:g}", a0.device, a0.cage + 1,
+        w.writerow([cable_label(c), c.tier, c.kind, f"{c.length_m:g}", a0.device, a0.cage + 1,
                     ";".join(e.port for e in c.a), c.a_module, z_ends, c.z_module, max(len(c.a), len(c.z))])
     return out.getvalue()

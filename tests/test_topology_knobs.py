@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -10,7 +14,8 @@ import pytest
 
 from fabricgen.cli import main
 from fabricgen.intent import MAX_CHASSIS_PORTS, Intent
-from fabricgen.plan import build_plan, summary
+from fabricgen.model import Plan
+from fabricgen.plan import build_plan, cabling_csv, summary
 from fabricgen.topology import split_ports
 from tests.conftest import override, small_intent, write_intent
 from tests.test_topology import _fingerprint
@@ -44,6 +49,20 @@ def test_oversubscription_target_is_met_exactly_when_the_radix_allows() -> None:
     assert s["oversubscription"] == {"leaf": "2.00:1"}
     assert any(c["name"] == "leaf ports" and "1 cages spare" in c["value"] and "2.00:1" in c["why"]
                for c in s["choices"])
+
+
+def test_plan_prints_the_derived_choices_and_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = write_intent(tmp_path, big(servers__count=42, topology__oversubscription="2:1"))
+    assert main(["plan", "-i", str(f), "--format", "json"]) == 0
+    choices = {c["name"]: c for c in json.loads(capsys.readouterr().out)["summary"]["choices"]}
+    assert set(choices) == {"leaf ports", "scalable unit", "spines"}
+    assert choices["leaf ports"]["value"] == "42 x 400G down, 21 x 400G up, 1 cages spare"
+    assert choices["scalable unit"]["value"] == "42 servers"
+    assert choices["spines"]["value"].startswith("3 per plane, 7 parallel link(s)")  # 8 leaves x 21 on 64 ports
+    assert "fewest" in choices["spines"]["why"] and "2.00:1" in choices["leaf ports"]["why"]
+    assert main(["plan", "-i", str(f)]) == 0
+    table = capsys.readouterr().out
+    assert "derived choices" in table and "oversubscription leaf" in table and "2.00:1" in table
 
 
 @pytest.mark.parametrize(("ports", "target", "down", "up"), [
@@ -167,6 +186,80 @@ def test_radix_cap_is_the_largest_chassis() -> None:
     assert summary(plan_of(data))["spines"] >= 1
 
 
+# ------------------------------------------------------------------ growth renumbers nothing, knob by knob
+
+
+def _three_tier_big(count: int, **topology: Any) -> dict[str, Any]:
+    data = big(servers__count=count, topology__tiers=3)
+    data["topology"].update(topology)
+    data["switch_models"]["super_spine"] = {"ports": 64, "port_speed": "400G"}
+    data["platforms"]["super_spine"] = "nxos"
+    return data
+
+
+def _mixed_speeds(count: int) -> dict[str, Any]:
+    data = big(servers__count=count, servers__nic_speed="200G", topology__max_servers=64)
+    data["switch_models"]["leaf"] = {"ports": 64, "port_speed": "400G", "downlink": {"speed": "200G"}}
+    return data
+
+
+def _single_tier_planes(count: int) -> dict[str, Any]:
+    data = small_intent(servers__count=count, topology__tiers=1, topology__planes=4, servers__nics_per_server=1,
+                        servers__ports_per_nic=4, servers__nic_speed="100G")
+    data["switch_models"] = {"leaf": {"ports": 512, "port_speed": "100G", "lanes_per_port": 1}}
+    for knob in ("spines", "scalable_unit"):
+        data["topology"].pop(knob)
+    data["addressing"]["gpu"] = "198.18.32.0/20"
+    return data
+
+
+def _ipv6(count: int) -> dict[str, Any]:
+    data = small_intent(servers__count=count)
+    data["addressing"].update(loopbacks_v6="2001:db8:0:1::/64", p2p_v6="2001:db8:1::/56")
+    return data
+
+
+def _growth_fingerprint(plan: Plan) -> dict[str, Any]:
+    """_fingerprint plus the IPv6 side and the physical cables (cabling.csv rows by cable name)."""
+    out = _fingerprint(plan)
+    for sw in plan.switches.values():
+        out[f"{sw.hostname}/v6"] = sw.loopback_v6
+        for itf in sw.interfaces:
+            out[f"{sw.hostname}/{itf.name}/v6"] = (itf.ipv6, itf.peer_ipv6)
+    for row in csv.DictReader(io.StringIO(cabling_csv(plan))):
+        out[f"cable {row['cable']}"] = tuple(row.values())
+    return out
+
+
+@pytest.mark.parametrize(("small", "grown"), [
+    # the leaf split closest to 2:1 (one cage spare), growing into a second SU within max_servers
+    (big(servers__count=42, topology__oversubscription="2:1", topology__max_servers=84),
+     big(servers__count=84, topology__oversubscription="2:1", topology__max_servers=84)),
+    # 200G down / 400G up, a second SU within max_servers
+    (_mixed_speeds(32), _mixed_speeds(64)),
+    # default super-spines sized by max_pods: a second pod
+    (_three_tier_big(128, max_pods=4), _three_tier_big(256, max_pods=4)),
+    # 7:1 above the spines, default spines and super-spines: a second pod
+    (_three_tier_big(224, max_pods=2, oversubscription={"leaf": "1:1", "spine": "7:1"}),
+     _three_tier_big(448, max_pods=2, oversubscription={"leaf": "1:1", "spine": "7:1"})),
+    # ToR leaves on the real 2:1 port budget (5 servers a leaf)
+    (big(servers__count=5, topology__rail_optimized=False, topology__oversubscription="2:1",
+         topology__max_servers=20),
+     big(servers__count=20, topology__rail_optimized=False, topology__oversubscription="2:1",
+         topology__max_servers=20)),
+    # single-tier planes: more servers on the same leaves
+    (_single_tier_planes(8), _single_tier_planes(16)),
+    # the IPv6 underlay: v6 loopbacks and /127s stay where they were
+    (_ipv6(4), _ipv6(8)),
+], ids=["oversubscription", "per-direction-speeds", "max_pods", "spine-oversubscription", "tor-port-budget",
+        "single-tier-planes", "ipv6"])
+def test_growth_renumbers_nothing_for_each_knob(small: dict[str, Any], grown: dict[str, Any]) -> None:
+    before_plan, after_plan = plan_of(small), plan_of(grown)
+    assert len(after_plan.switches) + len(after_plan.servers) > len(before_plan.switches) + len(before_plan.servers)
+    before, after = _growth_fingerprint(before_plan), _growth_fingerprint(after_plan)
+    assert {k: (v, after.get(k)) for k, v in before.items() if after.get(k) != v} == {}
+
+
 # ------------------------------------------------------------------ bad input: exit 2, path and fix
 
 
@@ -191,11 +284,33 @@ def _spine_speed_mismatch(d: dict[str, Any]) -> None:
     d["switch_models"]["spine"] = {"ports": 16, "port_speed": "800G"}
 
 
+def _three_tier(super_port_speed: str = "400G", **topology: Any) -> Any:
+    def mutate(d: dict[str, Any]) -> None:
+        d["topology"].update({"tiers": 3, "super_spines_per_group": 2, **topology})
+        d["switch_models"]["super_spine"] = {"ports": 16, "port_speed": super_port_speed}
+        d["platforms"]["super_spine"] = "nxos"
+    return mutate
+
+
+def _single_tier(count: int = 4, **topology: Any) -> Any:
+    def mutate(d: dict[str, Any]) -> None:
+        d["topology"].update(tiers=1, **topology)
+        d["topology"].pop("spines")
+        d["servers"]["count"] = count
+    return mutate
+
+
+def _leaf(**fields: Any) -> Any:
+    def mutate(d: dict[str, Any]) -> None:
+        d["switch_models"]["leaf"].update(fields)
+    return mutate
+
+
 @pytest.mark.parametrize(("mutate", "path", "text"), [
     ({"topology__rails_per_leaf": 3}, "topology.rails_per_leaf", "use one of 1, 2, 4 or 8"),
     ({"topology__rails_per_leaf": 8}, "topology.rails_per_leaf", "cannot be split evenly"),
-    ({"topology__tiers": 1, "topology__leaf_uplinks": 4}, "topology.leaf_uplinks", "no uplinks"),
-    ({"topology__tiers": 1, "servers__count": 40}, "servers.count", "single-tier plane holds"),
+    (_single_tier(leaf_uplinks=4), "topology.leaf_uplinks", "no uplinks"),
+    (_single_tier(count=40), "servers.count", "single-tier plane holds"),
     ({"topology__oversubscription": {"leaf": "1:1", "spine": "1:2"}}, "topology.oversubscription.spine",
      "below 1:1"),
     ({"topology__max_servers": 0}, "topology.max_servers", "greater than or equal to 1"),
@@ -204,6 +319,35 @@ def _spine_speed_mismatch(d: dict[str, Any]) -> None:
     (_bad_downlink, "switch_models.leaf.downlink.speed", "is not a port speed"),
     (_wrong_downlink_speed, "switch_models.leaf.downlink.speed", "GPU NICs at 400G"),
     (_spine_speed_mismatch, "switch_models.spine.port_speed", "leaf uplinks at 400G"),
+    # oversubscription: malformed, zero, per tier, and a spine target without super-spines
+    ({"topology__oversubscription": "2-1"}, "topology.oversubscription", "is not a down:up ratio"),
+    ({"topology__oversubscription": "0:1"}, "topology.oversubscription", "has a zero side"),
+    ({"topology__oversubscription": {"leaf": "x", "spine": "1:1"}}, "topology.oversubscription.leaf",
+     "is not a down:up ratio"),
+    ({"topology__oversubscription": {"leaf": "1:1", "spine": "7:1"}}, "topology.oversubscription.spine",
+     "a 2-tier fabric does not have"),
+    # knobs the chosen tiers never read are refused, not ignored
+    ({"topology__super_spines_per_group": 2}, "topology.super_spines_per_group", "a 2-tier fabric does not have"),
+    ({"topology__max_pods": 2}, "topology.max_pods", "a 2-tier fabric does not have"),
+    ({"topology__tiers": 1}, "topology.spines", "a single-tier plane has no spines"),
+    ({"topology__rail_optimized": False, "topology__rails_per_leaf": 2}, "topology.rails_per_leaf",
+     "rail_optimized is false"),
+    ({"topology__tiers": 4}, "topology.tiers", "Input should be 1, 2 or 3"),
+    ({"topology__leaf_uplinks": 16}, "topology.leaf_uplinks", "leave no server port"),
+    # super-spine layer
+    (_three_tier(super_spines_per_group=3), "topology.super_spines_per_group", "cannot be spread evenly"),
+    (_three_tier(max_pods=99), "topology.max_pods", "super-spines can hold 4 pods, not 99"),
+    (_three_tier(super_port_speed="800G"), "switch_models.super_spine.port_speed", "spine uplinks at 400G"),
+    # per-direction ports, breakouts and cages
+    (_leaf(uplink={"speed": "400G", "breakout": 2}), "switch_models.leaf.uplink", "2 x 400G exceeds the 400G cage"),
+    (_leaf(downlink={"speed": "100G", "breakout": 3}), "switch_models.leaf.downlink.breakout",
+     "Input should be 1, 2, 4 or 8"),
+    (_leaf(port_speed="800G", lanes_per_port=4, breakout=8), "switch_models.leaf.breakout",
+     "does not divide the 4 lanes"),
+    (_leaf(cage="sfp"), "switch_models.leaf.cage", "Input should be 'osfp'"),
+    # IPv6 pools
+    ({"addressing__loopbacks_v6": "198.18.0.0/24"}, "addressing.loopbacks_v6", "not a valid IPv6 network"),
+    ({"addressing__p2p_v6": "2001:db8::1/64"}, "addressing.p2p_v6", "not a valid IPv6 network"),
 ])
 def test_bad_knobs_exit_2_with_path_and_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str], mutate: Any,
                                             path: str, text: str) -> None:
@@ -215,5 +359,6 @@ def test_bad_knobs_exit_2_with_path_and_fix(tmp_path: Path, capsys: pytest.Captu
     f = write_intent(tmp_path, data)
     assert main(["plan", "-i", str(f)]) == 2
     err = capsys.readouterr().err.replace("\n", " ")
-    assert f"{path}:" in err and text in err, err
-    assert "(fix:" in err, "every error says how to fix it"
+    assert re.search(rf"{re.escape(str(f))}:\d+: {re.escape(path)}: ", err), err  # file, line and field
+    assert text in err, err
+    assert "(fix:" in err and "Traceback" not in err, "every error says how to fix it"
