@@ -2,7 +2,7 @@
 
 Each size runs in a fresh interpreter so that its peak RSS is its own.  The
 fabric-link pool of the large fabrics exceeds 198.18.0.0/15, so the generated
-intents take their /31s from 100.64.0.0/15 (RFC 6598): these addresses only
+intents take their /31s from 127.64.0.0/15 (loopback space, text only): these addresses only
 ever appear as text in rendered files, never on an interface of this machine.
 
 Times: plan, render (without its default fast checks), the fast checks alone (RoCE
@@ -35,7 +35,7 @@ def intent_for(gpus: int) -> dict[str, Any]:
         "servers": {"count": servers, "gpus_per_server": 8, "nics_per_server": 8, "nic_speed": "400G"},
         "switch_models": {"leaf": {"ports": 64, "port_speed": "400G"}, "spine": {"ports": 64, "port_speed": "400G"}},
         "topology": {"tiers": 2, "rail_optimized": True, "scalable_unit": 32},
-        "addressing": {"loopbacks": "198.18.0.0/20", "p2p": "100.64.0.0/15", "gpu": "198.19.0.0/16",
+        "addressing": {"loopbacks": "198.18.0.0/20", "p2p": "127.64.0.0/15", "gpu": "198.19.0.0/16",
                        "management": "198.18.32.0/19"},
         "ecmp": {"adaptive_routing": {"enabled": True}},
     }

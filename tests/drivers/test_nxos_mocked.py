@@ -190,11 +190,11 @@ def test_deploy_never_touches_management_boot_users_or_aaa(rendered: str) -> Non
     kept = {ln for ln in lines(before) if NOT_OURS.search(ln) or ln.startswith(("boot ", "username", "aaa "))}
     assert {"boot kickstart bootflash://sup-1/titanium-d1-kickstart.7.3.1.D1.0.10.bin",
             "username admin password 5 $5$aH4ttsPk$kNH7qXBaegskBUekuymPzaL5Q0Vh/mQVSdw4tQ0AcU7  role network-admin",
-            "aaa authentication login default group TacServer", "ip route 0.0.0.0/0 10.0.0.2",
-            "ip address 10.0.0.71/24", "copp profile strict"} <= lines(before)
+            "aaa authentication login default group TacServer", "ip route 0.0.0.0/0 198.18.200.2",
+            "ip address 198.18.200.71/24", "copp profile strict"} <= lines(before)
     assert kept <= lines(after)
-    assert "ip route 0.0.0.0/0 10.0.0.2" in after and "interface mgmt0\n  vrf member management\n" \
-        "  ip address 10.0.0.71/24" in after  # the rendered mgmt0 address was not pushed
+    assert "ip route 0.0.0.0/0 198.18.200.2" in after and "interface mgmt0\n  vrf member management\n" \
+        "  ip address 198.18.200.71/24" in after  # the rendered mgmt0 address was not pushed
     assert "ip address 198.19.254.1/24" not in after
     assert "interface Ethernet2/1" in after  # interfaces the plan does not name are the device's
     assert "router bgp 22" not in after and "router bgp 4200100000" in after
@@ -221,11 +221,11 @@ def test_failed_post_check_restores_the_checkpoint(rendered: str) -> None:
     original = "\n".join(_text(d.switch.running))
     d.load_replace_candidate(config=rendered)
     before = phases.sessions(d)  # real output: two sessions Established in VRF default
-    assert before.up == {"10.2.1.14", "10.1.0.1"}
-    assert before.accepted == {"10.2.1.14": 9, "10.1.0.1": 4}  # nxos_ssh has no accepted count: received
+    assert before.up == {"198.18.206.14", "198.18.201.1"}
+    assert before.accepted == {"198.18.206.14": 9, "198.18.201.1": 4}  # nxos_ssh has no accepted count: received
     phases.commit(d)
     d.switch.bgp = "down"  # after the commit: the real output of an Idle session
-    with pytest.raises(phases.CheckFailed, match="10.2.1.14 was up before the commit and is down"):
+    with pytest.raises(phases.CheckFailed, match="198.18.206.14 was up before the commit and is down"):
         phases.check(d, before, {}, timeout=0.2, poll=0.05)
     phases.rollback(d)
     checkpoint = next(c for c in d.switch.exec_sent if c.startswith("checkpoint fabricgen-")).split()[1]
