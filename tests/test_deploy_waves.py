@@ -259,3 +259,39 @@ def test_dry_run_prints_the_wave_plan(lab: Plan, lab_build, monkeypatch: pytest.
     out = capsys.readouterr().out
     assert "rollout plan: 4 wave(s)" in out and "lab-leaf01, lab-leaf03" in out
     assert "fabric-wide impact: bgp-reset" in out
+
+
+def test_health_is_judged_between_waves(lab: Plan, lab_build, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """BGP, ECMP, routes and lossless health after each wave: the window is the intent's unless --wave-health
+    says otherwise (0 skips it), and a health finding stops the rollout naming the port."""
+    import io
+    import threading
+
+    from rich.console import Console
+
+    from fabricgen import validate
+    from fabricgen.deploy import DeployOptions, run
+    from fabricgen.deploy.waves import Wave
+    from fabricgen.validate import Outcome, Report
+
+    calls: list[tuple[tuple[str, ...], float | None]] = []
+    storm = Outcome("lab-leaf01", "pfc-pause", "Ethernet0 prio 3", False, "<= 6000/min", "90000/min")
+
+    def fake_validate(plan, checks, health_window=None, **kw):  # type: ignore[no-untyped-def]
+        calls.append((checks, health_window))
+        return Report([storm] if health_window else [])
+
+    monkeypatch.setattr(validate, "run_validate", fake_validate)
+
+    def between(**opts: object) -> str:
+        ctx = run._Context(lab, lab_build, DeployOptions(wave_timeout=0, **opts), threading.Event(),  # type: ignore[arg-type]
+                           Console(file=io.StringIO()), 1)
+        return run._validate_between(lab, ctx, Wave(1, ["lab-spine01"]))
+
+    reason = between()
+    assert calls[-1] == (("bgp", "ecmp", "routes"), float(lab.health.window_seconds))
+    assert reason == ("after wave 1 (lab-spine01) the fabric does not validate: lab-leaf01 pfc-pause "
+                      "Ethernet0 prio 3: expected <= 6000/min, got 90000/min")
+    between(wave_health=2.5)
+    assert calls[-1][1] == 2.5
+    assert between(wave_health=0) == "" and calls[-1][1] is None

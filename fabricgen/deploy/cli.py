@@ -11,6 +11,7 @@ from rich.console import Console
 from fabricgen.cli import positive_int
 from fabricgen.deploy.impact import LABELS
 from fabricgen.deploy.phases import CHECK_TIMEOUT
+from fabricgen.validate.output import window_seconds_or_off
 
 DEFAULT_BUILD = "build"
 
@@ -39,7 +40,8 @@ def cmd_deploy(args: argparse.Namespace) -> int:
                          accept_undeployable=args.accept_undeployable, lab_dir=args.lab_dir,
                          known_hosts=args.known_hosts, handle_signals=True, max_impact=args.max_impact,
                          waves=args.waves, canary=args.canary, drain=args.drain, drain_timeout=args.drain_timeout,
-                         pause_on_failure=args.pause_on_failure, wave_timeout=args.wave_timeout)
+                         pause_on_failure=args.pause_on_failure, wave_timeout=args.wave_timeout,
+                         wave_health=args.wave_health)
     out = Console(highlight=False, soft_wrap=True)
     progress = Console(stderr=True, highlight=False, soft_wrap=True)
     if args.dry_run or args.force:
@@ -104,5 +106,8 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
                         help="with --waves: a failed wave asks whether to go on instead of stopping")
     staged.add_argument("--wave-timeout", type=float, default=120.0,
                         help="seconds for BGP, ECMP and routes to validate after a wave (default 120)")
+    staged.add_argument("--wave-health", type=window_seconds_or_off, metavar="SECONDS",
+                        help="with --waves: lossless-health window judged after each wave (default the intent's "
+                             "health.window_seconds; 0 = skip the health check)")
     p.add_argument("--debug", action="store_true", help="print each failure's traceback")
     p.set_defaults(func=cmd_deploy)

@@ -86,6 +86,7 @@ class DeployOptions:
     pause_on_failure: bool = False  # a failed wave asks whether to go on (on a terminal), instead of stopping
     wave_checks: tuple[str, ...] = ("bgp", "ecmp", "routes")  # validate between waves
     wave_timeout: float = 120.0  # seconds for those checks to pass after a wave
+    wave_health: float | None = None  # lossless-health window between waves; None = the plan's, 0 = off
     ask: Any = None  # with pause_on_failure: callable(question) -> bool; default: input() on a terminal
 
 
@@ -557,14 +558,15 @@ def _validate_between(plan: Plan, ctx: _Context, wave: Wave) -> str:
 
     from fabricgen.validate import CHECKS, run_validate
 
-    checks = tuple(c for c in (*ctx.opts.wave_checks, "health") if c in CHECKS)
-    checks = tuple(dict.fromkeys(checks))
+    checks = tuple(dict.fromkeys(c for c in ctx.opts.wave_checks if c in CHECKS))
+    window = plan.health.window_seconds if ctx.opts.wave_health is None else ctx.opts.wave_health
+    judged = ", ".join((*checks, f"health over {window:g} s")) if window else ", ".join(checks)
     deadline = time.monotonic() + ctx.opts.wave_timeout
     while True:
         found = run_validate(plan, checks, workers=ctx.opts.workers, lab_dir=ctx.opts.lab_dir,
-                             known_hosts=ctx.opts.known_hosts).failures
+                             known_hosts=ctx.opts.known_hosts, health_window=window or None).failures
         if not found:
-            ctx.console.print(f"wave {wave.number}: fabric validates ({', '.join(checks)})", markup=False,
+            ctx.console.print(f"wave {wave.number}: fabric validates ({judged})", markup=False,
                               highlight=False)
             return ""
         if time.monotonic() > deadline or ctx.cancel.wait(1.0):

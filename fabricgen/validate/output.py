@@ -133,6 +133,18 @@ def window_seconds(text: str) -> float:
     return value
 
 
+def window_seconds_or_off(text: str) -> float:
+    """argparse type of deploy --wave-health: a --window, or 0 for no health check between waves."""
+    if text.strip() in ("0", "0.0"):
+        return 0.0
+    try:
+        return window_seconds(text)
+    except argparse.ArgumentTypeError as exc:
+        fix = str(exc).replace("(fix: pass e.g. 10)", "(fix: pass e.g. 10, or 0 to skip)")
+        raise argparse.ArgumentTypeError(fix) from None
+
+
+
 def register_cli(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("validate", help="compare live BGP (sessions, timers, BFD, routes), ECMP, LLDP, "
                                         "interfaces, MTU, config (running and saved) and GPU reachability "

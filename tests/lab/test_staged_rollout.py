@@ -155,8 +155,11 @@ def test_waves_and_drain_lose_less_than_all_spines_at_once(builds: dict[str, tup
                for o in at_once.outcomes.values())
     back, _ = pushed_while_pinging(base_plan, base, lab)
     assert back.ok, back.failed
+    capsys.readouterr()
     staged, loss_staged = pushed_while_pinging(slow_plan, slow, lab, waves="auto", drain=True)
     assert staged.ok, (staged.failed, staged.stopped)
+    window = slow_plan.health.window_seconds
+    assert f"wave 1: fabric validates (bgp, ecmp, routes, health over {window:g} s)" in capsys.readouterr().err
     assert staged.waves is not None and [w.hosts for w in staged.waves] == [["lab-spine01"], ["lab-spine02"]]
     for host in ("lab-spine01", "lab-spine02"):
         notes = " / ".join(staged.outcomes[host].notes)
