@@ -83,6 +83,37 @@ def test_lossless_chain_in_eos_terms(plan: Plan) -> None:
             in text)
 
 
+def test_free_front_panel_ports_are_shut_and_described(plan: Plan) -> None:
+    from fabricgen.frontpanel import front_panel
+
+    for sw in plan.switches.values():
+        text = text_of(plan, sw.hostname)
+        free = front_panel(plan, sw).unused
+        assert free  # the small fabric leaves ports free on every switch
+        shut = re.findall(r"^interface (\S+)\n   description unused: not in the fabric plan\n   shutdown\n", text, re.M)
+        assert shut == list(free)
+        for itf in sw.interfaces:  # no planned port is shut
+            block = re.search(rf"^interface {re.escape(itf.name)}\n((?:   .*\n)+)", text, re.M)
+            assert block and "   shutdown\n" not in block.group(1)
+
+
+def test_same_tier_asns_need_allowas_in_on_leaves_only(tmp_path: Path) -> None:
+    """Leaves share an AS: they accept their own AS (allowas-in); EOS spines send the leaves' routes to
+    the other leaves without a command (no sender-side AS-path check, see platforms/eos.py)."""
+    p = plan_of(bgp={"asn_scheme": "same-tier", "allowas_in": 2})
+    leaf_asns = {sw.asn for sw in p.switches.values() if sw.role == "leaf"}
+    assert len(leaf_asns) == 1
+    for sw in p.switches.values():
+        text = text_of(p, sw.hostname)
+        assert sw.bgp is not None
+        for n in sw.bgp.neighbors:
+            assert (f"   neighbor {n.ip} allowas-in 2\n" in text) == (sw.role == "leaf")
+            assert n.disable_peer_as_check == (sw.role == "spine")  # what the plan asks of the spines
+        assert "as-path" not in text.replace("bgp bestpath as-path multipath-relax", "")
+    render_all(p, tmp_path / "b")
+    assert check_fabric(p, tmp_path / "b" / "configs") == []
+
+
 def test_watchdog_seconds_round_up_to_eos_steps() -> None:
     p = plan_of(qos={"mtu": 9214, "pfc_watchdog": {"detection_ms": 205, "restoration_ms": 1000, "poll_ms": 150,
                                                    "action": "forward"}})

@@ -10,6 +10,10 @@ ones.  Owned: ``hostname``, the global ``qos map`` lines, the PFC-watchdog defau
 build defines (never ``Management1``).  Everything else is sent back exactly as the device
 printed it, so the session can never remove it.
 
+* **ports the plan leaves free** are shut and described unused -- unless the switch has put the
+  port in service itself (an address, VRF, channel-group, switchport mode or encapsulation under a
+  description that is not fabricgen's): such a port stays as the switch has it, and the diff says so.
+
 * ``compare_config`` is EOS's own ``show session-config named <session> diffs``;
   ``last_changes`` holds the owned sections' diff (running -> build) computed here.
 * ``commit_config`` is napalm's: ``copy startup-config flash:rollback-0``, the session commit,
@@ -25,13 +29,19 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from napalm.base.exceptions import ReplaceConfigException
 from napalm.eos.eos import EOSDriver
 
 from fabricgen.check.config_tree import ConfigLine, parse_tree
+from fabricgen.drivers.owned import (
+    RUNNING_SIDE,
+    in_service_by_switch,
+    kept_notes,
+    rendered_config,
+    shut_as_unused,
+    sides,
+)
 
 OWNED_ALWAYS = re.compile(r"^(hostname |qos map (dscp|traffic-class) |priority-flow-control pause watchdog "
                           r"(default|action) |port-channel load-balance trident fields ip |(no )?ip routing$"
@@ -39,6 +49,8 @@ OWNED_ALWAYS = re.compile(r"^(hostname |qos map (dscp|traffic-class) |priority-f
 NEVER_OWNED = re.compile(r"^(interface Management\d|username |aaa |management |enable |boot |vrf instance |"
                          r"logging |ntp |snmp-server |daemon |event-handler |end$)")
 _NAMED = re.compile(r"^(interface|qos profile|ip prefix-list|ipv6 prefix-list|route-map) (\S+)")
+# What puts a port in service, in EOS's words (`vrf NAME`, older `vrf forwarding NAME`).
+_IN_SERVICE = re.compile(r"^(ip address|ipv6 address|vrf|channel-group|switchport (access|trunk|mode)|encapsulation) ")
 
 
 def section_key(text: str) -> tuple[str, str] | None:
@@ -55,6 +67,7 @@ class OwnedChange:
     diff: str = ""  # owned sections, running -> build
     rendered: list[str] = field(default_factory=list)  # the owned sections as rendered, canonical order
     running: list[str] = field(default_factory=list)  # the owned sections as the switch runs them
+    kept: list[str] = field(default_factory=list)  # free in the plan, in service on the switch: left alone
 
 
 def _sections(text: str) -> list[tuple[ConfigLine, list[str]]]:
@@ -85,17 +98,29 @@ def owned_lines(text: str, names: set[tuple[str, str]]) -> list[str]:
     return [ln for body in sorted(owned, key=lambda b: b[0].strip()) for ln in body]
 
 
+def in_service_elsewhere(running: list[tuple[ConfigLine, list[str]]],
+                         built: list[tuple[ConfigLine, list[str]]]) -> list[str]:
+    """Ports the build shuts as free that the switch has put in service itself (see the module docstring)."""
+    have = {node.text: body for node, body in running}
+    return [key[1] for node, body in built
+            if (key := section_key(node.text)) is not None and key[0] == "interface" and shut_as_unused(body)
+            and node.text in have and in_service_by_switch(have[node.text][1:], _IN_SERVICE)]
+
+
 def plan_change(running: str, rendered: str) -> OwnedChange:
     """The candidate: the device's own sections as it printed them, then every owned section as built."""
-    built = _sections(rendered)
+    built, have = _sections(rendered), _sections(running)
     names = {k for node, _ in built if (k := section_key(node.text)) is not None and not NEVER_OWNED.match(node.text)}
-    keep = [ln for node, body in _sections(running) if not is_owned(node.text, names) and node.text != "end"
-            for ln in body]
+    kept = in_service_elsewhere(have, built)
+    names -= {("interface", name) for name in kept}
+    keep = [ln for node, body in have if not is_owned(node.text, names) and node.text != "end" for ln in body]
     add = [ln for node, body in built if is_owned(node.text, names) for ln in body]
     before, after = owned_lines(running, names), owned_lines(rendered, names)
     diff = "".join(difflib.unified_diff([ln + "\n" for ln in before], [ln + "\n" for ln in after],
-                                        "running (fabricgen-owned sections)", "build"))
-    return OwnedChange("\n".join(keep + add) + "\n", names, diff, after, before)
+                                        RUNNING_SIDE, "build"))
+    if diff:
+        diff += kept_notes(kept)
+    return OwnedChange("\n".join(keep + add) + "\n", names, diff, after, before, kept)
 
 
 class EosDriver(EOSDriver):
@@ -110,17 +135,12 @@ class EosDriver(EOSDriver):
         self.last_sides: list[tuple[str, str, list[str], list[str]]] | None = None
 
     def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
-        if filename:
-            config = Path(filename).read_text(encoding="utf-8")
-        if not config or not config.strip():
-            raise ReplaceConfigException("load_replace_candidate needs a non-empty rendered config")
+        config = rendered_config(filename, config)
         running = self.get_config(retrieve="running")["running"]
         self.change = plan_change(running, config)
         self._owned_names = self.change.names
         self.last_changes = self.change.diff
-        # the owned sections' two sides, for deploy's impact labels (fabricgen.deploy.impact)
-        self.last_sides = ([("running (fabricgen-owned sections)", "build", self.change.running,
-                             self.change.rendered)] if self.change.diff else None)
+        self.last_sides = sides(self.change.diff, self.change.running, self.change.rendered, "build")
         super().load_replace_candidate(config=self.change.candidate)
 
     def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:

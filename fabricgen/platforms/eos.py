@@ -21,6 +21,15 @@ RoCEv2 chain in EOS's own terms.  Every number and name is decided here; the tem
 * BGP: `router bgp`, `bgp bestpath as-path multipath-relax`, `maximum-paths N ecmp N`, one
   `neighbor` block per session with `bfd` and `allowas-in`; `redistribute connected` through a
   route-map that permits the loopback and, on leaves, the GPU pool; BFD timers in `router bfd`.
+* Same-tier ASNs (leaves share one AS): leaves take `allowas-in N` from the plan.  The spines' side
+  (NX-OS `disable-peer-as-check`) needs no EOS line: EOS has no sender-side AS-path check, it sends a
+  leaf's routes to the other leaves of the same AS and leaves the loop check to the receiver (AVD's
+  `underlay_filter_peer_as` exists to add that filter by route-map, "not having to return all updates
+  received from Spine-1 to Spine-2 just for Spine-2 to throw them away because of AS Path loop
+  detection").
+* Every front-panel port the plan leaves free (`fabricgen.frontpanel`) is shut and described
+  `unused: ...`, as on NX-OS; the deploy driver leaves such a port alone where the switch has put it
+  in service itself.
 
 Syntax sources: Arista's AVD `eos_cli_config_gen` reference configs (aristanetworks/avd, molecule
 `intended/configs/{qos,ethernet-interfaces,router-bgp-base,router-bfd-1,prefix-lists}.cfg`) and
@@ -36,6 +45,7 @@ from dataclasses import dataclass, field
 
 import jinja2
 
+from fabricgen.frontpanel import front_panel
 from fabricgen.model import Plan, QosPolicy, QosProfile, Switch
 from fabricgen.platforms.registry import capabilities
 
@@ -52,6 +62,8 @@ TX_QUEUES = 8
 HASH_FIELDS = {"src-ip": "source-ip", "dst-ip": "destination-ip", "l4-src-port": "source-port",
                "l4-dst-port": "destination-port"}
 WATCHDOG_ACTION = {"drop": "drop", "forward": "no-drop"}  # intent action -> EOS action
+# The description of a port the plan leaves free; the deploy driver knows fabricgen's ports by it.
+UNUSED_DESCRIPTION = "unused: not in the fabric plan"
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +160,7 @@ class EosConfig:
     watchdog: EosWatchdog | None
     qos_profiles: list[EosQosProfile]
     interfaces: list[EosInterface]
+    unused_ports: list[str]  # shut, described UNUSED_DESCRIPTION
     bfd: tuple[int, int, int] | None  # (interval, min-rx, multiplier)
     ipv6: bool
     prefix_lists: list[EosPrefixList] = field(default_factory=list)
@@ -254,6 +267,7 @@ def structured_config(sw: Switch, plan: Plan) -> EosConfig:
         watchdog=watchdog(plan),
         qos_profiles=sorted(profiles.values(), key=lambda p: p.name),
         interfaces=interfaces,
+        unused_ports=list(front_panel(plan, sw).unused),
         bfd=(b.bfd_min_tx, b.bfd_min_rx, b.bfd_multiplier) if bfd_on and b is not None else None,
         ipv6=ipv6,
     )
@@ -268,4 +282,5 @@ def structured_config(sw: Switch, plan: Plan) -> EosConfig:
 
 def render(sw: Switch, plan: Plan, env: jinja2.Environment) -> dict[str, str]:
     """{"eos.cfg": running-config text} for one EOS switch."""
-    return {FILENAME: env.get_template(TEMPLATE).render(c=structured_config(sw, plan))}
+    return {FILENAME: env.get_template(TEMPLATE).render(c=structured_config(sw, plan),
+                                                         unused_description=UNUSED_DESCRIPTION)}

@@ -247,3 +247,30 @@ def test_plan_change_keeps_foreign_lines_verbatim(rendered: str) -> None:
     assert "no ip routing" not in cand and "ip routing" in cand
     assert ("interface", "Management1") not in change.names  # rendered, never pushed
     assert cand.count("interface Management1") == 1 and "   ip address 198.19.254.5/24" not in cand
+
+
+def test_free_ports_shut_unless_the_switch_put_them_in_service(rendered: str) -> None:
+    """Ethernet5/1: the switch's own routed port (kept as it is); Ethernet6/1: EOS's default switchport
+    (shut); Ethernet7/1: a port fabricgen once planned (its description) with an address (shut)."""
+    running = (DATA / "show_running_config.txt").read_text(encoding="utf-8").replace(
+        "interface Management1\n",
+        "interface Ethernet5/1\n   description to-firewall\n   no switchport\n   ip address 198.18.200.1/31\n!\n"
+        "interface Ethernet6/1\n!\n"
+        "interface Ethernet7/1\n   description gpu_leaf:gpu0009:eth0\n   no switchport\n"
+        "   ip address 198.18.200.3/31\n!\n"
+        "interface Management1\n", 1)
+    driver, fake = connect()
+    fake.running = fake.startup = build_config(flat(running))
+    driver.load_replace_candidate(config=rendered)
+    assert driver.change is not None and driver.change.kept == ["Ethernet5/1"]
+    assert ("interface", "Ethernet5/1") not in driver.change.names
+    assert driver.last_changes.endswith("# left as the switch has it: interface Ethernet5/1 is in service there, "
+                                        "the plan leaves it unused\n")
+    phases.commit(driver)
+    assert "interface Ethernet5/1\n   description to-firewall\n   no switchport\n   ip address 198.18.200.1/31\n" \
+        in fake.running
+    for port in ("Ethernet6/1", "Ethernet7/1", "Ethernet8/1"):
+        assert f"interface {port}\n   description unused: not in the fabric plan\n   shutdown\n!\n" in fake.running
+    assert "198.18.200.3/31" not in fake.running
+    driver.load_replace_candidate(config=rendered)  # the kept port is no change the next time either
+    assert driver.compare_config() == "" and driver.last_changes == ""
