@@ -48,10 +48,10 @@ test-fast: venv
 	$(BIN)/pytest -q -m "not lab"
 
 lint: venv
-	$(BIN)/ruff check fabricgen tests bench
+	$(BIN)/ruff check fabricgen napalm_frr napalm_sonic napalm_nxos_fabricgen napalm_eos_fabricgen tests bench
 
 typecheck: venv
-	$(BIN)/mypy fabricgen
+	$(BIN)/mypy fabricgen napalm_frr napalm_sonic napalm_nxos_fabricgen napalm_eos_fabricgen
 
 bench: venv
 	$(BIN)/python bench/bench_render.py

@@ -1,9 +1,10 @@
-"""napalm community-driver shim: ``get_network_driver("frr")`` -> FrrDriver.
+"""napalm community driver for Linux switches running FRR: ``get_network_driver("frr")`` -> FrrDriver.
 
-napalm returns the *first* NetworkDriver subclass in this module's namespace in
-alphabetical order, so this module must expose exactly one: FrrDriver.
+napalm imports ``napalm_frr`` and returns the first NetworkDriver subclass in this namespace,
+so FrrDriver is the one class exported here.  The driver lives in ``napalm_frr/frr.py``; its
+pure output parsers in ``parsers.py`` and FRR's own config layout in ``config.py``.
 """
 
-from fabricgen.drivers.frr import FrrDriver
+from napalm_frr.frr import FrrDriver
 
 __all__ = ["FrrDriver"]

@@ -1,10 +1,10 @@
-"""napalm community-driver shim: ``get_network_driver("sonic")`` -> SonicDriver.
+"""napalm community driver for SONiC: ``get_network_driver("sonic")`` -> SonicDriver.
 
-napalm returns the *first* NetworkDriver subclass found in this module's namespace,
-in alphabetical order; FrrDriver (SonicDriver's base) would sort first, so it must
-not be imported here.  Only SonicDriver is exposed.
+napalm imports ``napalm_sonic`` and returns the first NetworkDriver subclass in this namespace
+(alphabetically): FrrDriver, SonicDriver's base, would sort first, so only SonicDriver is
+exported here.  The driver lives in ``napalm_sonic/sonic.py``.
 """
 
-from fabricgen.drivers.sonic import SonicDriver
+from napalm_sonic.sonic import SonicDriver
 
 __all__ = ["SonicDriver"]

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from fabricgen.deploy import impact as I
-from fabricgen.drivers._parsers import pretty_json
-from fabricgen.drivers.frr_config import canonical_lines
 from fabricgen.drivers.nxos import plan_change
+from napalm_frr.config import canonical_lines
+from napalm_sonic.parsers import pretty_json
 from tests.conftest import ROOT
 
 GOLDEN = ROOT / "tests" / "golden"
@@ -294,7 +294,7 @@ def test_device_summary_worst_first_and_labelled_diff() -> None:
 
 def test_text_diffs_label_like_sides() -> None:
     """A driver without sides: the hunk's own lines give the path (FRR's frr-reload listing)."""
-    from fabricgen.drivers.frr import listing_hunk
+    from napalm_frr.frr import listing_hunk
 
     diff = ("--- running\n+++ candidate\n" + listing_hunk(["router bgp 65001", " no timers bgp 1 3"], "-")
             + listing_hunk(["router bgp 65001", " timers bgp 3 9", "bfd", " profile FABRIC",

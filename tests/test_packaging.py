@@ -82,6 +82,11 @@ def test_wheel_ships_every_template_and_driver_package(wheel: Path) -> None:
     assert templates and templates <= names
     for pkg in ("napalm_frr", "napalm_sonic", "napalm_nxos_fabricgen", "napalm_eos_fabricgen"):
         assert f"{pkg}/__init__.py" in names
+    # napalm community layout: napalm_<os>/<os>.py holds the driver, no copy or shim left in fabricgen/drivers
+    assert {"napalm_frr/frr.py", "napalm_frr/parsers.py", "napalm_frr/config.py", "napalm_sonic/sonic.py",
+            "napalm_sonic/parsers.py"} <= names
+    assert not names & {"fabricgen/drivers/frr.py", "fabricgen/drivers/sonic.py", "fabricgen/drivers/_parsers.py",
+                        "fabricgen/drivers/frr_config.py"}
     assert not [n for n in names if n.startswith(("tests/", "bench/", "inventory/"))]
 
 

@@ -64,7 +64,7 @@ def _nxos_drained(text: str, on: bool) -> str:
 
 
 def _sonic_drained(bundle: str, on: bool) -> str:
-    from fabricgen.drivers.sonic import make_bundle, parse_bundle
+    from napalm_sonic.sonic import make_bundle, parse_bundle
 
     db, frr = parse_bundle(bundle)
     return make_bundle(db, _frr_drained(frr, on))

@@ -163,7 +163,7 @@ def deploy_device(task: Task, ctx: _Context) -> Result:
 
 
 def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
-    from fabricgen.drivers.frr import CommandInterrupted
+    from fabricgen.ssh import CommandInterrupted
 
     sw = ctx.plan.switches[task.host.name]
     host, dry = sw.hostname, ctx.opts.dry_run

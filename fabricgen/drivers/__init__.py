@@ -1,11 +1,6 @@
-"""napalm drivers fabricgen deploys with: FRR on Linux (``frr``) and SONiC (``sonic``).
+"""fabricgen's NX-OS and Arista EOS deploy drivers (napalm's own drivers with owned-section candidates,
+``napalm_nxos_fabricgen`` / ``napalm_eos_fabricgen``) and what they share (``owned``).
 
-napalm's ``get_network_driver("frr")`` imports ``napalm_frr`` (and ``"sonic"``
-``napalm_sonic``), the thin shim packages at the repository root, which re-export
-these classes; nornir-napalm resolves a host's ``platform`` the same way.
+The FRR and SONiC drivers are napalm community packages of their own: ``napalm_frr`` and
+``napalm_sonic``; the SSH command transport every Linux-shell driver runs on is ``fabricgen.ssh``.
 """
-
-from fabricgen.drivers.frr import CommandResult, FrrDriver, NetmikoTransport, Transport
-from fabricgen.drivers.sonic import SonicDriver
-
-__all__ = ["CommandResult", "FrrDriver", "NetmikoTransport", "SonicDriver", "Transport"]

@@ -299,7 +299,7 @@ class NxosDriver(NxosHealthGetters, NXOSSSHDriver):
 
     def _interrupted(self, what: str) -> None:
         if self.cancel is not None and self.cancel.is_set() and not self._critical:
-            from fabricgen.drivers.frr import CommandInterrupted
+            from fabricgen.ssh import CommandInterrupted
 
             raise CommandInterrupted(f"{self.hostname}: interrupted before `{what}`")
 

@@ -15,9 +15,9 @@ import pytest
 from napalm import get_network_driver
 from napalm.base.exceptions import ReplaceConfigException
 
-from fabricgen.drivers import FrrDriver
 from fabricgen.lab import LabState, lab_down, lab_up, prune_stale_labs
 from fabricgen.lab.daemons import missing_tools
+from napalm_frr import FrrDriver
 from tests.drivers import lab_fabric as lf
 
 pytestmark = pytest.mark.lab

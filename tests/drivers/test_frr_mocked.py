@@ -11,7 +11,8 @@ import pytest
 from napalm import get_network_driver
 from napalm.base.exceptions import CommandErrorException, MergeConfigException, ReplaceConfigException
 
-from fabricgen.drivers import FrrDriver, SonicDriver
+from napalm_frr import FrrDriver
+from napalm_sonic import SonicDriver
 from tests.drivers.fake_transport import FakeTransport, UnexpectedCommand
 
 DATA = Path(__file__).resolve().parent / "mocked_data" / "frr"

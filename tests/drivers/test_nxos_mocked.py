@@ -340,7 +340,7 @@ def test_dlb_change_says_it_needs_a_reload() -> None:
 def test_ctrl_c_stops_reads_but_never_a_commit_or_rollback(rendered: str) -> None:
     import threading
 
-    from fabricgen.drivers.frr import CommandInterrupted
+    from fabricgen.ssh import CommandInterrupted
 
     d = driver()
     d.cancel = threading.Event()

@@ -11,8 +11,9 @@ import pytest
 from napalm.base import models
 from typing_extensions import is_typeddict
 
-from fabricgen.drivers import _parsers as P
-from fabricgen.drivers.frr import redact
+from fabricgen.ssh import redact
+from napalm_frr import parsers as P
+from napalm_sonic import parsers as SP
 
 DATA = Path(__file__).resolve().parent / "mocked_data" / "frr"
 
@@ -311,11 +312,11 @@ def test_sonic_show_version_and_checkpoints() -> None:
     text = ("SONiC Software Version: SONiC.202311.1-8c08d87\nDistribution: Debian 11.8\n\n"
             "Platform: x86_64-accton_as7326_56x-r0\nHwSKU: Accton-AS7326-56X\nSerial Number: 732656X2147C001\n"
             "Uptime: 14:32:17 up 47 days,  3:12,  1 user\n\nDocker images:\nREPOSITORY  TAG\n")
-    ver = P.parse_sonic_show_version(text)
+    ver = SP.parse_sonic_show_version(text)
     assert ver["SONiC Software Version"] == "SONiC.202311.1-8c08d87"
     assert ver["HwSKU"] == "Accton-AS7326-56X" and ver["Serial Number"] == "732656X2147C001"
     assert "REPOSITORY  TAG" not in ver
     listing = '[\n    "fabricgen-20250101T000000Z",\n    "x"\n]'
-    assert P.parse_checkpoints(listing) == ["fabricgen-20250101T000000Z", "x"]
-    assert P.parse_checkpoints("a\nb\n") == ["a", "b"]
-    assert P.parse_checkpoints("") == []
+    assert SP.parse_checkpoints(listing) == ["fabricgen-20250101T000000Z", "x"]
+    assert SP.parse_checkpoints("a\nb\n") == ["a", "b"]
+    assert SP.parse_checkpoints("") == []

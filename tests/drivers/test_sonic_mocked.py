@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from napalm.base.exceptions import CommandErrorException, ReplaceConfigException
 
-from fabricgen.drivers import SonicDriver
-from fabricgen.drivers.sonic import make_bundle, parse_bundle
+from napalm_sonic import SonicDriver
+from napalm_sonic.sonic import make_bundle, parse_bundle
 from tests.drivers.fake_transport import FakeTransport
 
 DATA = Path(__file__).resolve().parent / "mocked_data" / "sonic"

@@ -17,13 +17,14 @@ from typing import Any
 import pytest
 import yaml
 
-from fabricgen.drivers import FrrDriver, SonicDriver
-from fabricgen.drivers.frr import CommandResult
 from fabricgen.drivers.nxos import NxosDriver
 from fabricgen.health.checks import judge_switch
 from fabricgen.health.models import Snapshot, read_snapshot
 from fabricgen.model import HealthLimits, Plan, Switch
 from fabricgen.plan import load_plan
+from fabricgen.ssh import CommandResult
+from napalm_frr import FrrDriver
+from napalm_sonic import SonicDriver
 from tests.conftest import EXAMPLE
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
@@ -45,7 +46,7 @@ class Replay:
             raise AssertionError(f"no recorded output for {command!r}")
         return outputs[command]
 
-    # fabricgen.drivers.frr.Transport
+    # fabricgen.ssh.Transport
     def run(self, command: str, stdin: str | None = None, timeout: float | None = None,
             cancel: threading.Event | None = None) -> CommandResult:
         if command not in self.reads[self.phase]:  # an optional SONiC command this sample lacks

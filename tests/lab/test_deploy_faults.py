@@ -25,13 +25,13 @@ from fabricgen import manifest
 from fabricgen.cli import main
 from fabricgen.deploy import DeployOptions, DeployRefused, DeployReport, run_deploy
 from fabricgen.deploy.state import FabricLock, Journal, state_dir
-from fabricgen.drivers._parsers import parse_frr_reload_test
 from fabricgen.lab import LabState, lab_down, lab_status, lab_up, node_exec, prune_stale_labs
 from fabricgen.lab.from_plan import lab_topology
 from fabricgen.manifest import Build
 from fabricgen.model import Plan
 from fabricgen.plan import load_plan
 from fabricgen.validate import Outcome, run_validate
+from napalm_frr.parsers import parse_frr_reload_test
 
 pytestmark = [pytest.mark.lab, pytest.mark.usefixtures("lab_host")]
 
@@ -142,8 +142,8 @@ def back_to_base(plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabStat
 def test_a_dry_run_shows_exactly_the_changed_lines(plan: Plan, builds: dict[str, tuple[Path, Build]],
                                                    lab: LabState) -> None:
     """FRR prints stanzas in its own order: the diff holds only the real change, labelled, with frr-reload's list."""
-    from fabricgen.drivers.frr_config import canonical_lines
     from fabricgen.validate.checks import diff_lines
+    from napalm_frr.config import canonical_lines
 
     base = builds["base"][1]
     for host, sw in plan.switches.items():  # the deployed base: running = build, line for line

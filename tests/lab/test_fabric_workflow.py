@@ -154,8 +154,8 @@ def test_deploy_then_validate_passes(plan: Plan, lab: LabState, build: Build,
 
 
 def test_second_deploy_reports_no_changes(plan: Plan, lab: LabState, build: Build) -> None:
-    from fabricgen.drivers._parsers import unified_diff
-    from fabricgen.drivers.frr_config import canonical_lines
+    from napalm_frr.config import canonical_lines
+    from napalm_frr.parsers import unified_diff
 
     report = deploy(plan, build, lab)
     assert report.ok and report.changed == {} and sorted(report.unchanged) == sorted(plan.switches)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from fabricgen.drivers._parsers import normalise_frr_config
+from napalm_frr.parsers import normalise_frr_config
 
 # Rank of each kind of top-level stanza in FRR 8.4's `show running-config` (lower prints first).
 _ORDER = (

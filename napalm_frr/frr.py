@@ -46,169 +46,39 @@ import hashlib
 import json
 import logging
 import posixpath
-import re
 import secrets
-import select
 import shlex
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from napalm.base import NetworkDriver, models
 from napalm.base.exceptions import (
     CommandErrorException,
-    CommandTimeoutException,
     ConnectionClosedException,
-    ConnectionException,
     MergeConfigException,
     ReplaceConfigException,
 )
 from napalm.base.netmiko_helpers import netmiko_args
 
-from fabricgen.drivers import _parsers as P
-from fabricgen.drivers.frr_config import canonical_lines, missing_policy
 from fabricgen.health.getters import LinuxHealthGetters
-from fabricgen.ssh import known_hosts_option
+from fabricgen.ssh import (
+    CommandResult,
+    NetmikoTransport,
+    Transport,
+    known_hosts_option,
+    redact,
+)
+from napalm_frr import parsers as P
+from napalm_frr.config import canonical_lines, missing_policy
 
 log = logging.getLogger(__name__)
-
-_SECRET_WORDS_RE = re.compile(
-    r"\b(password|authentication-key|key-string|md5|secret)(\s+(?:\d\s+)?)(\S+)", re.IGNORECASE)
-
-
-def redact(text: str) -> str:
-    """Hide anything following password-like keywords (error texts echo config lines)."""
-    return _SECRET_WORDS_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}<removed>", text)
-
-
-# --------------------------------------------------------------------------- transport
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    command: str
-    stdout: str
-    stderr: str
-    exit_status: int
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_status == 0
-
-    def error_text(self) -> str:
-        return redact((self.stderr.strip() + "\n" + self.stdout.strip()).strip())
-
-
-class Transport(Protocol):
-    """What the drivers need from a connection: run one shell command, optionally feeding stdin."""
-
-    def run(self, command: str, stdin: str | None = None, timeout: float | None = None,
-            cancel: threading.Event | None = None) -> CommandResult: ...
-
-    def is_alive(self) -> bool: ...
-
-    def close(self) -> None: ...
-
-
-def _netmiko_reason(text: str) -> str:
-    """netmiko's connection errors open with the line that says what happened (then generic advice)."""
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    return lines[0] if lines else ""
-
 
 class DeviceLocked(CommandErrorException):
     """Another deploy holds the device's own lock."""
 
-
-class CommandInterrupted(CommandErrorException):
-    """The operator interrupted the run (Ctrl-C) while this command was waiting for output."""
-
-
-class NetmikoTransport:
-    """netmiko ``linux`` connection; commands run on exec channels of its paramiko transport."""
-
-    def __init__(self, hostname: str, username: str, password: str, timeout: int,
-                 netmiko_kwargs: dict[str, Any], known_hosts: Path | None = None) -> None:
-        from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException
-
-        from fabricgen.ssh import default_known_hosts, netmiko_connect
-
-        try:
-            self._conn = netmiko_connect("linux", hostname, username, password, timeout,
-                                         known_hosts or default_known_hosts(), **netmiko_kwargs)
-        except NetmikoAuthenticationException as exc:
-            raise ConnectionException(f"authentication failed for {username}@{hostname}: "
-                                      f"{_netmiko_reason(str(exc))}") from exc
-        except NetmikoTimeoutException as exc:
-            raise ConnectionException(f"cannot connect to {hostname}: {_netmiko_reason(str(exc))}") from exc
-        self.hostname = hostname
-        self.default_timeout = float(timeout)
-
-    def _transport(self) -> Any:
-        client = getattr(self._conn, "remote_conn_pre", None)
-        transport = client.get_transport() if client is not None else None
-        if transport is None or not transport.is_active():
-            raise ConnectionClosedException(f"SSH connection to {self.hostname} is closed")
-        return transport
-
-    def run(self, command: str, stdin: str | None = None, timeout: float | None = None,
-            cancel: threading.Event | None = None) -> CommandResult:
-        """Run on a fresh exec channel; ``cancel`` set = stop waiting at once (CommandInterrupted)."""
-        limit = float(timeout or self.default_timeout)
-        chan = self._transport().open_session(timeout=min(limit, 30.0))
-        try:
-            chan.settimeout(limit)
-            chan.exec_command(command)
-            if stdin is not None:
-                chan.sendall(stdin.encode("utf-8"))
-            chan.shutdown_write()
-            out: list[bytes] = []
-            err: list[bytes] = []
-            deadline = time.monotonic() + limit
-            while True:
-                progressed = False
-                while chan.recv_ready():
-                    out.append(chan.recv(65536))
-                    progressed = True
-                while chan.recv_stderr_ready():
-                    err.append(chan.recv_stderr(65536))
-                    progressed = True
-                # sshd may report the exit status before it has forwarded all output: stop only at EOF.
-                if (chan.exit_status_ready() and chan.eof_received and not chan.recv_ready()
-                        and not chan.recv_stderr_ready()):
-                    break
-                if time.monotonic() > deadline:
-                    raise CommandTimeoutException(f"{self.hostname}: command timed out after {limit:.0f}s")
-                if cancel is not None and cancel.is_set():
-                    raise CommandInterrupted(f"{self.hostname}: interrupted while waiting for `{redact(command)}`")
-                if not self._transport_alive():
-                    raise ConnectionClosedException(f"SSH connection to {self.hostname} closed during a command")
-                if not progressed:
-                    select.select([chan], [], [], 0.05)
-            status = chan.recv_exit_status()
-        finally:
-            chan.close()
-        return CommandResult(command, b"".join(out).decode("utf-8", "replace"),
-                             b"".join(err).decode("utf-8", "replace"), status)
-
-    def _transport_alive(self) -> bool:
-        client = getattr(self._conn, "remote_conn_pre", None)
-        transport = client.get_transport() if client is not None else None
-        return bool(transport is not None and transport.is_active())
-
-    def is_alive(self) -> bool:
-        try:
-            self._transport()
-        except ConnectionClosedException:
-            return False
-        return True
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):  # closing a dead session must not raise
-            self._conn.disconnect()
 
 
 def listing_hunk(lines: list[str], sign: str) -> str:

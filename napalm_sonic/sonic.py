@@ -51,10 +51,11 @@ from typing import Any
 from napalm.base import models
 from napalm.base.exceptions import CommandErrorException, ReplaceConfigException
 
-from fabricgen.drivers import _parsers as P
-from fabricgen.drivers.frr import FrrDriver
 from fabricgen.health.getters import SonicHealthGetters
 from fabricgen.platforms.sonic_configdb import OwnershipError, merge_owned
+from napalm_frr import parsers as P
+from napalm_frr.frr import FrrDriver
+from napalm_sonic import parsers as SP
 
 CONFIG_DB = "config_db.json"
 FRR_CONF = "frr.conf"
@@ -149,7 +150,7 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
     def get_facts(self) -> models.FactsDict:
         """From SONiC ``show version``: os_version = SONiC Software Version, model = HwSKU,
         serial = Serial Number; hostname/uptime from the host."""
-        ver = P.parse_sonic_show_version(self._check("show version"))
+        ver = SP.parse_sonic_show_version(self._check("show version"))
         kv = P.parse_key_values(self._check(self._host_sh(self._FACTS_PROBE)))
         hostname = kv.get("hostname", "")
         serial = ver.get("Serial Number", "")
@@ -232,7 +233,7 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
         self.discard_config()
         token = self._new_token()
         db_path = self._remote_candidate_path(token, CONFIG_DB)
-        self._upload(self._host_sh, db_path, P.pretty_json(db))
+        self._upload(self._host_sh, db_path, SP.pretty_json(db))
         self._db_candidate_path = db_path
         self._db_candidate = db
         self._candidate_path = self._frr_load(frr, token)
@@ -248,8 +249,8 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
         """
         if self._db_candidate is None or self._candidate is None or self._candidate_path is None:
             return ""
-        old = P.pretty_json(self._running_config_db()).splitlines()
-        new = P.pretty_json(self._db_candidate).splitlines()
+        old = SP.pretty_json(self._running_config_db()).splitlines()
+        new = SP.pretty_json(self._db_candidate).splitlines()
         db_files = (f"running/{CONFIG_DB}", f"candidate/{CONFIG_DB}")
         db_diff = P.unified_diff(old, new, *db_files)
         frr_diff = self._frr_diff(self._candidate_path, self._candidate,
@@ -335,7 +336,7 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
     def _latest_checkpoint(self) -> str:
         if self._last_checkpoint:
             return self._last_checkpoint
-        names = P.parse_checkpoints(self._check(self._gcu("list-checkpoints")))
+        names = SP.parse_checkpoints(self._check(self._gcu("list-checkpoints")))
         ours = sorted(n for n in names if n.startswith(f"{self.checkpoint_prefix}-"))
         if not ours:
             raise CommandErrorException(f"{self.hostname}: no {self.checkpoint_prefix}-* checkpoint to roll back to")
