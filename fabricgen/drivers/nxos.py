@@ -39,7 +39,6 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from hier_config import Host
@@ -47,6 +46,14 @@ from hier_config.options import options_for
 from napalm.base.exceptions import ReplaceConfigException
 from napalm.nxos_ssh.nxos_ssh import NXOSSSHDriver
 
+from fabricgen.drivers.owned import (
+    RUNNING_SIDE,
+    in_service_by_switch,
+    kept_notes,
+    rendered_config,
+    shut_as_unused,
+    sides,
+)
 from fabricgen.health.getters import NxosHealthGetters
 from fabricgen.platforms import expand_runs
 from fabricgen.platforms.registry import capabilities
@@ -86,8 +93,6 @@ ORDERING = [
 # An unused port the switch put in service itself (not under a fabricgen description) is the switch's.
 _IN_SERVICE = re.compile(r"^(ip address|ipv6 address|vrf member|channel-group|switchport (access|trunk|mode)|"
                          r"encapsulation) ")
-_FABRICGEN_DESCRIPTION = re.compile(r"^description (unused: |(gpu_leaf|leaf_spine|spine_super_spine):)")
-_UNUSED = re.compile(r"^description unused: ")
 _DLB = "hardware profile dlb"  # adaptive routing: reload-pending when it changes (registry capabilities)
 _BREAKOUT = re.compile(r"^interface breakout module (\d+) port (\S+) map (\S+)$")
 # NX-OS answers a rejected config line with one of these (napalm's nxos merge checks the first).
@@ -214,11 +219,10 @@ def plan_change(running_text: str, rendered_text: str) -> OwnedChange:
     commands = [c.cisco_style_text() for c in remediation.all_children_sorted()]
     before = _owned_sorted(running, names)
     after = _owned_sorted(rendered, names)
-    diff = _diff(before, after, "running (fabricgen-owned sections)", "candidate")
+    diff = _diff(before, after, RUNNING_SIDE, "candidate")
     notes = reload_notes(running, rendered) if commands else []
     if diff:
-        diff += "".join(f"# left as the switch has it: interface {n} is in service there, the plan leaves it "
-                        "unused\n" for n in kept)
+        diff += kept_notes(kept)
         diff += "".join(f"# {note}\n" for note in notes)
     return OwnedChange("\n".join(_render(candidate.children)) + "\n", commands, diff, names, after, kept, notes, before)
 
@@ -244,13 +248,10 @@ def in_service_elsewhere(running: Any, rendered: Any) -> list[str]:
     kept = []
     for child in rendered.children:
         key = _section_key(child.text)
-        if key is None or key[0] != "interface" or not any(_UNUSED.match(c.text) for c in child.children):
+        if key is None or key[0] != "interface" or not shut_as_unused(c.text for c in child.children):
             continue
         have = running.get_child("equals", child.text)
-        if have is None:
-            continue
-        lines = [c.text for c in have.children]
-        if any(_IN_SERVICE.match(t) for t in lines) and not any(_FABRICGEN_DESCRIPTION.match(t) for t in lines):
+        if have is not None and in_service_by_switch((c.text for c in have.children), _IN_SERVICE):
             kept.append(key[1])
     return kept
 
@@ -314,17 +315,12 @@ class NxosDriver(NxosHealthGetters, NXOSSSHDriver):
     # ------------------------------------------------------------------ config
 
     def load_replace_candidate(self, filename: str | None = None, config: str | None = None) -> None:
-        if filename:
-            config = Path(filename).read_text(encoding="utf-8")
-        if not config or not config.strip():
-            raise ReplaceConfigException("load_replace_candidate needs a non-empty rendered config")
+        config = rendered_config(filename, config)
         running = self.get_config(retrieve="running")["running"]
         self.change = plan_change(running, config)
         self._owned_names = self.change.names
         self.last_changes = "\n".join(self.change.commands)
-        # the two sides of compare_config's diff, for deploy's impact labels (fabricgen.deploy.impact)
-        self.last_sides = ([("running (fabricgen-owned sections)", "candidate", self.change.running,
-                             self.change.rendered)] if self.change.diff else None)
+        self.last_sides = sides(self.change.diff, self.change.running, self.change.rendered, "candidate")
         self.loaded, self.replace = True, True
 
     def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
