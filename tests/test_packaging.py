@@ -70,8 +70,17 @@ def link_distributions(dists: list[metadata.Distribution], target: Path) -> None
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    # from the files git tracks (or would), not the checkout as is: setuptools reuses a checkout's build/lib,
+    # which still holds modules that have since moved or gone
+    tracked = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                             check=True, capture_output=True).stdout
+    source = tmp_path_factory.mktemp("source")
+    for name in filter(None, tracked.decode().split("\0")):
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out),
-                    str(ROOT)], check=True, cwd=out)
+                    str(source)], check=True, cwd=out)
     (whl,) = out.glob("fabricgen-*.whl")
     return whl
 
