@@ -399,6 +399,10 @@ class Topology(_Model):
                               "remove oversubscription.spine or use tiers: 3", at="oversubscription.spine")
         if self.tiers == 1 and self.spines is not None:
             raise invalid("a single-tier plane has no spines", "remove spines or use tiers: 2", at="spines")
+        if not self.rail_optimized and self.scalable_unit is not None:
+            raise invalid("scalable_unit groups servers on rail leaves, but rail_optimized is false (servers per "
+                          "leaf follow the leaf's port budget)", "remove scalable_unit or set rail_optimized: true",
+                          at="scalable_unit")
         if not self.rail_optimized and self.rails_per_leaf != 1:
             raise invalid(f"rails_per_leaf {self.rails_per_leaf} groups rails on rail leaves, but rail_optimized is "
                           "false (every NIC of a server goes to one leaf)",

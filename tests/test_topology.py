@@ -21,6 +21,13 @@ def plan_of(data: dict[str, Any]):  # type: ignore[no-untyped-def]
     return build_plan(Intent.model_validate(data))
 
 
+def tor(**over: Any) -> dict[str, Any]:
+    """The small intent with every NIC of a server on one leaf (no scalable units)."""
+    data = small_intent(topology__rail_optimized=False, **over)
+    del data["topology"]["scalable_unit"]
+    return data
+
+
 def three_tier(servers: int = 16, **over: Any) -> dict[str, Any]:
     data = small_intent(servers__count=servers, topology__tiers=3, topology__spines=4,
                         topology__super_spines_per_group=2, **over)
@@ -52,7 +59,7 @@ def test_rail_optimized_placement(example_plan) -> None:  # type: ignore[no-unty
 
 
 def test_not_rail_optimized_keeps_server_on_one_leaf() -> None:
-    plan = plan_of(small_intent(servers__count=6, topology__rail_optimized=False))
+    plan = plan_of(tor(servers__count=6))
     leaves = plan.by_role("leaf")
     assert len(leaves) == 3  # 8 server ports per leaf, 4 NICs per server -> 2 servers per leaf
     for srv in plan.servers:
@@ -156,8 +163,7 @@ def _fingerprint(plan) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     (small_intent(servers__count=4), small_intent(servers__count=8)),             # a second SU: more leaves
     (small_intent(servers__count=3), small_intent(servers__count=4)),             # a partial SU filling up
     (three_tier(servers=8), three_tier(servers=16)),                              # more pods
-    (small_intent(servers__count=4, topology__rail_optimized=False),
-     small_intent(servers__count=7, topology__rail_optimized=False)),
+    (tor(servers__count=4), tor(servers__count=7)),
 ])
 def test_growth_renumbers_nothing(small: dict[str, Any], grown: dict[str, Any]) -> None:
     before, after = _fingerprint(plan_of(small)), _fingerprint(plan_of(grown))

@@ -300,6 +300,13 @@ def _single_tier(count: int = 4, **topology: Any) -> Any:
     return mutate
 
 
+def _tor(**topology: Any) -> Any:
+    def mutate(d: dict[str, Any]) -> None:
+        d["topology"].update({"rail_optimized": False, **topology})
+        d["topology"].pop("scalable_unit")
+    return mutate
+
+
 def _leaf(**fields: Any) -> Any:
     def mutate(d: dict[str, Any]) -> None:
         d["switch_models"]["leaf"].update(fields)
@@ -330,8 +337,8 @@ def _leaf(**fields: Any) -> Any:
     ({"topology__super_spines_per_group": 2}, "topology.super_spines_per_group", "a 2-tier fabric does not have"),
     ({"topology__max_pods": 2}, "topology.max_pods", "a 2-tier fabric does not have"),
     ({"topology__tiers": 1}, "topology.spines", "a single-tier plane has no spines"),
-    ({"topology__rail_optimized": False, "topology__rails_per_leaf": 2}, "topology.rails_per_leaf",
-     "rail_optimized is false"),
+    ({"topology__rail_optimized": False}, "topology.scalable_unit", "rail_optimized is false"),
+    (_tor(rails_per_leaf=2), "topology.rails_per_leaf", "rail_optimized is false"),
     ({"topology__tiers": 4}, "topology.tiers", "Input should be 1, 2 or 3"),
     ({"topology__leaf_uplinks": 16}, "topology.leaf_uplinks", "leave no server port"),
     # super-spine layer
