@@ -73,8 +73,7 @@ def counts(plan: Plan) -> tuple[int, int, int, dict[str, int]]:
 # https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-b200/latest/dgx-superpod-architecture.html
 #   (2 SU: 16 leaf, 8 spine, 512 + 512 cables; 4 SU: 32 leaf, 16 spine, 1024 + 1024 cables;
 #    16 SU: 128 leaf, 128 spine, 64 core, 4096 + 4096 + 4096 cables)
-# https://docs.nvidia.com/dgx-superpod/reference-architecture/scalable-infrastructure-b300-xdr/latest/dgx-superpod-architecture.html
-#   (1 SU: 8 leaf, 4 spine: half the spines of 2 SU; its 256 + 256 cables are derived, half of 2 SU)
+#   (the 1-SU row is derived: half of 2 SU, 8 leaf, 4 spine, 256 + 256 cables; the page starts at 2 SU)
 # The DGX H100 RA (RA-11333-001) uses the same SU of 32 DGX H100 nodes; the issue's 4-SU example
 # (32 leaves x 32 uplinks -> 16 spines with 2 links per pair) is the same design.  Parallel links per
 # pair are derived (32 uplinks spread evenly over the stated spines).  The pages count cables, not
@@ -115,6 +114,31 @@ def test_dgx_superpod_three_tier_16_su() -> None:
     # Derived: twin-port modules in 2048 leaf GPU cages and 2 x 4096 / 2 x 2 switch-to-switch cages.
     assert s["modules"] == {"OSFP 2x400G-SR4 twin-port": 2048, "OSFP 2x400G-DR4 twin-port": 8192,
                             "OSFP 400G-SR4": 4096}
+
+
+# NVIDIA DGX SuperPOD with DGX B300 on Quantum-X800 XDR: SUs of 72 DGX B300 nodes x 8 x 800G,
+# Q3400-class switches with 144 x 800G ports (72 twin-port 1.6T OSFP cages).  Table 3 ("Example Compute
+# Fabric Components for DGX SuperPOD Counts") states per SU count: leaf, spine, node-leaf and
+# leaf-spine cables: 1 SU 8 / 4 / 576 / 576, 2 SU 16 / 8 / 1152 / 1152, 4 SU 32 / 18 / 2304 / 2304,
+# 8 SU 64 / 36 / 4608 / 4608, 18 SU 144 / 72 / 10368 / 10368.
+# https://docs.nvidia.com/dgx-superpod/reference-architecture/scalable-infrastructure-b300-xdr/latest/dgx-superpod-architecture.html
+# 18 spines at 4 SU (not 16) and 36 at 8 SU (not 32) are the fewest that divide a leaf's 72 uplinks
+# evenly: the canonical default.  Parallel links per pair and the modules are derived.
+Q3400 = {"model": "Q3400-class 144 x 800G", "ports": 72, "port_speed": "1600G", "breakout": 2, "cage": "osfp"}
+
+
+@pytest.mark.parametrize(("sus", "leaves", "spines", "per_pair"), [
+    (1, 8, 4, 18), (2, 16, 8, 9), (4, 32, 18, 4), (8, 64, 36, 2), (18, 144, 72, 1),
+])
+def test_dgx_superpod_b300_xdr(sus: int, leaves: int, spines: int, per_pair: int) -> None:
+    plan = plan_of(intent(f"xdr{sus}", 72 * sus, Q3400, Q3400, nic_speed="800G", cabling=SUPERPOD_RUNS))
+    links = 576 * sus
+    assert counts(plan) == (leaves, spines, 0, {"gpu_leaf": links, "leaf_spine": links, "spine_super_spine": 0})
+    assert cables_per_tier(plan) == {"gpu_leaf": links, "leaf_spine": links}  # published
+    assert parallel_links(plan, "leaf_spine") == {per_pair}
+    assert {c["name"] for c in summary(plan)["choices"]} >= {"spines", "scalable unit"}  # defaults, not knobs
+    assert summary(plan)["modules"] == {"OSFP 2x800G-SR4 twin-port": links // 2, "OSFP 2x800G-DR8 twin-port": links,
+                                        "OSFP 800G-SR4": links}
 
 
 # NVIDIA Spectrum-X with SN5600 (64 x 800G OSFP, 51.2T): 128 HGX nodes x 8 x 400G = 1,024 GPUs.
