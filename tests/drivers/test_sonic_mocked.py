@@ -324,3 +324,33 @@ def test_rollback_without_checkpoint() -> None:
     d.transport.responses["sudo -n config list-checkpoints"] = [{"stdout_text": '[\n    "pre-upgrade"\n]\n'}]
     with pytest.raises(CommandErrorException, match="no fabricgen-\\* checkpoint"):
         d.rollback()
+
+
+# --------------------------------------------------------------------------- an SN5600 O128 as SONiC builds it
+
+
+def test_sn5600_takes_the_rendered_leaf_and_a_leafref_refusal_rolls_back() -> None:
+    """The example leaf (HWSKU Mellanox-SN5600-O128) against an SN5600's own ConfigDB (sonic-factory-config's
+    PORT, buffers and QoS, plus a booted box's identity, management and FEATURE tables)."""
+    from fabricgen.platforms.sonic_configdb import dangling_references
+
+    leaf = Path(__file__).resolve().parents[1] / "golden" / "ai256-leaf01"
+    d = driver("sn5600")
+    d.load_replace_candidate(filename=str(leaf))
+    assert sent(d) == LOAD
+    uploaded = json.loads(d.transport.stdins[1] or "{}")  # type: ignore[union-attr]
+    running = d._running_config_db()
+    rendered = json.loads((leaf / "config_db.json").read_text())
+    assert len(running["PORT"]) == 129 and running["PORT"]["Ethernet0"]["alias"] == "etp1a"
+    assert set(uploaded["PORT"]) == set(running["PORT"])  # every port of the box survives the replace
+    for port, entry in rendered["PORT"].items():
+        assert uploaded["PORT"][port] == {**running["PORT"][port], **entry}
+    for table in ("BUFFER_POOL", "MGMT_INTERFACE", "MGMT_PORT", "FEATURE"):
+        assert uploaded[table] == running[table]
+    assert uploaded["DEVICE_METADATA"]["localhost"] == {**running["DEVICE_METADATA"]["localhost"],
+                                                        **rendered["DEVICE_METADATA"]["localhost"]}
+    assert dangling_references(uploaded) == []
+    with pytest.raises(ReplaceConfigException, match="rolled back to checkpoint") as err:
+        d.commit_config()
+    assert 'of value "pg_lossless_400000_5m_profile" points to a non-existing leaf' in str(err.value)
+    assert sent(d)[-2:] == [f"sudo -n config replace {DB}", f"sudo -n config rollback {CHECKPOINT}"]
