@@ -115,9 +115,10 @@ def test_lab_runs_only_lab_platforms() -> None:
     from fabricgen.lab.from_plan import require_frr
 
     require_frr(plan_on("frr"), "x.yaml")
-    with pytest.raises(FabricError, match="the lab runs Linux \\+ FRR switches, not sonic"):
-        require_frr(plan_on("sonic"), "x.yaml")
-    assert [r.name for r in PLATFORMS.values() if r.lab_node] == ["frr"]
+    require_frr(plan_on("sonic"), "x.yaml")
+    with pytest.raises(FabricError, match="the lab runs FRR switches \\(Linux or SONiC\\), not nxos"):
+        require_frr(plan_on("nxos"), "x.yaml")
+    assert [r.name for r in PLATFORMS.values() if r.lab_node] == ["sonic", "frr"]
 
 
 def test_loader_caches() -> None:

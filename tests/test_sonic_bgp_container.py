@@ -15,15 +15,14 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import jinja2
 import pytest
 
+from fabricgen.lab import sonic_box
 from fabricgen.plan import load_plan
 from fabricgen.platforms import sonic
 from fabricgen.render import environment, render_switch
 from tests.conftest import EXAMPLE
 
-DOCKER = Path("dockers/docker-fpm-frr")
 # frrcfgd's table_handler_list (src/sonic-frr-mgmt-framework/frrcfgd/frrcfgd.py @086b03bd70, not in the pack):
 # the ConfigDB tables it turns into vtysh commands when they change (in split-unified mode it replays none at
 # start).  DEVICE_METADATA's handler only records bgp_asn.
@@ -47,18 +46,8 @@ def leaf() -> dict[str, Any]:
     return {"frr": files[sonic.FRR_CONF], "db": json.loads(files[sonic.CONFIG_DB])}
 
 
-def docker_init_function(pack: Path) -> str:
-    """write_default_zebra_config() exactly as docker_init.sh defines it, and the mode branch that calls it."""
-    text = (pack / DOCKER / "docker_init.sh").read_text(encoding="utf-8")
-    fn = re.search(r"^write_default_zebra_config\(\)\n\{\n.*?^\}\n", text, re.M | re.S)
-    assert fn is not None, "docker_init.sh no longer defines write_default_zebra_config()"
-    branch = re.search(r'elif \[ "\$CONFIG_TYPE" == "split-unified" \]; then\n(.*?)\nelif', text, re.S)
-    assert branch is not None and "write_default_zebra_config /etc/frr/frr.conf" in branch.group(1)
-    return fn.group(0)
-
-
 def run_docker_init(pack: Path, frr_conf: Path) -> None:
-    script = docker_init_function(pack) + f'write_default_zebra_config "{frr_conf}"\n'
+    script = sonic_box.docker_init_function(pack) + f'write_default_zebra_config "{frr_conf}"\n'
     subprocess.run(["bash", "-c", script], check=True)
 
 
@@ -83,9 +72,7 @@ def test_the_lines_are_exactly_what_docker_init_adds(sonic_platform: Path, leaf:
 
 def supervisord_programs(pack: Path, metadata: dict[str, str]) -> set[str]:
     """[program:...] sections of the bgp container's supervisord.conf for this DEVICE_METADATA."""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(pack / DOCKER / "frr" / "supervisord")))
-    text = env.get_template("supervisord.conf.j2").render(DEVICE_METADATA={"localhost": metadata})
-    return set(re.findall(r"^\[program:([\w-]+)\]", text, re.M))
+    return set(sonic_box.supervisord_programs(sonic_box.supervisord_conf(pack, metadata)))
 
 
 def test_bfdd_runs_and_bgpcfgd_does_not(sonic_platform: Path, leaf: dict[str, Any]) -> None:

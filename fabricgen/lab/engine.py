@@ -52,6 +52,7 @@ class NodeState:
     mgmt_ip: str
     dir: str
     host_link: str
+    frr_daemons: tuple[str, ...] = ()  # switches: the FRR daemons it runs (a SONiC node: its bgp container's)
     holder: ProcRef | None = None
     daemons: dict[str, ProcRef] = field(default_factory=dict)
 
@@ -120,6 +121,7 @@ class LabState:
                     "mgmt_ip": n.mgmt_ip,
                     "dir": n.dir,
                     "host_link": n.host_link,
+                    "frr_daemons": list(n.frr_daemons),
                     "holder": n.holder.to_json() if n.holder else None,
                     "daemons": {d: p.to_json() for d, p in n.daemons.items()},
                 }
@@ -154,6 +156,7 @@ class LabState:
                 mgmt_ip=n["mgmt_ip"],
                 dir=n["dir"],
                 host_link=n["host_link"],
+                frr_daemons=tuple(n.get("frr_daemons", dmn.FRR_DAEMONS if n["kind"] == "switch" else ())),
                 holder=ProcRef.from_json(n["holder"]) if n.get("holder") else None,
                 daemons={d: ProcRef.from_json(p) for d, p in n.get("daemons", {}).items()},
             )
@@ -360,7 +363,7 @@ def _record_daemons(state: LabState) -> None:
     while True:
         missing: list[str] = []
         for node in state.nodes.values():
-            for daemon in dmn.node_daemons(node.kind):
+            for daemon in dmn.node_daemons(node.kind, node.frr_daemons):
                 if daemon in node.daemons and node.daemons[daemon].alive():
                     continue
                 pid = netns.read_pidfile(str(node.paths.pidfile(daemon)))
@@ -369,7 +372,7 @@ def _record_daemons(state: LabState) -> None:
                     missing.append(f"{node.name}/{daemon}")
                     continue
                 node.daemons[daemon] = ref
-                if daemon in dmn.FRR_DAEMONS and not node.paths.vty_socket(daemon).exists():
+                if daemon in node.frr_daemons and not node.paths.vty_socket(daemon).exists():
                     del node.daemons[daemon]  # not accepting vtysh yet: look again next round
                     missing.append(f"{node.name}/{daemon} (no vty socket)")
         if not missing or time.monotonic() > deadline:
@@ -431,6 +434,7 @@ def _lab_up(topo: LabTopology, workdir: Path, t0: float) -> LabState:
             mgmt_ip=node.mgmt_ip,
             dir=str(workdir / "nodes" / node.name),
             host_link=netns.host_veth_name(topo.name, index),
+            frr_daemons=dmn.frr_daemons(node),
         )
     record = records.LabRecord(
         name=topo.name,
@@ -552,7 +556,7 @@ def _lab_procs(state: LabState, inodes: Sequence[int]) -> set[ProcRef]:
     """Live processes of the lab: recorded ones, current pidfiles, and anything in its namespaces."""
     procs = {p for p in state.all_procs() if p.alive()}
     for node in state.nodes.values():  # daemons restarted by hand since lab_up wrote their pids
-        for daemon in dmn.node_daemons(node.kind):
+        for daemon in dmn.node_daemons(node.kind, node.frr_daemons):
             pid = netns.read_pidfile(str(node.paths.pidfile(daemon)))
             ref = ProcRef.capture(pid) if pid else None
             if ref:
@@ -642,7 +646,7 @@ def lab_status(workdir: str | os.PathLike[str], check_ssh: bool = True) -> LabSt
             mgmt_ip=n.mgmt_ip,
             namespace_present=n.namespace in present,
             holder_alive=bool(n.holder and n.holder.alive()),
-            daemons={d: _daemon_alive(n, d) for d in dmn.node_daemons(n.kind)},
+            daemons={d: _daemon_alive(n, d) for d in dmn.node_daemons(n.kind, n.frr_daemons)},
             ssh_reachable=ssh_ok.get(n.name, False),
         )
         for n in state.nodes.values()

@@ -1,6 +1,7 @@
 """Plan -> LabTopology, plus the two files a lab hands to other tools.
 
-The lab runs every switch as Linux + FRR (platform `frr`), each server as a
+The lab runs every switch as Linux + FRR (platform `frr`; a `sonic` switch as FRR started the way
+SONiC's bgp container starts it, with a ConfigDB stand-in: `lab.sonic_box`), each server as a
 namespace configured by its own rendered NIC script (`fabricgen.host`: addresses,
 one routing table per NIC, RoCE QoS), with the ConnectX side emulated where no NIC
 exists (`lab.nic_emulation`).  It also writes a
@@ -10,6 +11,7 @@ of the lab's management addresses.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -18,18 +20,22 @@ import yaml
 from fabricgen import inventory
 from fabricgen.errors import FabricError, Problem
 from fabricgen.lab.nic_emulation import emulated_nics
-from fabricgen.lab.topology import LabInterface, LabLink, LabNode, LabTopology
-from fabricgen.model import Plan, Server
+from fabricgen.lab.sonic_box import CONTAINER_FIELDS, SonicBox, sonic_box
+from fabricgen.lab.topology import LabError, LabInterface, LabLink, LabNode, LabTopology
+from fabricgen.model import Plan, Server, Switch
 from fabricgen.platforms.registry import PLATFORMS, host_platform, platform
+from fabricgen.platforms.sonic_buffers import device_base
+from fabricgen.skus import platform_dir
 from fabricgen.templating import environment
 
 
 def require_frr(plan: Plan, source: str) -> None:
-    """The lab's switches are Linux + FRR; configs of platforms it cannot run (registry `lab_node`) are refused."""
+    """The lab's switches run FRR; configs of platforms it cannot run (registry `lab_node`) are refused."""
     wrong = sorted({(s.role, s.platform) for s in plan.switches.values() if not platform(s.platform).lab_node})
     runnable = ", ".join(r.name for r in PLATFORMS.values() if r.lab_node)
     if wrong:
-        raise FabricError(source, [Problem(f"platforms.{role}", f"the lab runs Linux + FRR switches, not {name}",
+        raise FabricError(source, [Problem(f"platforms.{role}",
+                                           f"the lab runs FRR switches (Linux or SONiC), not {name}",
                                            f"set every role's platform to one the lab runs ({runnable}; see "
                                            "inventory/lab/fabric.yaml)")
                                    for role, name in wrong])
@@ -41,12 +47,37 @@ def host_script(srv: Server, plan: Plan) -> str:
     return str(text)
 
 
+def sonic_boot_config(plan: Plan, sw: Switch) -> dict[str, Any]:
+    """The ConfigDB a lab SONiC switch boots with: its SKU's ports (up, at the lab's MTU, as the lab cables
+    them), its identity, and the bgp-container fields of the switch's rendered DEVICE_METADATA (the
+    container starts from them, so they are what the switch was provisioned with)."""
+    rendered = json.loads(platform(sw.platform).render_fn()(sw, plan, environment())["config_db.json"])
+    meta = rendered.get("DEVICE_METADATA", {}).get("localhost", {})
+    db = device_base(plan, sw)
+    for entry in db["PORT"].values():
+        entry.update(admin_status="up", mtu=str(plan.settings.mtu))
+    hw = plan.hardware.get(sw.role)
+    identity = {"hostname": sw.hostname, "hwsku": hw.sku.name if hw is not None and hw.sku is not None else "N/A"}
+    db["DEVICE_METADATA"] = {"localhost": {**identity, **{k: meta[k] for k in CONTAINER_FIELDS if k in meta}}}
+    return db
+
+
+def sonic_node_box(plan: Plan, sw: Switch) -> SonicBox:
+    pack = platform_dir()
+    if pack is None:
+        raise LabError(f"{sw.hostname} is a SONiC switch: the lab needs SONiC's bgp container scripts from the "
+                       "SONiC platform pack (fix: pass --sonic-platform DIR, set $FABRICGEN_SONIC_PLATFORM or "
+                       "run `make sonic-platform`)")
+    return sonic_box(pack, sonic_boot_config(plan, sw))
+
+
 def lab_topology(plan: Plan, workdir: str | Path) -> LabTopology:
     mtu = plan.settings.mtu
     nodes: list[LabNode] = []
     for sw in plan.switches.values():
         nodes.append(LabNode(name=sw.hostname, kind="switch", mgmt_ip=sw.mgmt_ip,
-                             frr_config=f"hostname {sw.hostname}\n"))
+                             frr_config=f"hostname {sw.hostname}\n",
+                             sonic=sonic_node_box(plan, sw) if sw.platform == "sonic" else None))
     for srv in plan.hosts():
         # each server (and endpoint) is configured by its own rendered NIC script, as a real one would be
         nics = sorted(srv.nics, key=lambda n: (n.nic, n.port))
@@ -100,10 +131,9 @@ def containerlab(plan: Plan, configs: Path | None = None) -> str:
 
 
 def lab_defaults(key_file: Path) -> dict[str, Any]:
-    """nornir defaults for the lab: root over SSH with the lab's key (the key file's path, never the key),
-    the napalm driver of the platform the lab runs."""
-    (node,) = (r for r in PLATFORMS.values() if r.lab_node)
-    return {"username": "root", "platform": node.napalm_driver,
+    """nornir defaults for the lab: root over SSH with the lab's key (the key file's path, never the key);
+    each host names its own platform's napalm driver."""
+    return {"username": "root",
             "connection_options": {"napalm": {"extras": {"optional_args": {"key_file": str(key_file)}}}}}
 
 

@@ -316,6 +316,7 @@ _RECORDS: tuple[PlatformRecord, ...] = (
                                   watchdog_actions=frozenset({"drop", "forward", "alert"}),  # PFC_WD.action
                                   dynamic_buffers=True, bfd=True, maximum_paths=256,
                                   ecn_default=SONIC_COMMUNITY_ECN),
+        lab_node=True,  # FRR as the bgp container starts it, with a ConfigDB stand-in (lab.sonic_box)
         pointer_file="config_db.json",
         bgp_file="frr.conf",
         leaf_announces_own_only=True,

@@ -1,0 +1,211 @@
+"""`show` and `config` on a lab SONiC node: a small, honest stand-in for ConfigDB and GCU.
+
+A lab node has no Redis, swss or sonic-utilities, so the SONiC driver's ConfigDB commands are
+served from files, in the shapes sonic-utilities 691b1bbc4 prints (config/main.py, show/main.py,
+generic_config_updater/generic_updater.py):
+
+* CONFIG_DB is `/run/sonic/config_db.json` (volatile, as Redis is); `config save -y` writes it to
+  `/etc/sonic/config_db.json`; checkpoints are `/etc/sonic/checkpoints/<name>.cp.json`;
+* `config replace FILE` refuses what GCU refuses and is cheap to check: a file that is not a JSON
+  object of tables of entries, an empty table, a changed create-only field (PORT lanes), and a
+  reference that would dangle (GCU's YANG leafrefs: buffer profiles, QoS maps, schedulers, ports);
+  failures print "Failed to replace config" and click's usage error (exit 2);
+* what swss would do with the tables fabricgen renders and a veth can carry is done to the kernel:
+  INTERFACE / LOOPBACK_INTERFACE addresses (intfmgrd; Loopback0 is a dummy netdev) and PORT
+  admin_status / mtu (portmgrd).  QoS and buffers stay in the file: veths have no queues.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from fabricgen.platforms.sonic_configdb import dangling_references
+
+RUNNING = Path("/run/sonic/config_db.json")
+STARTUP = Path("/etc/sonic/config_db.json")
+CHECKPOINTS = Path("/etc/sonic/checkpoints")
+CHECKPOINT_EXT = ".cp.json"
+CREATE_ONLY = (("PORT", "lanes"),)  # patch_sorter.CreateOnlyFilter, the tables fabricgen's lab has
+
+
+class GcuError(Exception):
+    """What GCU raises; the message is GCU's."""
+
+
+def _load(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise GcuError(f"{path}: a ConfigDB must be a JSON object of tables")
+    return data
+
+
+def _write(path: Path, db: Mapping[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(db, indent=4, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def validate(old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+    """Raise GcuError as GCU would for a target config `new` over the running `old`."""
+    for table, rows in new.items():
+        if not isinstance(rows, dict) or any(not isinstance(e, dict) for e in rows.values()):
+            raise GcuError(f"Given patch will produce invalid config. Error: {table} is not a table of entries")
+    empty = sorted(t for t, rows in new.items() if not rows)
+    if empty:
+        raise GcuError(f"Given config has empty tables. Table{'s' if len(empty) != 1 else ''}: {', '.join(empty)}")
+    for table, field in CREATE_ONLY:
+        for key, entry in new.get(table, {}).items():
+            before = old.get(table, {}).get(key)
+            if isinstance(before, dict) and field in before and before[field] != entry.get(field):
+                raise GcuError("There is no possible sorting")  # create-only: the port would have to go first
+    dangling = dangling_references(new)
+    if dangling:
+        raise GcuError(f"Given patch will produce invalid config. Error: Data Loading Failed\n{dangling[0]}")
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=False, capture_output=True)
+
+
+def _addresses(db: Mapping[str, Any]) -> set[tuple[str, str]]:
+    out = set()
+    for table in ("INTERFACE", "LOOPBACK_INTERFACE"):
+        for key in db.get(table, {}):
+            name, sep, prefix = key.partition("|")
+            if sep:
+                out.add((name, prefix))
+    return out
+
+
+def apply_to_kernel(old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+    """intfmgrd / portmgrd for what a veth carries: addresses, admin state, MTU."""
+    links = {link["ifname"] for link in json.loads(
+        subprocess.run(["ip", "-j", "link", "show"], capture_output=True, text=True, check=False).stdout or "[]")}
+    for name in new.get("LOOPBACK_INTERFACE", {}):
+        if "|" not in name and name not in links:
+            _ip("link", "add", name, "type", "dummy")
+            _ip("link", "set", name, "up")
+            links.add(name)
+    for port, entry in new.get("PORT", {}).items():
+        if port in links:
+            if "mtu" in entry:
+                _ip("link", "set", port, "mtu", str(entry["mtu"]))
+            _ip("link", "set", port, "up" if entry.get("admin_status") == "up" else "down")
+    before, after = _addresses(old), _addresses(new)
+    for name, prefix in sorted(before - after):
+        if name in links:
+            _ip("address", "del", prefix, "dev", name)
+    for name, prefix in sorted(after):
+        if name in links:
+            _ip("address", "replace", prefix, "dev", name)
+
+
+def replace(target: Path) -> None:
+    try:
+        new = _load(target)
+    except (OSError, ValueError) as exc:
+        raise GcuError(str(exc)) from exc
+    old = _load(RUNNING)
+    validate(old, new)
+    _write(RUNNING, new)
+    apply_to_kernel(old, new)
+
+
+def _fail(command: str, usage: str, what: str, exc: Exception) -> int:
+    """GCU's failure: red line on stderr, then click's ctx.fail (usage, Error: ..., exit 2)."""
+    print(what, file=sys.stderr)
+    print(f"Usage: config {command} [OPTIONS] {usage}\nTry \"config {command} -h\" for help.\n\nError: {exc}",
+          file=sys.stderr)
+    return 2
+
+
+def config_main(argv: list[str]) -> int:
+    cmd, args = (argv[0], argv[1:]) if argv else ("", [])
+    try:
+        if cmd == "replace" and len(args) == 1:
+            try:
+                replace(Path(args[0]))
+            except GcuError as exc:
+                return _fail("replace", "TARGET_FILE_PATH", "Failed to replace config", exc)
+            print("Config replaced successfully.")
+        elif cmd == "checkpoint" and len(args) == 1:
+            _write(CHECKPOINTS / f"{args[0]}{CHECKPOINT_EXT}", _load(RUNNING))
+            print("Checkpoint created successfully.")
+        elif cmd == "rollback" and len(args) == 1:
+            path = CHECKPOINTS / f"{args[0]}{CHECKPOINT_EXT}"
+            try:
+                if not path.is_file():
+                    raise GcuError(f"Checkpoint '{args[0]}' does not exist")
+                replace(path)
+            except GcuError as exc:
+                return _fail("rollback", "CHECKPOINT_NAME", "Failed to rollback config", exc)
+            print("Config rolled back successfully.")
+        elif cmd == "list-checkpoints" and not args:
+            names = sorted(p.name[: -len(CHECKPOINT_EXT)] for p in CHECKPOINTS.glob(f"*{CHECKPOINT_EXT}"))
+            print(json.dumps(names, indent=4))
+        elif cmd == "save" and args in (["-y"], ["--yes"]):
+            _write(STARTUP, _load(RUNNING))
+        else:
+            print(f"config: the lab's SONiC node knows replace, checkpoint, rollback, list-checkpoints and save -y, "
+                  f"not {' '.join(argv)!r}", file=sys.stderr)
+            return 2
+    except (OSError, GcuError) as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def show_version(db: Mapping[str, Any]) -> str:
+    meta = db.get("DEVICE_METADATA", {}).get("localhost", {})
+    frr = subprocess.run(["vtysh", "-c", "show version"], capture_output=True, text=True, check=False).stdout
+    frr_version = next((line.split()[1] for line in frr.splitlines() if line.startswith("FRRouting")), "?")
+    return "\n".join([
+        f"SONiC Software Version: SONiC.fabricgen-lab (bgp container emulated with FRR {frr_version})",
+        "Distribution: fabricgen lab node",
+        "",
+        f"Platform: {meta.get('platform', 'N/A')}",
+        f"HwSKU: {meta.get('hwsku', 'N/A')}",
+        "ASIC: N/A",
+        "ASIC Count: 1",
+        "Serial Number: N/A",
+        "Model Number: N/A",
+        "Hardware Revision: N/A",
+        "",
+        "Docker images:",
+        "",
+    ])
+
+
+def show_main(argv: list[str]) -> int:
+    try:
+        db = _load(RUNNING)
+    except (OSError, ValueError, GcuError) as exc:
+        print(f"Error: CONFIG_DB unreadable: {exc}", file=sys.stderr)
+        return 1
+    if argv == ["runningconfiguration", "all"]:
+        raw = subprocess.run(["vtysh", "-c", "show running-config"], capture_output=True, text=True, check=False)
+        print(json.dumps({**db, "bgpraw": raw.stdout}, indent=4))
+    elif argv == ["version"]:
+        print(show_version(db), end="")
+    else:
+        print(f"show: the lab's SONiC node knows `runningconfiguration all` and `version`, not {' '.join(argv)!r}",
+              file=sys.stderr)
+        return 2
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("show", "config"):
+        print("usage: python -m fabricgen.lab.sonic_cli show|config ARGS", file=sys.stderr)
+        return 2
+    return show_main(argv[1:]) if argv[0] == "show" else config_main(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,79 @@
+"""The lab's SONiC node, without a lab: what it takes from SONiC's scripts, and its GCU stand-in's refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabricgen.lab import sonic_box, sonic_cli
+from fabricgen.lab.from_plan import lab_topology, sonic_boot_config
+from fabricgen.lab.topology import LabError
+from fabricgen.plan import load_plan
+
+SONIC_LAB = Path(__file__).resolve().parents[1] / "inventory" / "lab" / "sonic.yaml"
+
+
+def test_daemons_are_the_templates_with_debians_fpm_module(sonic_platform: Path) -> None:
+    conf = sonic_box.supervisord_conf(sonic_platform, {"docker_routing_config_mode": "split-unified",
+                                                       "frr_mgmt_framework_config": "true"})
+    template = sonic_box.supervisord_programs(conf)
+    assert "-M dplane_fpm_sonic" in template["zebra"]
+    daemons, not_run = sonic_box.container_daemons(conf)
+    argv = dict(daemons)
+    assert daemons[0][0] == "zebra"
+    assert argv["zebra"] == template["zebra"].replace("dplane_fpm_sonic", "dplane_fpm_nl").replace(" -M snmp", "")
+    assert argv["bfdd"] == template["bfdd"]
+    assert any(p.startswith("fpmsyncd ") for p in not_run) and "bgpcfgd" not in template
+    # without the flag the container starts bgpcfgd and no bfdd
+    plain, _ = sonic_box.container_daemons(sonic_box.supervisord_conf(sonic_platform, {}))
+    assert "bfdd" not in dict(plain)
+
+
+def test_init_script_is_docker_inits_branch(sonic_platform: Path) -> None:
+    script = sonic_box.init_script(sonic_platform, "split-unified")
+    assert sonic_box.docker_init_function(sonic_platform) in script
+    assert script.rstrip().endswith("write_default_zebra_config /etc/frr/frr.conf")
+    with pytest.raises(LabError, match="sonic-cfggen"):
+        sonic_box.init_script(sonic_platform, "unified")
+
+
+def test_boot_config_is_the_skus_with_the_rendered_container_fields(sonic_platform: Path) -> None:
+    plan = load_plan(SONIC_LAB)
+    leaf = next(sw for sw in plan.switches.values() if sw.platform == "sonic")
+    db = sonic_boot_config(plan, leaf)
+    assert db["DEVICE_METADATA"]["localhost"] == {
+        "hostname": leaf.hostname, "hwsku": "Mellanox-SN5600-O128",
+        "docker_routing_config_mode": "split-unified", "frr_mgmt_framework_config": "true"}
+    assert db["PORT"]["Ethernet0"]["lanes"] == "0,1,2,3" and db["PORT"]["Ethernet0"]["alias"] == "etp1a"
+    node = lab_topology(plan, "/nonexistent").node(leaf.hostname)
+    assert node.sonic is not None and json.loads(node.sonic.config_db) == db
+
+
+def _db() -> dict[str, Any]:
+    return {"PORT": {"Ethernet0": {"lanes": "0,1,2,3", "admin_status": "up"}},
+            "BUFFER_PROFILE": {"p": {"pool": "ingress_lossless_pool"}},
+            "BUFFER_POOL": {"ingress_lossless_pool": {"mode": "dynamic"}},
+            "BUFFER_PG": {"Ethernet0|3-4": {"profile": "p"}}}
+
+
+@pytest.mark.parametrize(("change", "error"), [
+    (lambda db: db["BUFFER_PG"].update({"Ethernet0|3-4": {"profile": "gone"}}), "Given patch will produce invalid"),
+    (lambda db: db["PORT"]["Ethernet0"].update(lanes="4,5,6,7"), "There is no possible sorting"),
+    (lambda db: db.update(ACL_TABLE={}), "Given config has empty tables. Table: ACL_TABLE"),
+    (lambda db: db.update(PORT=["Ethernet0"]), "PORT is not a table of entries"),
+])
+def test_gcu_stand_in_refuses(change: Any, error: str) -> None:
+    new = _db()
+    change(new)
+    with pytest.raises(sonic_cli.GcuError, match=error):
+        sonic_cli.validate(_db(), new)
+
+
+def test_gcu_stand_in_takes_a_valid_change() -> None:
+    new = _db()
+    new["PORT"]["Ethernet0"]["admin_status"] = "down"
+    new["BUFFER_PG"]["Ethernet0|0"] = {"profile": "p"}
+    sonic_cli.validate(_db(), new)
