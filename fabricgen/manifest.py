@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,9 +50,18 @@ def _files(root: Path) -> Iterable[Path]:
                 yield Path(dirpath, name)
 
 
-def write(root: Path, plan: Plan, checked: bool) -> Path:
-    """Write ``root/manifest.json`` for the files under ``root`` (called by render before its swap)."""
-    files = {p.relative_to(root).as_posix(): file_sha256(p) for p in _files(root)}
+def text_sha256(data: bytes) -> str:
+    """The hash ``file_sha256`` gives a file holding ``data``: render hashes what it writes while it has it."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def write(root: Path, plan: Plan, checked: bool, known: Mapping[str, str] | None = None) -> Path:
+    """Write ``root/manifest.json`` for the files under ``root`` (called by render before its swap).
+
+    ``known``: hashes of files by relative path, taken as they were written; every other file is read.
+    """
+    known = known or {}
+    files = {rel: known.get(rel) or file_sha256(p) for p in _files(root) for rel in (p.relative_to(root).as_posix(),)}
     doc = {"version": VERSION, "fabric": plan.settings.name, "intent_sha256": intent_sha256(plan),
            "checks": {"ran": checked, "passed": checked}, "files": files}
     path = root / MANIFEST

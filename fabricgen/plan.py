@@ -19,7 +19,7 @@ from fabricgen.ecmp import plan_adaptive_routing
 from fabricgen.errors import FabricError, Problem
 from fabricgen.intent import Intent, PortGroup, SwitchModel, line_for, load_intent
 from fabricgen.model import ROLES, TIERS, FabricSettings, HealthLimits, Plan, Pools, Role, RoleModel
-from fabricgen.physical import build_physical, cabling_rows
+from fabricgen.physical import Physical, build_physical, cabling_rows
 from fabricgen.platforms.registry import PlatformRecord, platform, watchdog_timers
 from fabricgen.platforms.sonic_buffers import buffer_warnings, headroom_table, sku_capability_problems
 from fabricgen.skus import RoleHardware, SkuError, breakout_role_hardware, role_hardware
@@ -289,12 +289,12 @@ def load_plan(path: str | Path, check_qos: bool = True) -> Plan:
 # --------------------------------------------------------------------------- views
 
 
-def summary(plan: Plan) -> dict[str, Any]:
+def summary(plan: Plan, physical: Physical | None = None) -> dict[str, Any]:
     """Counts an operator checks first: switches per role, links per tier, ratios, the physical layer
     (logical ports, transceiver modules by part class and physical cables, each counted apart), pool use."""
     roles = Counter(s.role for s in plan.switches.values())
     tiers = Counter(link.tier for link in plan.links)
-    phys = build_physical(plan)
+    phys = physical or build_physical(plan)
     d = plan.envelope
     return {
         "fabric": plan.settings.name,
@@ -326,12 +326,12 @@ def summary(plan: Plan) -> dict[str, Any]:
     }
 
 
-def cabling_csv(plan: Plan) -> str:
+def cabling_csv(plan: Plan, physical: Physical | None = None) -> str:
     """The cabling plan, one row per physical cable (see fabricgen.physical), for the data hall."""
-    return cabling_rows(plan)
+    return cabling_rows(plan, physical)
 
 
-def plan_dict(plan: Plan) -> dict[str, Any]:
+def plan_dict(plan: Plan, physical: Physical | None = None) -> dict[str, Any]:
     """The whole plan for build/plan.json.
 
     The model's dataclasses are handed to orjson as they are (render.to_json): it
@@ -339,7 +339,7 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
     every leaf and took 30 s at 32K GPUs.
     """
     return {
-        "summary": summary(plan),
+        "summary": summary(plan, physical),
         "switches": list(plan.switches.values()),
         "links": plan.links,
         "servers": plan.servers,

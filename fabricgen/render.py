@@ -21,6 +21,7 @@ from fabricgen import inventory, manifest, pool
 from fabricgen.errors import FabricError
 from fabricgen.model import Plan, Switch
 from fabricgen.outdir import replaced_dir
+from fabricgen.physical import build_physical
 from fabricgen.plan import cabling_csv, plan_dict
 from fabricgen.platforms.registry import host_platform, platform
 from fabricgen.templating import environment, to_json
@@ -61,43 +62,51 @@ def inside(root: str | Path, *names: str) -> Path:
 Job = tuple[str, list[str]]  # (kind, names): kind is "switches", "hosts" or "fabric"
 
 
-def _run_job(args: tuple[Job, str]) -> tuple[int, int]:
-    """Write one slice of the output; returns (files, config lines).  Runs in a forked worker."""
+def _write(root: str, rel: str, text: str, hashes: dict[str, str]) -> Path:
+    """Write one output file and note its hash for the manifest (no second read of what was just written)."""
+    data = text.encode("utf-8")
+    path = inside(root, *rel.split("/"))
+    path.write_bytes(data)
+    hashes[rel] = manifest.text_sha256(data)
+    return path
+
+
+def _run_job(args: tuple[Job, str]) -> tuple[int, int, dict[str, str]]:
+    """Write one slice of the output; returns (files, config lines, their hashes).  Runs in a forked worker."""
     (kind, names), root = args
     plan: Plan = pool.shared()
+    hashes: dict[str, str] = {}
     if kind == "switches":
         env = environment()
         files = lines = 0
         for host in names:
             outputs = render_switch(plan.switches[host], plan, env)
-            d = inside(root, "configs", host)
-            d.mkdir(parents=True, exist_ok=True)
+            inside(root, "configs", host).mkdir(parents=True, exist_ok=True)
             for name, text in outputs.items():
-                inside(d, name).write_text(text, encoding="utf-8")
+                _write(root, f"configs/{host}/{name}", text, hashes)
                 files += 1
                 lines += text.count("\n")
-        return files, lines
+        return files, lines, hashes
     if kind == "hosts":
         record = host_platform()
         render_host = record.render_fn()
         servers = {s.name: s for s in plan.hosts()}
-        hosts_dir = Path(root, record.output_dir)
-        hosts_dir.mkdir(exist_ok=True)
+        inside(root, record.output_dir).mkdir(exist_ok=True)
         files = 0
         for name in names:
             for fname, text in render_host(servers[name], plan, environment()).items():
-                path = inside(hosts_dir, fname)
-                path.write_text(text, encoding="utf-8")
+                path = _write(root, f"{record.output_dir}/{fname}", text, hashes)
                 if record.executable:
                     path.chmod(0o755)
                 files += 1
-        return files, 0
+        return files, 0, hashes
     if kind == "plan":
-        Path(root, "plan.json").write_text(to_json(plan_dict(plan)) + "\n", encoding="utf-8")
-        Path(root, "cabling.csv").write_text(cabling_csv(plan), encoding="utf-8")
-        return 2, 0
+        physical = build_physical(plan)  # the summary and the cabling sheet read the same cables
+        _write(root, "plan.json", to_json(plan_dict(plan, physical)) + "\n", hashes)
+        _write(root, "cabling.csv", cabling_csv(plan, physical), hashes)
+        return 2, 0, hashes
     inventory.write(plan, Path(root, "inventory"))
-    return 3, 0
+    return 3, 0, hashes
 
 
 def _jobs(plan: Plan, workers: int) -> list[Job]:
@@ -137,6 +146,7 @@ def render_all(plan: Plan, outdir: str | Path, workers: int | None = None,
         files = sum(c[0] for c in counts)
         lines = sum(c[1] for c in counts)
         if checks is not None:
-            checks(tmp)
-        manifest.write(tmp, plan, checked=checks is not None)  # what deploy and validate will push
+            checks(tmp)  # reads the files; never rewrites them, so the hashes taken at write time hold
+        written = {rel: sha for c in counts for rel, sha in c[2].items()}
+        manifest.write(tmp, plan, checked=checks is not None, known=written)  # what deploy and validate will push
     return RenderResult(target, files + 2, lines, len(hosts))  # + the manifest and the marker

@@ -250,6 +250,7 @@ def generic_port_name(platform: str, cage: int, sub: int, breakout: int, lanes_p
     return naming(cage, sub, breakout, lanes_per_port)
 
 
+@cache  # one immutable record per distinct port position: every leaf of a fabric asks for the same ones
 def generic_port(platform: str, cage: int, sub: int, breakout: int, lanes_per_port: int, speed: int) -> SkuPort:
     """A port of a model without a SKU: lanes counted from 0 in cage order, alias etp<cage>[a, b, ...]."""
     lanes_n = max(1, lanes_per_port // breakout)
