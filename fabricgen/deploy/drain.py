@@ -39,28 +39,25 @@ class DrainFailed(Exception):
     """The neighbors did not move their traffic in time (the switch is undrained again)."""
 
 
-def _frr_drained(text: str, on: bool) -> str:
-    lines = [ln for ln in text.splitlines() if ln.rstrip() != FRR_DRAIN]
+def _with_drain_line(text: str, on: bool, drain_line: str) -> str:
+    """``text`` without ``drain_line``, and with it right under `router bgp` when ``on``."""
+    lines = [ln for ln in text.splitlines() if ln.rstrip() != drain_line]
     if on:
         out = []
         for ln in lines:
             out.append(ln)
             if _ROUTER_BGP.match(ln):
-                out.append(FRR_DRAIN)
+                out.append(drain_line)
         lines = out
     return "\n".join(lines) + "\n"
+
+
+def _frr_drained(text: str, on: bool) -> str:
+    return _with_drain_line(text, on, FRR_DRAIN)
 
 
 def _nxos_drained(text: str, on: bool) -> str:
-    lines = [ln for ln in text.splitlines() if ln.rstrip() != NXOS_DRAIN]
-    if on:
-        out = []
-        for ln in lines:
-            out.append(ln)
-            if _ROUTER_BGP.match(ln):
-                out.append(NXOS_DRAIN)
-        lines = out
-    return "\n".join(lines) + "\n"
+    return _with_drain_line(text, on, NXOS_DRAIN)
 
 
 def _sonic_drained(bundle: str, on: bool) -> str:
