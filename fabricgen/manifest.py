@@ -61,7 +61,10 @@ def write(root: Path, plan: Plan, checked: bool, known: Mapping[str, str] | None
     ``known``: hashes of files by relative path, taken as they were written; every other file is read.
     """
     known = known or {}
-    files = {rel: known.get(rel) or file_sha256(p) for p in _files(root) for rel in (p.relative_to(root).as_posix(),)}
+    files: dict[str, str] = {}
+    for p in _files(root):
+        rel = p.relative_to(root).as_posix()
+        files[rel] = known.get(rel) or file_sha256(p)
     doc = {"version": VERSION, "fabric": plan.settings.name, "intent_sha256": intent_sha256(plan),
            "checks": {"ran": checked, "passed": checked}, "files": files}
     path = root / MANIFEST
