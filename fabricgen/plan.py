@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from fabricgen import qos
+from fabricgen import pool, qos
 from fabricgen.ecmp import plan_adaptive_routing
 from fabricgen.errors import FabricError, Problem
 from fabricgen.intent import Intent, PortGroup, SwitchModel, line_for, load_intent
@@ -211,11 +211,12 @@ def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, 
         lay = layout(intent, d)
         check_size(lay)  # an intent that would build millions of switches stops here, in milliseconds
         check_pools(intent, d, lay)
-        build_topology(intent, plan, d)
-        check_oversubscription(intent, d, plan)
-        build_underlay(intent, d, plan)
-        plan_adaptive_routing(plan, intent.ecmp.adaptive_routing)
-        qos.assign_profiles(plan, intent)
+        with pool.collector_off():  # millions of plan objects at 32K GPUs, none of them garbage yet
+            build_topology(intent, plan, d)
+            check_oversubscription(intent, d, plan)
+            build_underlay(intent, d, plan)
+            plan_adaptive_routing(plan, intent.ecmp.adaptive_routing)
+            qos.assign_profiles(plan, intent)
         plan.warnings += qos.ecn_warnings(intent) + buffer_warnings(plan)
     except TopologyError as exc:
         raise _located(source, exc.problems, lines) from None
@@ -334,7 +335,7 @@ def cabling_csv(plan: Plan, physical: Physical | None = None) -> str:
 def plan_dict(plan: Plan, physical: Physical | None = None) -> dict[str, Any]:
     """The whole plan for build/plan.json.
 
-    The model's dataclasses are handed to orjson as they are (render.to_json): it
+    The model's dataclasses are handed to orjson as they are (templating.to_json): it
     serialises slotted dataclasses natively, where dataclasses.asdict deep-copied
     every leaf and took 30 s at 32K GPUs.
     """

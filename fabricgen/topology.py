@@ -480,6 +480,9 @@ class _Builder:
     def __init__(self, intent: Intent, d: Design, plan: Plan) -> None:
         self.intent, self.d, self.plan = intent, d, plan
         self.name = intent.fabric.name
+        # Every switch of a role has the same model and platform, so a port index names the same port on
+        # each of them: computed once per (role, platform, index) instead of once per interface.
+        self._ports: dict[tuple[str, str, int], tuple[str, int, int, int]] = {}
 
     # ----------------------------------------------------------------- naming
     def _prefix(self, plane: int, pod: int | None) -> str:
@@ -508,6 +511,13 @@ class _Builder:
 
     def _port(self, sw: Switch, index: int) -> tuple[str, int, int, int]:
         """(name, cage, sub-port, breakout) of logical port `index` of `sw` (the SKU's name, or generic)."""
+        key = (sw.role, sw.platform, index)
+        port = self._ports.get(key)
+        if port is None:
+            port = self._ports[key] = self._position(sw, index)
+        return port
+
+    def _position(self, sw: Switch, index: int) -> tuple[str, int, int, int]:
         model = getattr(self.intent.switch_models, sw.role)
         cage, sub, breakout = self.d.port_position(sw.role, index)
         hw = self.plan.hardware.get(sw.role)
@@ -517,8 +527,9 @@ class _Builder:
         return cage_port_name(sw.platform, model.lanes_per_port, cage, sub, breakout), cage, sub, breakout
 
     def _interface(self, sw: Switch, index: int, speed: int, tier: Tier, direction: Literal["down", "up"],
-                   peer: str, peer_port: str, length: float) -> Interface:
-        name, cage, sub, breakout = self._port(sw, index)
+                   peer: str, peer_port: str, length: float,
+                   port: tuple[str, int, int, int] | None = None) -> Interface:
+        name, cage, sub, breakout = port or self._port(sw, index)
         itf = Interface(name, index, speed, tier, direction, peer, peer_port, mtu=self.intent.qos.mtu,
                         cable_m=length, cage=cage, subport=sub, breakout=breakout)
         sw.interfaces.append(itf)
@@ -529,9 +540,10 @@ class _Builder:
         d = self.d
         speed = d.leaf_sides[1].speed if tier == "leaf_spine" else d.spine_sides[1].speed
         length = self.intent.cabling.leaf_spine_m if tier == "leaf_spine" else self.intent.cabling.spine_super_spine_m
-        ap, zp = self._port(a, a_idx)[0], self._port(z, z_idx)[0]
-        itf = self._interface(a, a_idx, speed, tier, "up", z.hostname, zp, length)
-        self._interface(z, z_idx, speed, tier, "down", a.hostname, ap, length)
+        a_port, z_port = self._port(a, a_idx), self._port(z, z_idx)
+        ap, zp = a_port[0], z_port[0]
+        itf = self._interface(a, a_idx, speed, tier, "up", z.hostname, zp, length, a_port)
+        self._interface(z, z_idx, speed, tier, "down", a.hostname, ap, length, z_port)
         lanes = getattr(self.intent.switch_models, a.role).lanes_per_port // itf.breakout
         self.plan.links.append(Link(tier, a.hostname, ap, z.hostname, zp, speed, length,
                                     media_for(speed, length, max(lanes, 1))))

@@ -20,9 +20,7 @@ Small fabrics (under ~1 s of estimated work) run serially in this process.
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
-from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -243,7 +241,7 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
             # This process now only builds acyclic facts (freed by reference counting), and the
             # collector's full passes over millions of them cost ~1.5 s: off here, after the fork,
             # so the workers keep collecting.
-            stack.enter_context(_collector_off())
+            stack.enter_context(pool.collector_off())
             jobs.analyzed = [procs.apply_async(_analyze_job, (c,)) for c in _chunks(heavy, _COST_ANALYZE, n)]
             jobs.yang = [procs.apply_async(_yang_job, (c,)) for c in _chunks(sonic, _COST_YANG, n)]
         else:
@@ -276,17 +274,6 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
     yang = _in_order(yang_cache, [str(p) for _, p in files["sonic-yang"]], yang_done, yang_keys)
     frr_findings = _in_order(frr_cache, [str(p) for _, p in files["frr-parse"]], frr_done, frr_keys)
     return yang + frr_findings + structural + fast
-
-
-@contextlib.contextmanager
-def _collector_off() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _from_cache(cache: Any, paths: list[str]) -> tuple[dict[str, list[Finding]], list[str], dict[str, str | None]]:
