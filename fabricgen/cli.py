@@ -47,7 +47,7 @@ def _console(stderr: bool = False) -> Console:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     from fabricgen.plan import cabling_csv, load_plan, plan_dict, summary, warning_lines
-    from fabricgen.render import to_json
+    from fabricgen.templating import to_json
 
     plan = load_plan(args.intent)
     if args.format == "json":

@@ -20,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+from fabricgen import pool
 from fabricgen.model import Plan, RoleModel
 
 # Reach limits in metres per media, by lane rate; the first that reaches wins (cheapest first).
@@ -80,6 +81,7 @@ def media_for(speed: int, length_m: float, lanes: int | None = None) -> str:
     return optic_name(speed, lanes or (8 if speed >= 400 else 4), media_kind(speed, length_m))
 
 
+@lru_cache(maxsize=256)
 def module_name(cage: str, port_optic: str, breakout: int) -> str:
     """Part class of the module in one cage, e.g. 'OSFP 2x400G-DR4 twin-port' or 'QSFP-DD 400G-DR4'."""
     prefix = CAGE_NAMES.get(cage, cage.upper())
@@ -88,6 +90,7 @@ def module_name(cage: str, port_optic: str, breakout: int) -> str:
     return f"{prefix} {breakout}x{port_optic}" + (" twin-port" if breakout == 2 else "")
 
 
+@lru_cache(maxsize=256)
 def fibre_name(port_optic: str) -> str:
     """The fibre one transceiver port takes: MPO for parallel optics, duplex LC for wavelength-multiplexed."""
     tail = port_optic.split("-", 1)[1]
@@ -96,7 +99,7 @@ def fibre_name(port_optic: str) -> str:
     return "duplex LC fibre"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class End:
     """One link end: device, logical port, cage (device-unique key), its breakout, cage type and lanes."""
 
@@ -136,10 +139,9 @@ def _ends(plan: Plan) -> dict[tuple[str, str], End]:
     ends: dict[tuple[str, str], End] = {}
     for sw in plan.switches.values():
         model = plan.settings.models[sw.role]
-        cage_type, lpp = cage_of(model), model.lanes_per_port
+        cage_type, lpp, host = cage_of(model), model.lanes_per_port, sw.hostname
         for itf in sw.interfaces:
-            ends[sw.hostname, itf.name] = End(sw.hostname, itf.name, itf.cage, itf.breakout, cage_type,
-                                              max(1, lpp // itf.breakout))
+            ends[host, itf.name] = End(host, itf.name, itf.cage, itf.breakout, cage_type, max(1, lpp // itf.breakout))
     planes = plan.envelope.planes
     for srv in plan.hosts():
         ports = planes if srv.role == "gpu" else 1  # an endpoint has one port, on one leaf
@@ -153,43 +155,56 @@ def _ends(plan: Plan) -> dict[tuple[str, str], End]:
 
 def build_physical(plan: Plan) -> Physical:
     """Group the plan's links into cables and count the modules in every used cage."""
-    ends = _ends(plan)
-    groups: dict[tuple[object, ...], tuple[str, str, float, list[tuple[End, End, str]]]] = {}
+    with pool.collector_off():  # ~100K ends and cables at 32K GPUs, none of them cyclic
+        return _build(plan, _ends(plan))
+
+
+def _build(plan: Plan, ends: dict[tuple[str, str], End]) -> Physical:
+    cables: list[Cable] = []
+    modules: Counter[str] = Counter()
+    seen_cages: set[tuple[str, int]] = set()
+
+    def fibre(tier: str, length: float, a: End, z: End, optic: str) -> None:
+        """A transceiver at each end (one per cage) and one fibre per port."""
+        a_mod = module_name(a.cage_type, optic, a.breakout)
+        z_mod = module_name(z.cage_type, optic, z.breakout)
+        for cage, mod in (((a.device, a.cage), a_mod), ((z.device, z.cage), z_mod)):
+            if cage not in seen_cages:
+                seen_cages.add(cage)
+                modules[mod] += 1
+        cables.append(Cable(tier, fibre_name(optic), length, [a], [z], a_mod, z_mod))
+
+    # Integrated cables join every link of their trunk cage (the end with the larger breakout), or of
+    # their cage pair when both ends break out alike: grouped first, emitted in first-link order.
+    groups: dict[tuple[object, ...], tuple[Cable, str]] = {}
     for link in plan.links:
         a, z = ends[link.a_device, link.a_port], ends[link.z_device, link.z_port]
         kind = media_kind(link.speed, link.length_m)
         optic = optic_name(link.speed, a.lanes, kind)
-        if kind in INTEGRATED:
-            # One cable per trunk cage (the end with the larger breakout), or per cage pair when equal.
-            if a.breakout > z.breakout:
-                key: tuple[object, ...] = ("trunk", a.device, a.cage)
-            elif z.breakout > a.breakout:
-                key = ("trunk", z.device, z.cage)
-            else:
-                key = ("pair", a.device, a.cage, z.device, z.cage)
-        else:
-            key = ("fibre", link.a_device, link.a_port)
-        entry = groups.setdefault(key, (link.tier, kind, link.length_m, []))
-        entry[3].append((a, z, optic))
-    cables: list[Cable] = []
-    modules: Counter[str] = Counter()
-    seen_cages: set[tuple[str, int]] = set()
-    for (tier, kind, length, members) in groups.values():
-        a_ends = _unique([a for a, _, _ in members])
-        z_ends = _unique([z for _, z, _ in members])
-        if len({(e.device, e.cage) for e in a_ends}) > len({(e.device, e.cage) for e in z_ends}):
-            a_ends, z_ends = z_ends, a_ends  # the single-cage (trunk) end is always A
-        optic = members[0][2]
-        if kind in INTEGRATED:
-            cables.append(Cable(tier, _integrated_name(optic, a_ends, z_ends), length, a_ends, z_ends, "", ""))
+        if kind not in INTEGRATED:
+            fibre(link.tier, link.length_m, a, z, optic)
             continue
-        a_mod = module_name(a_ends[0].cage_type, optic, a_ends[0].breakout)
-        z_mod = module_name(z_ends[0].cage_type, optic, z_ends[0].breakout)
-        for end, mod in ((a_ends[0], a_mod), (z_ends[0], z_mod)):
-            if (end.device, end.cage) not in seen_cages:
-                seen_cages.add((end.device, end.cage))
-                modules[mod] += 1
-        cables.append(Cable(tier, fibre_name(optic), length, a_ends, z_ends, a_mod, z_mod))
+        if a.breakout > z.breakout:
+            key: tuple[object, ...] = ("trunk", a.device, a.cage)
+        elif z.breakout > a.breakout:
+            key = ("trunk", z.device, z.cage)
+        else:
+            key = ("pair", a.device, a.cage, z.device, z.cage)
+        group = groups.get(key)
+        if group is None:
+            groups[key] = (Cable(link.tier, "", link.length_m, [a], [z], "", ""), optic)  # named once complete
+            cables.append(groups[key][0])
+        else:
+            group[0].a.append(a)
+            group[0].z.append(z)
+    for cable, optic in groups.values():
+        if len(cable.a) > 1:
+            a_ends, z_ends = _unique(cable.a), _unique(cable.z)
+            if len({(e.device, e.cage) for e in a_ends}) > len({(e.device, e.cage) for e in z_ends}):
+                a_ends, z_ends = z_ends, a_ends  # the single-cage (trunk) end is always A
+            cable.a, cable.z = a_ends, z_ends
+        z_cages = len({(e.device, e.cage) for e in cable.z}) if len(cable.z) > 1 else 1
+        cable.kind = _integrated_name(optic, len(cable.a), len(cable.z), z_cages)
     return Physical(cables, modules, 2 * len(plan.links))
 
 
@@ -200,12 +215,14 @@ def _unique(ends: list[End]) -> list[End]:
     return list(out.values())
 
 
-def _integrated_name(optic: str, a: list[End], z: list[End]) -> str:
+@lru_cache(maxsize=256)
+def _integrated_name(optic: str, a_ports: int, z_ports: int, z_cages: int) -> str:
+    """'400G AOC', or '800G to 2x400G DAC breakout' when the A cage fans out to several cages."""
     speed, kind = optic.split("-", 1)
     per_port = int(speed[:-1])
-    if len({(e.device, e.cage) for e in z}) > 1:  # the A cage fans out to several: a breakout cable
-        return f"{per_port * len(a)}G to {len(z)}x{per_port}G {kind} breakout"
-    return f"{per_port * len(a)}G {kind}"
+    if z_cages > 1:
+        return f"{per_port * a_ports}G to {z_ports}x{per_port}G {kind} breakout"
+    return f"{per_port * a_ports}G {kind}"
 
 
 def cable_label(cable: Cable) -> str:
@@ -223,9 +240,14 @@ def cabling_rows(plan: Plan, physical: Physical | None = None) -> str:
     w = csv.writer(out, lineterminator="\n")
     w.writerow(["cable", "tier", "cable_type", "length_m", "a_device", "a_cage", "a_ports", "a_module",
                 "z_ends", "z_module", "links"])
+    lengths: dict[float, str] = {}
     for c in phys.cables:
         a0 = c.a[0]
-        z_ends = ";".join(f"{e.device}:{e.port}" for e in c.z)
-        w.writerow([cable_label(c), c.tier, c.kind, f"{c.length_m:g}", a0.device, a0.cage + 1,
-                    ";".join(e.port for e in c.a), c.a_module, z_ends, c.z_module, max(len(c.a), len(c.z))])
+        if len(c.z) == 1 and len(c.a) == 1:  # most cables: one link, nothing to join
+            a_ports, z_ends = a0.port, f"{c.z[0].device}:{c.z[0].port}"
+        else:
+            a_ports, z_ends = ";".join(e.port for e in c.a), ";".join(f"{e.device}:{e.port}" for e in c.z)
+        length = lengths.get(c.length_m) or lengths.setdefault(c.length_m, f"{c.length_m:g}")
+        w.writerow([cable_label(c), c.tier, c.kind, length, a0.device, a0.cage + 1,
+                    a_ports, c.a_module, z_ends, c.z_module, max(len(c.a), len(c.z))])
     return out.getvalue()

@@ -24,7 +24,7 @@ from fabricgen.outdir import replaced_dir
 from fabricgen.physical import build_physical
 from fabricgen.plan import cabling_csv, plan_dict
 from fabricgen.platforms.registry import host_platform, platform
-from fabricgen.templating import environment, to_json
+from fabricgen.templating import environment, to_json_file
 
 RenderFn = Callable[[Switch, Plan, jinja2.Environment], dict[str, str]]
 
@@ -62,9 +62,9 @@ def inside(root: str | Path, *names: str) -> Path:
 Job = tuple[str, list[str]]  # (kind, names): kind is "switches", "hosts" or "fabric"
 
 
-def _write(root: str, rel: str, text: str, hashes: dict[str, str]) -> Path:
+def _write(root: str, rel: str, text: str | bytes, hashes: dict[str, str]) -> Path:
     """Write one output file and note its hash for the manifest (no second read of what was just written)."""
-    data = text.encode("utf-8")
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
     path = inside(root, *rel.split("/"))
     path.write_bytes(data)
     hashes[rel] = manifest.text_sha256(data)
@@ -102,7 +102,7 @@ def _run_job(args: tuple[Job, str]) -> tuple[int, int, dict[str, str]]:
         return files, 0, hashes
     if kind == "plan":
         physical = build_physical(plan)  # the summary and the cabling sheet read the same cables
-        _write(root, "plan.json", to_json(plan_dict(plan, physical)) + "\n", hashes)
+        _write(root, "plan.json", to_json_file(plan_dict(plan, physical)), hashes)
         _write(root, "cabling.csv", cabling_csv(plan, physical), hashes)
         return 2, 0, hashes
     inventory.write(plan, Path(root, "inventory"))

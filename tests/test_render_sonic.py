@@ -16,7 +16,8 @@ from fabricgen.plan import build_plan, load_plan
 from fabricgen.platforms import sonic
 from fabricgen.platforms.sonic_buffers import device_base
 from fabricgen.platforms.sonic_configdb import OWNED_PORT_FIELDS, OWNERSHIP, merge_owned
-from fabricgen.render import environment, render_switch, to_json
+from fabricgen.render import environment, render_switch
+from fabricgen.templating import to_json
 from tests.conftest import EXAMPLE, EXAMPLES, ROOT, small_intent, without_skus
 
 
