@@ -34,7 +34,7 @@ from typing import Any
 from napalm.eos.eos import EOSDriver
 
 from fabricgen.check.config_tree import ConfigLine, parse_tree
-from fabricgen.drivers.owned import (
+from fabricgen.owned_sections import (
     RUNNING_SIDE,
     in_service_by_switch,
     kept_notes,

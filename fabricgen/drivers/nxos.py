@@ -46,7 +46,8 @@ from hier_config.options import options_for
 from napalm.base.exceptions import ReplaceConfigException
 from napalm.nxos_ssh.nxos_ssh import NXOSSSHDriver
 
-from fabricgen.drivers.owned import (
+from fabricgen.health.getters import NxosHealthGetters
+from fabricgen.owned_sections import (
     RUNNING_SIDE,
     in_service_by_switch,
     kept_notes,
@@ -54,7 +55,6 @@ from fabricgen.drivers.owned import (
     shut_as_unused,
     sides,
 )
-from fabricgen.health.getters import NxosHealthGetters
 from fabricgen.platforms import expand_runs
 from fabricgen.platforms.registry import capabilities
 from fabricgen.ssh import known_hosts_option, netmiko_connect
