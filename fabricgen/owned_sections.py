@@ -1,4 +1,5 @@
-"""What the NX-OS and EOS deploy drivers share: a candidate that replaces only fabricgen's sections.
+"""What the NX-OS and EOS deploy drivers (``napalm_nxos_fabricgen``, ``napalm_eos_fabricgen``) share:
+a candidate that replaces only fabricgen's sections.
 
 Both drivers build the candidate the same way -- read the build, refuse an empty one, read the
 switch's running config, keep every section fabricgen does not own as the switch printed it -- and

@@ -1,9 +1,11 @@
-"""napalm community-driver shim: ``get_network_driver("nxos_fabricgen")`` -> NxosDriver.
+"""napalm community driver for Cisco NX-OS: ``get_network_driver("nxos_fabricgen")`` -> NxosDriver.
 
-napalm returns the first NetworkDriver subclass in this module's namespace; only NxosDriver
-(napalm's own ``nxos_ssh`` driver with fabricgen's owned-section config workflow) is exposed.
+napalm imports ``napalm_nxos_fabricgen`` and returns the first NetworkDriver subclass in this
+namespace, so NxosDriver (napalm's own ``nxos_ssh`` driver with fabricgen's owned-section config
+workflow) is the one class exported here.  The driver lives in ``napalm_nxos_fabricgen/nxos.py``;
+what it shares with the EOS driver in ``fabricgen.owned_sections``.
 """
 
-from fabricgen.drivers.nxos import NxosDriver
+from napalm_nxos_fabricgen.nxos import NxosDriver
 
 __all__ = ["NxosDriver"]

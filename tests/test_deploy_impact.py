@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from fabricgen.deploy import impact as I
-from fabricgen.drivers.nxos import plan_change
 from napalm_frr.config import canonical_lines
+from napalm_nxos_fabricgen.nxos import plan_change
 from napalm_sonic.parsers import pretty_json
 from tests.conftest import ROOT
 
@@ -316,7 +316,7 @@ def eos() -> str:
 
 
 def label_eos(old: str, new: str) -> I.DeviceImpact:
-    from fabricgen.drivers.eos import plan_change as eos_change
+    from napalm_eos_fabricgen.eos import plan_change as eos_change
 
     change = eos_change(old, new)
     return I.device_impact("sw", "eos", [("build", change.running, change.rendered)], change.diff)

@@ -112,7 +112,7 @@ def test_drain_lines_per_platform(lab: Plan) -> None:
 
 
 def test_nxos_drain_is_one_owned_command() -> None:
-    from fabricgen.drivers.nxos import plan_change
+    from napalm_nxos_fabricgen.nxos import plan_change
 
     nxos = (ROOT / "tests" / "golden" / "ai256-spine01" / "nxos.cfg").read_text()
     change = plan_change(nxos, drain.drained("nxos", nxos))

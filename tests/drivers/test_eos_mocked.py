@@ -27,10 +27,10 @@ from napalm.base.exceptions import ReplaceConfigException
 from pyeapi.eapilib import CommandError
 
 from fabricgen.deploy import phases
-from fabricgen.drivers.eos import EosDriver, plan_change
 from fabricgen.intent import Intent
 from fabricgen.plan import build_plan
 from fabricgen.render import render_switch
+from napalm_eos_fabricgen.eos import EosDriver, plan_change
 from tests.conftest import small_intent
 
 DATA = Path(__file__).resolve().parent / "mocked_data" / "eos"
@@ -197,7 +197,7 @@ def test_first_deploy_changes_only_owned_sections(rendered: str) -> None:
 
 
 def owned(config: str, rendered: str) -> list[str]:
-    from fabricgen.drivers.eos import owned_lines
+    from napalm_eos_fabricgen.eos import owned_lines
 
     return owned_lines(config, plan_change(config, rendered).names)
 

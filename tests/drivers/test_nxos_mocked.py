@@ -22,9 +22,9 @@ from napalm import get_network_driver
 from napalm.base.exceptions import ReplaceConfigException
 
 from fabricgen.deploy import phases
-from fabricgen.drivers.nxos import BreakoutMismatch, NxosDriver, plan_change
 from fabricgen.plan import load_plan
 from fabricgen.render import render_switch
+from napalm_nxos_fabricgen.nxos import BreakoutMismatch, NxosDriver, plan_change
 from tests.conftest import EXAMPLE
 
 DATA = Path(__file__).resolve().parent / "mocked_data" / "nxos"

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 import yaml
 
-from fabricgen.drivers.nxos import NxosDriver
 from fabricgen.health.checks import judge_switch
 from fabricgen.health.models import Snapshot, read_snapshot
 from fabricgen.model import HealthLimits, Plan, Switch
 from fabricgen.plan import load_plan
 from fabricgen.ssh import CommandResult
 from napalm_frr import FrrDriver
+from napalm_nxos_fabricgen.nxos import NxosDriver
 from napalm_sonic import SonicDriver
 from tests.conftest import EXAMPLE
 
