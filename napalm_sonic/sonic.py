@@ -37,13 +37,21 @@ commit/rollback so the change survives a reboot), ``gcu_timeout`` (900 s),
 running one table by table as `platforms.sonic_configdb.merge_owned` says -- the device's
 lanes, aliases, SKU buffer pools and profiles, identity and every table fabricgen does not
 render are kept, and a candidate that reaches into them or would leave a reference dangling
-is refused before anything is uploaded; "all": the candidate is the whole ConfigDB).
+is refused before anything is uploaded; "all": the candidate is the whole ConfigDB),
+``restart_timeout`` (180 s: for ``systemctl restart bgp`` and its daemons to answer again).
+
+The bgp container reads ``docker_routing_config_mode`` and ``frr_mgmt_framework_config`` only when
+it starts (``BGP_CONTAINER_BOOT_FIELDS``): a commit that changes either restarts the container
+(``systemctl restart bgp``, as SONiC itself does) and waits until vtysh reaches every daemon the
+new value runs (bfdd with ``frr_mgmt_framework_config`` "true"); deploy labels that change
+``daemon-restart``.  Without the restart the ConfigDB would say BFD runs while bfdd never started.
 """
 
 from __future__ import annotations
 
 import json
 import shlex
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -52,6 +60,7 @@ from napalm.base import models
 from napalm.base.exceptions import CommandErrorException, ReplaceConfigException
 
 from fabricgen.health.getters import SonicHealthGetters
+from fabricgen.platforms.sonic import BGP_CONTAINER_BOOT_FIELDS, BGP_SERVICE, bgp_container_daemons
 from fabricgen.platforms.sonic_configdb import OwnershipError, merge_owned
 from napalm_frr import parsers as P
 from napalm_frr.frr import FrrDriver
@@ -88,6 +97,12 @@ def parse_bundle(obj: Any) -> tuple[dict[str, Any], str]:
     return db, frr
 
 
+def boot_fields(config_db: dict[str, Any]) -> dict[str, str]:
+    """The DEVICE_METADATA.localhost fields the bgp container reads only when it starts."""
+    meta = config_db.get("DEVICE_METADATA", {}).get("localhost", {})
+    return {name: str(meta[name]) for name in BGP_CONTAINER_BOOT_FIELDS if name in meta}
+
+
 def make_bundle(config_db: Any, frr_conf: str) -> str:
     return json.dumps({CONFIG_DB: config_db, FRR_CONF: frr_conf}, indent=4, sort_keys=True) + "\n"
 
@@ -115,11 +130,13 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
         self.save_config: bool = bool(args.get("save_config", True))
         self.gcu_timeout: float = float(args.get("gcu_timeout", 900))
         self.replace_scope: str = str(args.get("replace_scope", "owned"))
+        self.restart_timeout: float = float(args.get("restart_timeout", 180))
         if self.replace_scope not in ("owned", "all"):
             raise ValueError(f"replace_scope must be 'owned' or 'all', not {self.replace_scope!r}")
         self._db_candidate: dict[str, Any] | None = None
         self._db_candidate_path: str | None = None
         self._last_checkpoint: str | None = None
+        self._running_boot: dict[str, str] | None = None  # the running ConfigDB's container boot fields
 
     # ------------------------------------------------------------------ command wrappers
 
@@ -218,9 +235,12 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
         ``replace_scope="all"`` replaces the whole ConfigDB instead.
         """
         if self.replace_scope == "all":
+            self._running_boot = None  # read at commit
             return db
+        running = self._running_config_db()
+        self._running_boot = boot_fields(running)
         try:
-            return merge_owned(self._running_config_db(), db)
+            return merge_owned(running, db)
         except OwnershipError as exc:
             raise ReplaceConfigException(f"{self.hostname}: the candidate does not fit the device, nothing was "
                                          f"changed: {exc}") from exc
@@ -289,6 +309,8 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
         if self._db_candidate_path is None or self._candidate_path is None:
             raise ReplaceConfigException("no candidate loaded (load_replace_candidate first)")
         self._frr_precheck(self._candidate_path)
+        before = self._running_boot if self._running_boot is not None else boot_fields(self._running_config_db())
+        after = boot_fields(self._db_candidate or {})
 
         checkpoint = self._checkpoint_name()
         res = self._run(self._gcu(f"checkpoint {shlex.quote(checkpoint)}"), timeout=self.gcu_timeout)
@@ -323,8 +345,36 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
         saved = self._config_save()
         if saved:
             raise fail(saved, frr_applied=True)
+        if after != before:
+            restarted = self._restart_bgp_container(after)
+            if restarted:
+                raise fail(restarted, frr_applied=True)
         self._last_checkpoint = checkpoint
+        self._running_boot = after
         self.discard_config()
+
+    def _restart_bgp_container(self, metadata: dict[str, str]) -> str:
+        """``systemctl restart bgp``, then wait until vtysh reaches every daemon `metadata` runs ("" = done)."""
+        command = f"{self._sudo()}systemctl restart {BGP_SERVICE}"
+        res = self._run(command, timeout=self.restart_timeout)
+        if not res.ok:
+            return f"`{command}` exited {res.exit_status}: {res.error_text()[:2000]}"
+        wanted = bgp_container_daemons(metadata)
+        deadline = time.monotonic() + self.restart_timeout
+        running: set[str] = set()
+        while True:
+            res = self._run(self._vtysh("show daemons"))
+            running = set(res.stdout.split()) if res.ok else set()
+            if running >= set(wanted):
+                return ""
+            if time.monotonic() >= deadline:
+                missing = ", ".join(d for d in wanted if d not in running)
+                return (f"the bgp container was restarted for {', '.join(BGP_CONTAINER_BOOT_FIELDS)}, but "
+                        f"{missing} did not answer within {self.restart_timeout:g} s")
+            self._sleep(2.0)
+
+    def _sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
 
     def discard_config(self) -> None:
         if self._db_candidate_path and self.transport is not None:
@@ -345,6 +395,7 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
     def rollback(self) -> None:
         """``config rollback`` to the last commit's checkpoint, FRR rollback point reload, ``config save -y``."""
         checkpoint = self._latest_checkpoint()
+        before = self._running_boot if self._running_boot is not None else boot_fields(self._running_config_db())
         undo = self._config_rollback(checkpoint)
         if undo:
             raise CommandErrorException(f"{self.hostname}: {undo}")
@@ -352,4 +403,10 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
         saved = self._config_save()
         if saved:
             raise CommandErrorException(f"{self.hostname}: rolled back but {saved}")
+        after = boot_fields(self._running_config_db())  # the checkpoint may hold other container fields
+        if after != before:
+            restarted = self._restart_bgp_container(after)
+            if restarted:
+                raise CommandErrorException(f"{self.hostname}: rolled back but {restarted}")
+        self._running_boot = after
         self._last_checkpoint = None

@@ -130,6 +130,7 @@ def edited(db: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     (I.BUFFER_RECARVE, "PORT_QOS_MAP/Ethernet0/pfc_enable", "3,4"),
     (I.BUFFER_RECARVE, "BUFFER_PG/Ethernet0|3/profile", "ingress_lossy_profile"),
     (I.DAEMON_RESTART, "DEVICE_METADATA/localhost/docker_routing_config_mode", "unified"),
+    (I.DAEMON_RESTART, "DEVICE_METADATA/localhost/frr_mgmt_framework_config", None),  # bfdd would stop
     (I.RELOAD_REQUIRED, "DEVICE_METADATA/localhost/buffer_model", "the other model"),
 ])
 def test_config_db_labels(db: dict[str, Any], label: str, path: str, value: Any) -> None:

@@ -86,6 +86,21 @@ def test_bfdd_runs_and_bgpcfgd_does_not(sonic_platform: Path, leaf: dict[str, An
     assert "bfd profile FABRIC" in leaf["frr"] or " bfd " in leaf["frr"]
 
 
+@pytest.mark.parametrize("mgmt", ["true", "false", None])
+def test_the_daemons_the_driver_waits_for_are_the_ones_the_container_starts(
+        sonic_platform: Path, leaf: dict[str, Any], mgmt: str | None) -> None:
+    """After `systemctl restart bgp` the SONiC driver waits for `bgp_container_daemons`: every one of them
+    must be a program of the supervisord.conf the container renders, and bfdd exactly when it starts it."""
+    meta = {k: v for k, v in leaf["db"]["DEVICE_METADATA"]["localhost"].items() if k != "frr_mgmt_framework_config"}
+    if mgmt is not None:
+        meta["frr_mgmt_framework_config"] = mgmt
+    programs = supervisord_programs(sonic_platform, meta)
+    waited = set(sonic.bgp_container_daemons(meta))
+    assert waited <= programs
+    assert ("bfdd" in waited) == ("bfdd" in programs)
+    assert set(sonic.BGP_CONTAINER_BOOT_FIELDS) <= set(leaf["db"]["DEVICE_METADATA"]["localhost"])
+
+
 def test_no_table_frrcfgd_would_turn_into_frr_config(leaf: dict[str, Any]) -> None:
     assert set(leaf["db"]) & FRRCFGD_TABLES == set()
     assert "BGP_NEIGHBOR" not in leaf["db"]

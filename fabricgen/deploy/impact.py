@@ -415,7 +415,9 @@ _DEVICE_METADATA: dict[str, Impact] = {
     "bgp_router_id": Impact(BGP_RESET, "a new router-id resets every session"),
     "bgp_asn": Impact(DAEMON_RESTART, "bgpcfgd reads DEVICE_METADATA bgp_asn when the bgp container starts"),
     "docker_routing_config_mode": Impact(DAEMON_RESTART, "the bgp container reads it when it starts "
-                                                         "(docker_init.sh)"),
+                                                         "(docker_init.sh): deploy restarts the container"),
+    "frr_mgmt_framework_config": Impact(DAEMON_RESTART, "the bgp container starts bfdd by it (supervisord "
+                                                        "template): deploy restarts the container"),
     "type": Impact(DAEMON_RESTART, "bgpcfgd picks its templates by device type when the bgp container starts"),
     "buffer_model": Impact(RELOAD_REQUIRED, "switching traditional/dynamic buffer model takes `config reload`"),
     "default_pfcwd_status": Impact(RELOAD_REQUIRED, "read when the config is loaded (boot or `config reload`)"),

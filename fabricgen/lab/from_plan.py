@@ -20,10 +20,11 @@ import yaml
 from fabricgen import inventory
 from fabricgen.errors import FabricError, Problem
 from fabricgen.lab.nic_emulation import emulated_nics
-from fabricgen.lab.sonic_box import CONTAINER_FIELDS, SonicBox, sonic_box
+from fabricgen.lab.sonic_box import SonicBox, sonic_box
 from fabricgen.lab.topology import LabError, LabInterface, LabLink, LabNode, LabTopology
 from fabricgen.model import Plan, Server, Switch
 from fabricgen.platforms.registry import PLATFORMS, host_platform, platform
+from fabricgen.platforms.sonic import BGP_CONTAINER_BOOT_FIELDS
 from fabricgen.platforms.sonic_buffers import device_base
 from fabricgen.skus import platform_dir
 from fabricgen.templating import environment
@@ -58,7 +59,7 @@ def sonic_boot_config(plan: Plan, sw: Switch) -> dict[str, Any]:
         entry.update(admin_status="up", mtu=str(plan.settings.mtu))
     hw = plan.hardware.get(sw.role)
     identity = {"hostname": sw.hostname, "hwsku": hw.sku.name if hw is not None and hw.sku is not None else "N/A"}
-    db["DEVICE_METADATA"] = {"localhost": {**identity, **{k: meta[k] for k in CONTAINER_FIELDS if k in meta}}}
+    db["DEVICE_METADATA"] = {"localhost": {**identity, **{k: meta[k] for k in BGP_CONTAINER_BOOT_FIELDS if k in meta}}}
     return db
 
 

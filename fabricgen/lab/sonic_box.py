@@ -36,8 +36,6 @@ FRR_BIN = "/usr/lib/frr"
 SYSTEM_PYTHON = "/usr/bin/python3"  # frr-reload.py's interpreter, so every FRR lab host has it
 # SONiC's zebra module -> the one Debian's FRR ships (both speak FPM over TCP to 127.0.0.1:2620)
 MODULE_STAND_INS: Mapping[str, str | None] = {"dplane_fpm_sonic": "dplane_fpm_nl", "snmp": None}
-# the bgp-container fields of DEVICE_METADATA the container's templates read
-CONTAINER_FIELDS = ("docker_routing_config_mode", "frr_mgmt_framework_config")
 
 
 @dataclass(frozen=True)

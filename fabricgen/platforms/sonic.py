@@ -66,6 +66,18 @@ BGP_CONTAINER_LINES: dict[str, tuple[str, ...]] = {
 # DEVICE_METADATA.localhost.frr_mgmt_framework_config: supervisord.conf.common.j2 starts bfdd (and frrcfgd
 # instead of bgpcfgd) only when it is "true".
 FRR_MGMT_FRAMEWORK_CONFIG = "true"
+# The DEVICE_METADATA.localhost fields the bgp container reads only when it starts: docker_init.sh treats
+# /etc/frr by the routing mode, and supervisord's template picks the daemons by frr_mgmt_framework_config.
+# A change takes effect when the container restarts, which SONiC does with `systemctl restart bgp`.
+BGP_CONTAINER_BOOT_FIELDS = ("docker_routing_config_mode", "frr_mgmt_framework_config")
+BGP_SERVICE = "bgp"
+
+
+def bgp_container_daemons(metadata: dict[str, str]) -> tuple[str, ...]:
+    """The routing daemons the bgp container must run for this DEVICE_METADATA.localhost
+    (supervisord.conf.common.j2: zebra and bgpd always, bfdd only with frr_mgmt_framework_config "true")."""
+    bfd = ("bfdd",) if metadata.get("frr_mgmt_framework_config") == "true" else ()
+    return ("zebra", "bgpd", *bfd)
 DEVICE_TYPE = {"leaf": "BackEndLeafRouter", "spine": "BackEndSpineRouter", "super_spine": "UpperSpineRouter"}
 MAP = "AI"  # the one name of every QoS map
 CABLE_LENGTH_MAP = "AZURE"  # SONiC's buffer manager reads CABLE_LENGTH|AZURE

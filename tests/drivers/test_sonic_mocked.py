@@ -221,15 +221,18 @@ def test_compare_in_sync_is_empty() -> None:
 # --------------------------------------------------------------------------- commit
 
 
+COMMITTED = [  # checkpoint, ConfigDB, FRR, save: a whole commit
+    f"sudo -n config checkpoint {CHECKPOINT}",
+    f"sudo -n config replace {DB}",
+    SAVE_ROLLBACK_POINT, install(FC), RELOAD,
+    "sudo -n config save -y",
+]
+
+
 def test_commit_sequence_checkpoint_replace_frr_save() -> None:
     d = loaded("commit_ok")
     d.commit_config()
-    assert sent(d) == LOAD + PRECHECK + [
-        f"sudo -n config checkpoint {CHECKPOINT}",
-        f"sudo -n config replace {DB}",
-        SAVE_ROLLBACK_POINT, install(FC), RELOAD,
-        "sudo -n config save -y",
-    ] + CLEANUP
+    assert sent(d) == LOAD + PRECHECK + COMMITTED + CLEANUP
     assert d._last_checkpoint == CHECKPOINT
 
 
@@ -302,9 +305,11 @@ def test_rollback_uses_the_latest_fabricgen_checkpoint() -> None:
     d.rollback()
     assert sent(d) == [
         "sudo -n config list-checkpoints",
+        "show runningconfiguration all",  # the bgp container's boot fields before ...
         f"sudo -n config rollback {CHECKPOINT}",
         bgp("test -s /etc/frr/frr.conf.rollback"), *FRR_RESTORE,
         "sudo -n config save -y",
+        "show runningconfiguration all",  # ... and after: unchanged, so no container restart
     ]
 
 
@@ -354,3 +359,61 @@ def test_sn5600_takes_the_rendered_leaf_and_a_leafref_refusal_rolls_back() -> No
         d.commit_config()
     assert 'of value "pg_lossless_400000_5m_profile" points to a non-existing leaf' in str(err.value)
     assert sent(d)[-2:] == [f"sudo -n config replace {DB}", f"sudo -n config rollback {CHECKPOINT}"]
+
+
+# --------------------------------------------------------------------------- bgp container restart
+
+
+RESTART = "sudo -n systemctl restart bgp"
+DAEMONS = "sudo -n docker exec -i bgp vtysh -c 'show daemons'"
+
+
+def with_bfd(case: str, daemons: list[str], restart_exit: int = 0, **optional: Any) -> MockSonicDriver:
+    """A box that runs without frr_mgmt_framework_config, loaded with a candidate that sets it "true"
+    (bfdd starts only when the bgp container restarts); `show daemons` answers `daemons` in turn."""
+    db = json.loads((CANDIDATE / "config_db.json").read_text())
+    db["DEVICE_METADATA"]["localhost"]["frr_mgmt_framework_config"] = "true"
+    d = driver(case, **optional)
+    d._sleep = lambda seconds: None  # type: ignore[method-assign]
+    assert isinstance(d.transport, FakeTransport)
+    assert "frr_mgmt_framework_config" not in d._running_config_db()["DEVICE_METADATA"]["localhost"]
+    d.transport.commands.clear()
+    d.transport.stdins.clear()
+    d.transport.responses[RESTART] = [{"exit_status": restart_exit,
+                                       "stderr_text": "" if restart_exit == 0 else "Job for bgp.service failed.\n"}]
+    d.transport.responses[DAEMONS] = [{"stdout_text": line} for line in daemons]
+    d.load_replace_candidate(config={"config_db.json": db, "frr.conf": (CANDIDATE / "frr.conf").read_text()})
+    assert sent(d) == LOAD
+    return d
+
+
+def test_a_commit_that_turns_bfd_on_restarts_the_bgp_container_and_waits_for_bfdd() -> None:
+    d = with_bfd("commit_ok", [" zebra bgpd staticd\n", " zebra bgpd staticd bfdd\n"])
+    d.commit_config()
+    assert sent(d) == LOAD + PRECHECK + COMMITTED + [RESTART, DAEMONS, DAEMONS] + CLEANUP  # bfdd: second look
+
+
+def test_a_commit_that_keeps_the_container_fields_restarts_nothing() -> None:
+    d = loaded("commit_ok")
+    d.commit_config()
+    assert RESTART not in sent(d)
+
+
+def test_bfdd_that_never_answers_after_the_restart_rolls_the_commit_back() -> None:
+    d = with_bfd("commit_ok", [" zebra bgpd staticd\n"], restart_timeout=0)
+    d.transport.responses.update(FakeTransport(DATA / "rollback").responses)  # type: ignore[union-attr]
+    with pytest.raises(ReplaceConfigException, match="rolled back to checkpoint") as err:
+        d.commit_config()
+    assert "bfdd did not answer within 0 s" in str(err.value)
+    tail = sent(d)[sent(d).index(RESTART):]
+    assert tail == [RESTART, DAEMONS, bgp("test -s /etc/frr/frr.conf.rollback"), *FRR_RESTORE,
+                    f"sudo -n config rollback {CHECKPOINT}"]
+
+
+def test_a_failed_container_restart_rolls_the_commit_back() -> None:
+    d = with_bfd("commit_ok", [" zebra bgpd staticd bfdd\n"], restart_exit=1)
+    d.transport.responses.update(FakeTransport(DATA / "rollback").responses)  # type: ignore[union-attr]
+    with pytest.raises(ReplaceConfigException, match="systemctl restart bgp` exited 1: Job for bgp.service failed"):
+        d.commit_config()
+    assert DAEMONS not in sent(d)
+    assert sent(d)[-1] == f"sudo -n config rollback {CHECKPOINT}"
