@@ -42,9 +42,10 @@ is refused before anything is uploaded; "all": the candidate is the whole Config
 
 The bgp container reads ``docker_routing_config_mode`` and ``frr_mgmt_framework_config`` only when
 it starts (``BGP_CONTAINER_BOOT_FIELDS``): a commit that changes either restarts the container
-(``systemctl restart bgp``, as SONiC itself does) and waits until vtysh reaches every daemon the
-new value runs (bfdd with ``frr_mgmt_framework_config`` "true"); deploy labels that change
-``daemon-restart``.  Without the restart the ConfigDB would say BFD runs while bfdd never started.
+(``systemctl restart bgp``, as SONiC itself does) right after ``config replace``, and waits until
+vtysh reaches every daemon the new value runs (bfdd with ``frr_mgmt_framework_config`` "true")
+before FRR's part goes in; deploy labels that change ``daemon-restart``.  Without the restart the
+ConfigDB would say BFD runs while bfdd never started, and FRR's ``bfd`` block could not be applied.
 """
 
 from __future__ import annotations
@@ -298,11 +299,14 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
         1. FRR read-only checks (``vtysh --dryrun -f``, ``frr-reload.py --test``) - no change yet;
         2. ``sudo -n config checkpoint <prefix>-<UTC timestamp>``;
         3. ``sudo -n config replace <uploaded config_db.json>``;
-        4. FRR: save rollback point, install frr.conf, ``frr-reload.py --reload`` (+verify);
-        5. ``sudo -n config save -y`` (``save_config``).
-        A failure at 3 rolls ConfigDB back to the checkpoint; at 4 FRR restores its
-        rollback point and ConfigDB is rolled back; at 5 both are rolled back.  Then
-        ReplaceConfigException is raised.
+        4. only if the bgp container's boot fields change: ``systemctl restart bgp`` and wait for
+           its daemons -- before FRR, whose new lines may need a daemon only the restart starts
+           (a ``bfd`` block needs bfdd);
+        5. FRR: save rollback point, install frr.conf, ``frr-reload.py --reload`` (+verify);
+        6. ``sudo -n config save -y`` (``save_config``).
+        A failure at 3 or 4 rolls ConfigDB back to the checkpoint; at 5 FRR restores its
+        rollback point and ConfigDB is rolled back; at 6 both are rolled back.  A container
+        restarted at 4 is restarted again on the old values.  Then ReplaceConfigException is raised.
         """
         if revert_in is not None:
             raise NotImplementedError("commit confirm (revert_in) is not supported; use rollback()")
@@ -318,6 +322,8 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
             raise ReplaceConfigException(f"{self.hostname}: config checkpoint failed, nothing changed: "
                                          f"{res.error_text()[:2000]}")
 
+        restarted = False
+
         def fail(reason: str, frr_applied: bool) -> ReplaceConfigException:
             problems = []
             if frr_applied:
@@ -328,6 +334,10 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
             undo = self._config_rollback(checkpoint)
             if undo:
                 problems.append(undo)
+            elif restarted:  # the container back on the fields it ran with
+                again = self._restart_bgp_container(before)
+                if again:
+                    problems.append(again)
             if problems:
                 return ReplaceConfigException(
                     f"{self.hostname}: commit failed ({reason}) AND undoing it failed ({'; '.join(problems)}); "
@@ -338,6 +348,11 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
         res = self._run(self._gcu(f"replace {shlex.quote(self._db_candidate_path)}"), timeout=self.gcu_timeout)
         if not res.ok:
             raise fail(f"config replace exited {res.exit_status}: {res.error_text()[:2000]}", frr_applied=False)
+        if after != before:
+            restarted = True
+            reason = self._restart_bgp_container(after)
+            if reason:
+                raise fail(reason, frr_applied=False)
         try:
             self._frr_apply(self._candidate_path)
         except ReplaceConfigException as exc:
@@ -345,10 +360,6 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
         saved = self._config_save()
         if saved:
             raise fail(saved, frr_applied=True)
-        if after != before:
-            restarted = self._restart_bgp_container(after)
-            if restarted:
-                raise fail(restarted, frr_applied=True)
         self._last_checkpoint = checkpoint
         self._running_boot = after
         self.discard_config()

@@ -32,6 +32,32 @@ def test_daemons_are_the_templates_with_debians_fpm_module(sonic_platform: Path)
     assert "bfdd" not in dict(plain)
 
 
+def test_a_container_restart_starts_what_the_template_starts_for_the_configdb_of_then(
+        sonic_platform: Path, tmp_path: Path) -> None:
+    """`systemctl restart bgp` (sonic_cli.systemctl_main) picks its daemons by frr_mgmt_framework_config
+    as it is at the restart: both sets come from the template, rendered when the node is built."""
+    from fabricgen.lab.daemons import NodePaths, write_sonic_node
+
+    db = {"DEVICE_METADATA": {"localhost": {"docker_routing_config_mode": "split-unified"}}}
+    box = sonic_box.sonic_box(sonic_platform, db)
+    assert "bfdd" not in box.daemon_names  # boots without the flag ...
+    variants = dict(box.restart_daemons)
+    for key, meta in ((sonic_cli.MGMT_TRUE, {"frr_mgmt_framework_config": "true"}), (sonic_cli.MGMT_OTHER, {})):
+        conf = sonic_box.supervisord_conf(sonic_platform, {"docker_routing_config_mode": "split-unified", **meta})
+        assert variants[key] == sonic_box.container_daemons(conf)[0]
+    assert "bfdd" in dict(variants[sonic_cli.MGMT_TRUE]) and "bfdd" not in dict(variants[sonic_cli.MGMT_OTHER])
+    paths = NodePaths(tmp_path)
+    paths.run.mkdir(parents=True)
+    (tmp_path / "etc-sonic").mkdir()
+    write_sonic_node(box, paths)
+    spec = json.loads((paths.sonic_bin / sonic_cli.CONTAINER_FILE).read_text())
+    assert spec["stop"][-1] == "zebra" and "bfdd" in spec["stop"]  # ... but a restart may have started bfdd
+    first = spec["start"][sonic_cli.MGMT_TRUE][0]
+    assert first[0] == "/usr/lib/frr/zebra" and "-d" in first and "/run/frr/zebra.pid" in first
+    wrapper = (paths.sonic_bin / "systemctl").read_text()
+    assert f"systemctl {paths.sonic_bin / sonic_cli.CONTAINER_FILE}" in wrapper
+
+
 def test_init_script_is_docker_inits_branch(sonic_platform: Path) -> None:
     script = sonic_box.init_script(sonic_platform, "split-unified")
     assert sonic_box.docker_init_function(sonic_platform) in script

@@ -9,6 +9,7 @@ while the host still sees every pidfile and log under the workdir.
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import shlex
@@ -18,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabricgen.lab import sonic_box
+from fabricgen.lab import sonic_box, sonic_cli
 from fabricgen.lab.netns import MGMT_IF
 from fabricgen.lab.nic_emulation import sysfs_commands, write_stubs
 from fabricgen.lab.sonic_box import SonicBox
@@ -364,9 +365,18 @@ def prepare_node_dir(node: LabNode, paths: NodePaths, authorized_keys: Path, ip_
 
 
 def write_sonic_node(box: SonicBox, paths: NodePaths) -> None:
-    """A SONiC node's files: docker_init's script, the stand-in commands, ConfigDB as it boots."""
+    """A SONiC node's files: docker_init's script, the stand-in commands, ConfigDB as it boots, and what
+    `systemctl restart bgp` runs (sonic_cli.systemctl_main)."""
     paths.sonic_init.write_text(box.init_script)
     sonic_box.write_bin(paths.sonic_bin)
+    names = {name for _, daemons in box.restart_daemons for name, _ in daemons} | set(box.daemon_names)
+    container = {
+        "init": str(paths.sonic_init),
+        "stop": sorted(names, key=lambda d: d == "zebra"),  # zebra last, as its clients go first
+        "start": {key: [shlex.split(_frr_argv(name, argv)) for name, argv in daemons]
+                  for key, daemons in box.restart_daemons},
+    }
+    (paths.sonic_bin / sonic_cli.CONTAINER_FILE).write_text(json.dumps(container, indent=1) + "\n")
     (paths.run / "sonic").mkdir(exist_ok=True)
     (paths.run / "sonic" / "config_db.json").write_text(box.config_db)  # CONFIG_DB (sonic_cli.RUNNING)
     (paths.root / SONIC_MOUNT[0] / "config_db.json").write_text(box.config_db)  # saved (sonic_cli.STARTUP)

@@ -46,6 +46,8 @@ class SonicBox:
     init_script: str  # docker_init.sh's frr.conf treatment for the routing mode (bash)
     config_db: str  # the ConfigDB the box boots with (JSON text)
     not_run: tuple[str, ...] = ()  # the template's programs the lab does not run, with why
+    # what `systemctl restart bgp` starts, by frr_mgmt_framework_config ("true" / anything else)
+    restart_daemons: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
 
     @property
     def daemon_names(self) -> tuple[str, ...]:
@@ -139,8 +141,13 @@ def sonic_box(pack: Path, config_db: Mapping[str, Any]) -> SonicBox:
     metadata = config_db.get("DEVICE_METADATA", {}).get("localhost", {})
     mode = metadata.get("docker_routing_config_mode", "separated")
     daemons, not_run = container_daemons(supervisord_conf(pack, metadata))
+    base = {k: v for k, v in metadata.items() if k != "frr_mgmt_framework_config"}
+    restart = tuple((key, container_daemons(supervisord_conf(pack, meta))[0])
+                    for key, meta in ((sonic_cli.MGMT_TRUE, {**base, "frr_mgmt_framework_config": "true"}),
+                                      (sonic_cli.MGMT_OTHER, base)))
     return SonicBox(daemons=daemons, init_script=init_script(pack, mode),
-                    config_db=json.dumps(config_db, indent=4, sort_keys=True) + "\n", not_run=not_run)
+                    config_db=json.dumps(config_db, indent=4, sort_keys=True) + "\n", not_run=not_run,
+                    restart_daemons=restart)
 
 
 _SUDO = """#!/bin/sh
@@ -162,7 +169,7 @@ exec "$@"
 
 
 def write_bin(directory: Path) -> None:
-    """The SONiC commands the driver runs, first on the node's PATH: sudo, docker, show, config."""
+    """The SONiC commands the driver runs, first on the node's PATH: sudo, docker, show, config, systemctl."""
     directory.mkdir(parents=True, exist_ok=True)
     # The system Python (frr-reload.py's own) on a copy of the two modules it needs (standard library
     # only): inside a node /root is the node's, so an interpreter or a checkout under /root is not there.
@@ -174,9 +181,10 @@ def write_bin(directory: Path) -> None:
     shutil.copyfile(sonic_configdb.__file__, package / "sonic_configdb.py")
     shutil.copyfile(sonic_cli.__file__, lib / "sonic_cli.py")
     scripts = {"sudo": _SUDO, "docker": _DOCKER}
-    for name in ("show", "config"):
+    for name in ("show", "config", "systemctl"):
+        extra = f" {shlex.quote(str(directory / sonic_cli.CONTAINER_FILE))}" if name == "systemctl" else ""
         scripts[name] = (f"#!/bin/sh\nPYTHONPATH={shlex.quote(str(lib))} exec {SYSTEM_PYTHON} "
-                         f'{shlex.quote(str(lib / "sonic_cli.py"))} {name} "$@"\n')
+                         f'{shlex.quote(str(lib / "sonic_cli.py"))} {name}{extra} "$@"\n')
     for name, text in scripts.items():
         path = directory / name
         path.write_text(text, encoding="utf-8")

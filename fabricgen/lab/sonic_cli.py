@@ -1,4 +1,5 @@
-"""`show` and `config` on a lab SONiC node: a small, honest stand-in for ConfigDB and GCU.
+"""`show`, `config` and `systemctl restart bgp` on a lab SONiC node: small, honest stand-ins for
+ConfigDB, GCU and the bgp container's restart.
 
 A lab node has no Redis, swss or sonic-utilities, so the SONiC driver's ConfigDB commands are
 served from files, in the shapes sonic-utilities 691b1bbc4 prints (config/main.py, show/main.py,
@@ -12,14 +13,20 @@ generic_config_updater/generic_updater.py):
   failures print "Failed to replace config" and click's usage error (exit 2);
 * what swss would do with the tables fabricgen renders and a veth can carry is done to the kernel:
   INTERFACE / LOOPBACK_INTERFACE addresses (intfmgrd; Loopback0 is a dummy netdev) and PORT
-  admin_status / mtu (portmgrd).  QoS and buffers stay in the file: veths have no queues.
+  admin_status / mtu (portmgrd).  QoS and buffers stay in the file: veths have no queues;
+* `systemctl restart bgp` restarts the node's FRR as the bgp container would start it for the
+  ConfigDB as it is now (`systemctl_main`; the daemon sets come from SONiC's supervisord template,
+  rendered on the lab host into `bgp-container.json`).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,6 +34,9 @@ from typing import Any
 from fabricgen.platforms.sonic_configdb import dangling_references
 
 RUNNING = Path("/run/sonic/config_db.json")
+FRR_RUN = Path("/run/frr")  # the FRR daemons' pidfiles
+CONTAINER_FILE = "bgp-container.json"  # next to the stand-ins: what `systemctl restart bgp` stops and starts
+MGMT_TRUE, MGMT_OTHER = "true", "other"  # frr_mgmt_framework_config "true", or anything else / absent
 STARTUP = Path("/etc/sonic/config_db.json")
 CHECKPOINTS = Path("/etc/sonic/checkpoints")
 CHECKPOINT_EXT = ".cp.json"
@@ -200,9 +210,56 @@ def show_main(argv: list[str]) -> int:
     return 0
 
 
+def _stop(name: str) -> None:
+    """Stop one FRR daemon of this node by its pidfile (the lab or an earlier restart started it)."""
+    pidfile = FRR_RUN / f"{name}.pid"
+    try:
+        pid = int(pidfile.read_text(encoding="utf-8").split()[0])
+    except (OSError, ValueError, IndexError):
+        return
+    for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + wait
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not Path(f"/proc/{pid}").exists():
+            break
+    pidfile.unlink(missing_ok=True)
+
+
+def systemctl_main(container: Path, argv: list[str]) -> int:
+    """`systemctl restart bgp`: the bgp container restarts as SONiC's does.  Its FRR daemons stop,
+    docker_init.sh's frr.conf treatment runs, the daemons supervisord's template starts for the
+    ConfigDB's DEVICE_METADATA *now* start (zebra first; bfdd only with frr_mgmt_framework_config
+    "true"), and `vtysh -b` loads frr.conf (supervisord's vtysh_b, whose errors nobody reads)."""
+    if argv != ["restart", "bgp"]:
+        print(f"systemctl: the lab's SONiC node knows `restart bgp`, not {' '.join(argv)!r}", file=sys.stderr)
+        return 1
+    spec = json.loads(container.read_text(encoding="utf-8"))
+    meta = _load(RUNNING).get("DEVICE_METADATA", {}).get("localhost", {})
+    start = spec["start"][MGMT_TRUE if meta.get("frr_mgmt_framework_config") == "true" else MGMT_OTHER]
+    for name in spec["stop"]:
+        _stop(name)
+    if subprocess.run(["bash", spec["init"]], check=False).returncode:
+        print("Job for bgp.service failed: docker_init.sh failed", file=sys.stderr)
+        return 1
+    for command in start:  # `-d`: each returns once its daemon is ready
+        if subprocess.run(command, check=False).returncode:
+            print(f"Job for bgp.service failed: {command[0]} did not start", file=sys.stderr)
+            return 1
+    subprocess.run(["vtysh", "-b"], check=False, capture_output=True)
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) >= 2 and argv[0] == "systemctl":
+        return systemctl_main(Path(argv[1]), argv[2:])
     if not argv or argv[0] not in ("show", "config"):
-        print("usage: python -m fabricgen.lab.sonic_cli show|config ARGS", file=sys.stderr)
+        print("usage: python -m fabricgen.lab.sonic_cli show|config ARGS | systemctl CONTAINER_FILE ARGS",
+              file=sys.stderr)
         return 2
     return show_main(argv[1:]) if argv[0] == "show" else config_main(argv[1:])
 

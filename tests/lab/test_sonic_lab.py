@@ -155,6 +155,47 @@ def test_redeploy_is_unchanged(plan: Plan, lab: LabState, build: Build, leaves: 
         assert all(line in running(lab, leaf) for line in FPM_LINES)
 
 
+def test_a_box_without_bfdd_gets_it_from_a_deploy(plan: Plan, lab: LabState, build: Build, leaves: list[str],
+                                                  tmp_path: Path) -> None:
+    """A box set up before fabricgen: no frr_mgmt_framework_config, so its bgp container runs no bfdd.
+    The deploy must restart the container (the only way bfdd starts) before FRR's bfd block goes in."""
+    leaf = leaves[0]
+    db = config_db(lab, leaf)
+    db.pop("bgpraw")
+    del db["DEVICE_METADATA"]["localhost"]["frr_mgmt_framework_config"]
+    target = tmp_path / "without-bfd.json"
+    target.write_text(json.dumps(db))
+    assert sonic_cmd(lab, leaf, "config", "replace", str(target))[0] == 0
+    rc, _, err = sonic_cmd(lab, leaf, "systemctl", "restart", "bgp")
+    assert rc == 0, err
+
+    def daemons() -> set[str]:
+        return set(sh(lab, leaf, "vtysh", "-c", "show daemons").split())
+
+    assert {"zebra", "bgpd", "staticd"} <= daemons() and "bfdd" not in daemons()  # the template without the flag
+
+    dry = run_deploy(plan, build, DeployOptions(lab_dir=lab.workdir, dry_run=True, limit=leaf))
+    assert dry.ok and list(dry.changed) == [leaf]
+    assert leaf in dry.impacts()["daemon-restart"]
+    assert "bfdd" not in daemons()  # a dry run changes nothing
+
+    report = run_deploy(plan, build, DeployOptions(lab_dir=lab.workdir, limit=leaf))
+    assert report.ok and list(report.changed) == [leaf], report.failed
+    assert "bfdd" in daemons()
+    assert config_db(lab, leaf)["DEVICE_METADATA"]["localhost"]["frr_mgmt_framework_config"] == "true"
+    assert all(line in running(lab, leaf) for line in FPM_LINES)  # docker_init.sh ran again at the restart
+    bgp = plan.switches[leaf].bgp
+    assert bgp is not None
+    want = sum(1 for n in bgp.neighbors if n.bfd)
+
+    def bfd_up() -> bool:
+        peers = json.loads(sh(lab, leaf, "vtysh", "-c", "show bfd peers json"))
+        return len(peers) == want and all(p.get("status") == "up" for p in peers)
+
+    wait_for(bfd_up, what=f"{leaf}'s BFD sessions after its bgp container restart")
+    assert deploy(plan, build, lab).unchanged == sorted(plan.switches)
+
+
 def test_config_replace_refuses_what_gcu_refuses(lab: LabState, leaves: list[str], tmp_path: Path) -> None:
     leaf = leaves[0]
     db = config_db(lab, leaf)
