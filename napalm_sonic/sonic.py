@@ -404,20 +404,22 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
         return ours[-1]
 
     def rollback(self) -> None:
-        """``config rollback`` to the last commit's checkpoint, FRR rollback point reload, ``config save -y``."""
+        """``config rollback`` to the last commit's checkpoint, the bgp container restarted if the
+        checkpoint holds other boot fields (before FRR, as in a commit), FRR rollback point reload,
+        ``config save -y``."""
         checkpoint = self._latest_checkpoint()
         before = self._running_boot if self._running_boot is not None else boot_fields(self._running_config_db())
         undo = self._config_rollback(checkpoint)
         if undo:
             raise CommandErrorException(f"{self.hostname}: {undo}")
+        after = boot_fields(self._running_config_db())
+        if after != before:
+            restarted = self._restart_bgp_container(after)
+            if restarted:
+                raise CommandErrorException(f"{self.hostname}: ConfigDB rolled back, FRR not: {restarted}")
+        self._running_boot = after
         self._frr_rollback()
         saved = self._config_save()
         if saved:
             raise CommandErrorException(f"{self.hostname}: rolled back but {saved}")
-        after = boot_fields(self._running_config_db())  # the checkpoint may hold other container fields
-        if after != before:
-            restarted = self._restart_bgp_container(after)
-            if restarted:
-                raise CommandErrorException(f"{self.hostname}: rolled back but {restarted}")
-        self._running_boot = after
         self._last_checkpoint = None

@@ -304,9 +304,9 @@ def test_rollback_uses_the_latest_fabricgen_checkpoint() -> None:
         "sudo -n config list-checkpoints",
         "show runningconfiguration all",  # the bgp container's boot fields before ...
         f"sudo -n config rollback {CHECKPOINT}",
+        "show runningconfiguration all",  # ... and after: unchanged, so no container restart
         bgp("test -s /etc/frr/frr.conf.rollback"), *FRR_RESTORE,
         "sudo -n config save -y",
-        "show runningconfiguration all",  # ... and after: unchanged, so no container restart
     ]
 
 
@@ -417,3 +417,16 @@ def test_a_failed_container_restart_rolls_the_commit_back() -> None:
     assert DAEMONS not in sent(d) and SAVE_ROLLBACK_POINT not in sent(d)
     assert sent(d)[-2:] == [f"sudo -n config rollback {CHECKPOINT}", RESTART]  # the second restart fails too
     assert "AND undoing it failed" in str(err.value)
+
+
+def test_a_rollback_to_other_boot_fields_restarts_the_container_before_frr() -> None:
+    """The checkpoint was taken before a commit turned BFD on: rolling back restarts the container
+    without bfdd first, then restores FRR (as a commit restarts it before applying FRR)."""
+    d = with_bfd("commit_ok", [" zebra bgpd staticd\n", " zebra bgpd staticd bfdd\n"])
+    d.commit_config()
+    d.transport.responses.update(FakeTransport(DATA / "rollback").responses)  # type: ignore[union-attr]
+    d.transport.responses[RESTART] = [{"exit_status": 0}]
+    d.transport.commands.clear()  # type: ignore[union-attr]
+    d.rollback()
+    assert sent(d) == [f"sudo -n config rollback {CHECKPOINT}", "show runningconfiguration all", RESTART, DAEMONS,
+                       bgp("test -s /etc/frr/frr.conf.rollback"), *FRR_RESTORE, "sudo -n config save -y"]
