@@ -372,11 +372,10 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
             return f"`{command}` exited {res.exit_status}: {res.error_text()[:2000]}"
         wanted = bgp_container_daemons(metadata)
         deadline = time.monotonic() + self.restart_timeout
-        running: set[str] = set()
         while True:
             res = self._run(self._vtysh("show daemons"))
             running = set(res.stdout.split()) if res.ok else set()
-            if running >= set(wanted):
+            if running.issuperset(wanted):
                 return ""
             if time.monotonic() >= deadline:
                 missing = ", ".join(d for d in wanted if d not in running)

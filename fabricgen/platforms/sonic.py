@@ -78,6 +78,8 @@ def bgp_container_daemons(metadata: dict[str, str]) -> tuple[str, ...]:
     (supervisord.conf.common.j2: zebra and bgpd always, bfdd only with frr_mgmt_framework_config "true")."""
     bfd = ("bfdd",) if metadata.get("frr_mgmt_framework_config") == "true" else ()
     return ("zebra", "bgpd", *bfd)
+
+
 DEVICE_TYPE = {"leaf": "BackEndLeafRouter", "spine": "BackEndSpineRouter", "super_spine": "UpperSpineRouter"}
 MAP = "AI"  # the one name of every QoS map
 CABLE_LENGTH_MAP = "AZURE"  # SONiC's buffer manager reads CABLE_LENGTH|AZURE
