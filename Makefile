@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 INTENT ?= inventory/fabric.yaml
 OUT    ?= build
 
-.PHONY: venv constraints render plan inventory sonic-yang test test-fast lint typecheck bench bench-lab golden sonic-platform clean
+.PHONY: venv constraints render plan inventory sonic-yang test test-fast lint typecheck bench bench-lab golden sonic-platform docs-cli clean
 
 # Every extra, at the versions of constraints.txt (`make constraints` refreshes it from a fresh venv).
 $(BIN)/fabricgen: pyproject.toml constraints.txt
@@ -48,10 +48,10 @@ test-fast: venv
 	$(BIN)/pytest -q -m "not lab"
 
 lint: venv
-	$(BIN)/ruff check fabricgen napalm_frr napalm_sonic napalm_nxos_fabricgen napalm_eos_fabricgen tests bench
+	$(BIN)/ruff check fabricgen napalm_frr napalm_sonic napalm_nxos_fabricgen napalm_eos_fabricgen tests bench tools
 
 typecheck: venv
-	$(BIN)/mypy fabricgen napalm_frr napalm_sonic napalm_nxos_fabricgen napalm_eos_fabricgen
+	$(BIN)/mypy fabricgen napalm_frr napalm_sonic napalm_nxos_fabricgen napalm_eos_fabricgen tools
 
 bench: venv
 	$(BIN)/python bench/bench_render.py
@@ -60,11 +60,16 @@ bench: venv
 bench-lab: venv
 	$(BIN)/python bench/bench_lab.py
 
-# SONiC's SKU files (port_config.ini, hwsku.json, buffer templates, pg_profile_lookup.ini) at the pinned
-# sonic-buildimage commit, into ../shared/sonic-platform (or SONIC_PLATFORM=DIR); needs internet access.
-SONIC_PLATFORM ?= ../shared/sonic-platform
+# Regenerate the SONiC facts fabricgen ships (fabricgen/platforms/sonic_facts/: one record per SKU, GCU's rules)
+# from SONiC's own files: SONIC_PLATFORM=DIR names a sonic-buildimage tree; without it the pinned files are
+# fetched into ~/.cache/fabricgen (needs github.com).  Review `git diff`, then commit.
+SONIC_PLATFORM ?=
 sonic-platform: venv
-	$(BIN)/python -m fabricgen.sonic_fetch $(SONIC_PLATFORM)
+	$(BIN)/python tools/sonic_facts.py $(SONIC_PLATFORM)
+
+# Regenerate the README's commands table and docs/commands.md from the CLI (a test fails when they are stale).
+docs-cli: venv
+	$(BIN)/python tools/cli_docs.py
 
 # Regenerate the reviewed golden files of the example fabric (review the diff before committing).
 golden: venv

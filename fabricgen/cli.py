@@ -1,4 +1,4 @@
-"""Command line: `fabricgen plan | render | check | lab | deploy | validate`.
+"""Command line: one fabric intent -> plan, configs, checks, deploy and validation of a RoCEv2 AI fabric.
 
 Every command takes `-i INTENT` the same way.  Bad input exits 2 with a
 message naming file, field, line and fix (never a traceback); failed checks
@@ -70,8 +70,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
     for tier, n in s["links"].items():
         t.add_row(f"links {tier}", str(n))
     for tier, ratio in s["oversubscription"].items():
-        t.add_row(f"oversubscription {tier}", ratio)
+        t.add_row(f"oversubscription {tier} (ports in use)", ratio)
     con.print(t)
+    u = Table(title="ports per switch: in use / budget (busiest switch of each role)")
+    for col in ("role", "down", "up"):
+        u.add_column(col, justify="left" if col == "role" else "right")
+    for role, use in s["port_use"].items():
+        u.add_row(role, *(f"{use[d][0]} / {use[d][1]}" if use[d][1] else "-" for d in ("down", "up")))
+    con.print(u)
     if s["choices"]:
         c = Table(title="derived choices")
         for col in ("choice", "value", "why"):
@@ -100,6 +106,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     for role, hw in s["hardware"].items():
         h.add_row(role, hw["platform"], hw["sku"], hw["ports"], hw["port_names"])
     con.print(h)
+    for role, hw in s["hardware"].items():
+        if hw["facts"]:
+            con.print(f"{role} {hw['sku']} facts: {hw['facts']}", markup=False)
     if s["headroom"]:
         _print_headroom(con, s["headroom"])
     generic = [role for role, hw in s["hardware"].items() if hw["port_names"] == "generic"]
@@ -116,18 +125,22 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _print_headroom(con: Any, rows: list[dict[str, Any]]) -> None:
-    """SONiC lossless PG headroom: fabricgen's computation beside what the switch will use (sonic_buffers)."""
-    t = Table(title="SONiC lossless PG headroom, bytes: fabricgen's / the switch's")
-    for col in ("role", "buffer model", "speed", "cable", "xon", "xoff", "size", "the switch's from"):
+    """SONiC lossless PG headroom: what the switch applies, beside fabricgen's own planning figure."""
+    t = Table(title="SONiC lossless PG headroom, bytes (xon / xoff / size)",
+              caption="applied: what the switch uses, from the source named (dynamic model: its buffer manager "
+                      "computes it and fabricgen renders no number; traditional model: the SKU's "
+                      "pg_profile_lookup.ini row, which fabricgen renders). fabricgen's: the plan's lane-"
+                      "conservative figure, used for NX-OS pause buffers and their check; shown to compare only.",
+              caption_justify="left")
+    for col in ("role", "buffer model", "speed", "cable", "applied", "applied from", "fabricgen's"):
         t.add_column(col)
 
-    def pair(key: str, row: dict[str, Any]) -> str:
-        theirs = row["switch"][key]
-        return f"{row['fabricgen'][key]} / {theirs if theirs is not None else '-'}"
+    def triple(values: dict[str, Any]) -> str:
+        return " / ".join(str(values[k]) if values[k] is not None else "-" for k in ("xon", "xoff", "size"))
 
     for r in rows:
-        t.add_row(r["role"], r["model"], f"{r['speed']}G", f"{r['cable_m']:g} m", pair("xon", r), pair("xoff", r),
-                  pair("size", r), r["source"] + (" (flagged)" if r["flagged"] else ""))
+        t.add_row(r["role"], r["model"], f"{r['speed']}G", f"{r['cable_m']:g} m", triple(r["switch"]),
+                  r["source"] + (" (flagged)" if r["flagged"] else ""), triple(r["fabricgen"]))
     con.print(t)
 
 
@@ -195,12 +208,16 @@ def _add_intent(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from fabricgen import __version__
+
     parser = argparse.ArgumentParser(prog="fabricgen", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--version", action="version", version=f"fabricgen {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("plan", help="resolve the intent and print the plan summary")
     _add_intent(p)
-    p.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    p.add_argument("--format", choices=["table", "json", "csv"], default="table",
+                   help="table: the summary; json: the whole plan; csv: the cabling plan, one row per cable")
     p.set_defaults(func=cmd_plan)
 
     p = sub.add_parser("render", help="write every switch config, the plan, cabling and NIC scripts")
@@ -235,8 +252,8 @@ def _add_debug(p: argparse.ArgumentParser, default: object) -> None:
 
 def _add_sonic_platform(p: argparse.ArgumentParser, default: object) -> None:
     p.add_argument("--sonic-platform", metavar="DIR", default=default,
-                   help="SONiC SKU files (a sonic-buildimage device/ tree; default $FABRICGEN_SONIC_PLATFORM "
-                        "or ../shared/sonic-platform; `make sonic-platform` fetches them)")
+                   help="SONiC SKU files for a SKU fabricgen does not ship, or a newer copy of one it does (a "
+                        "sonic-buildimage checkout or its device/ tree; default $FABRICGEN_SONIC_PLATFORM)")
 
 
 def _stage_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
@@ -244,7 +261,7 @@ def _stage_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
     import importlib
 
     modules = ("fabricgen.check.cli", "fabricgen.lab.cli", "fabricgen.deploy", "fabricgen.validate",
-               "fabricgen.analyze.cli")
+               "fabricgen.analyze.cli", "fabricgen.platforms.catalog")
     return [importlib.import_module(m).register_cli for m in modules]
 
 

@@ -194,3 +194,18 @@ def replaced_dir(target: str | Path, force: bool = False, keep: list[Path] | Non
         except BaseException:
             shutil.rmtree(scratch, ignore_errors=True)
             raise
+
+
+def write_atomically(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``: a reader (the
+    node_exporter textfile collector) sees the old file or the new one, never half of one."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or Path("."))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -318,6 +318,7 @@ def summary(plan: Plan, physical: Physical | None = None) -> dict[str, Any]:
         "envelope": {"max_leaves": d.max_leaves, "max_spines": d.max_spines,
                      "max_super_spines": d.max_super_spines, "max_pods": d.max_pods},
         "hardware": hardware_summary(plan),
+        "port_use": port_use(plan),
         "adaptive_routing": {"enabled": plan.adaptive_routing.enabled, "mode": plan.adaptive_routing.mode,
                              "active_ports": plan.adaptive_routing.active_ports,
                              "switches": plan.adaptive_routing.switches},
@@ -350,6 +351,24 @@ def plan_dict(plan: Plan, physical: Physical | None = None) -> dict[str, Any]:
     }
 
 
+def port_use(plan: Plan) -> dict[str, dict[str, list[int]]]:
+    """Per role, the busiest switch's ports in use against the design's budget: {"down": [used, budget], "up": ...}.
+
+    The budget is what the design sets aside per switch (the derived choices); oversubscription is measured
+    on the ports in use, so a leaf with room to grow shows both."""
+    d = plan.envelope
+    out: dict[str, dict[str, list[int]]] = {}
+    for role in ("leaf", "spine", "super_spine"):
+        switches = plan.by_role(role)
+        if not switches:
+            continue
+        down_side, up_side = d.sides(role)
+        used = {direction: max(sum(1 for i in sw.interfaces if i.direction == direction) for sw in switches)
+                for direction in ("down", "up")}
+        out[role] = {"down": [used["down"], down_side.ports], "up": [used["up"], up_side.ports]}
+    return out
+
+
 def hardware_summary(plan: Plan) -> dict[str, dict[str, str]]:
     """Per role: the SKU (or generic naming) and the cages the fabric uses."""
     out: dict[str, dict[str, str]] = {}
@@ -368,5 +387,6 @@ def hardware_summary(plan: Plan) -> dict[str, dict[str, str]]:
             "ports": cages,
             "port_names": "generic" if hw.generic else "SKU",
             "buffer_model": hw.sku.buffer_model or "" if hw.sku is not None else "",
+            "facts": hw.sku.origin if hw.sku is not None else "",
         }
     return out

@@ -6,19 +6,25 @@ buffer model, and the capabilities fabricgen may render on it.  The plan, cablin
 configs and lab take port names from here; a role without a SKU gets a *generic* record
 synthesised from its `switch_models` numbers, and `plan` says its names are generic.
 
-SONiC records are read from SONiC's own SKU files in a sonic-buildimage ``device/`` tree
-(``device/<vendor>/<platform>/<HWSKU>/``): ``port_config.ini`` (names, lanes, alias,
-index, speed; its ``# name ...`` header names the columns), ``hwsku.json`` (speed from the
-default breakout mode where the ini has no speed column, fec), ``pg_profile_lookup.ini``
-(the traditional buffer model's headroom per speed and cable), which ``buffers*.j2`` the
-SKU ships (dynamic / traditional buffer model) and ``platform_asic``.  What those files do
-not state plainly (which egress queues the SKU's buffer templates make lossless, the ECN
-thresholds of its QoS template) is in `SONIC_SKU_FACTS`; tests/test_sonic_factory.py
-checks every entry against the ConfigDB SONiC's own `sonic-cfggen` generates for the SKU.
+SONiC records come from SONiC's own SKU files in a sonic-buildimage ``device/`` tree
+(``device/<vendor>/<platform>/<HWSKU>/``): ``port_config.ini`` (names, lanes, alias, index,
+speed; its ``# name ...`` header names the columns), ``hwsku.json`` (speed from the default
+breakout mode where the ini has no speed column, fec), ``pg_profile_lookup.ini`` (the
+traditional buffer model's headroom per speed and cable), which ``buffers*.j2`` the SKU ships
+(dynamic / traditional buffer model), whether it ships ``qos.json.j2``, and ``platform_asic``.
+`sku_facts()` reads those files into one compact, fabricgen-format record; the SKUs fabricgen
+supports ship as such records in ``fabricgen/platforms/sonic_facts/skus/<HWSKU>.json`` (made
+by ``make sonic-platform``, tools/sonic_facts.py), so a clone or a wheel renders offline.
+What the files do not state plainly (which egress queues the SKU's buffer templates make
+lossless, the ECN thresholds of its QoS template) is in `SONIC_SKU_FACTS`;
+tests/test_sonic_factory.py checks every entry against the ConfigDB SONiC's own
+`sonic-cfggen` generates for the SKU, and tests/test_skus.py checks every shipped record
+against the SKU files it was made from.
 
-Where SONiC SKU data is looked up, first hit wins: `use_platform_dir()` (the CLI's
-``--sonic-platform DIR``), ``$FABRICGEN_SONIC_PLATFORM``, ``../shared/sonic-platform``
-beside the checkout.  ``make sonic-platform`` fetches the pinned sonic-buildimage files.
+Where a SONiC SKU is looked up, first hit wins: ``--sonic-platform DIR`` (`use_platform_dir()`),
+then ``$FABRICGEN_SONIC_PLATFORM`` (a sonic-buildimage tree, for SKUs fabricgen does not ship or
+a newer copy of one it does), then the records shipped in the package.  `HardwareSku.origin`
+says which, and `plan` prints it.
 
 NX-OS models are declared in `fabricgen.nxos_models` (one record per Nexus model, with its
 sources) and resolved here into `NXOS_MODELS`: front-panel naming ``Ethernet1/N``, broken out
@@ -37,14 +43,15 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 from fabricgen.nxos_models import NXOS_MODEL_RECORDS, NxosModel
 from fabricgen.platforms import registry
 from fabricgen.platforms.registry import SONIC_COMMUNITY_ECN, EcnDefault
 
 PLATFORM_ENV = "FABRICGEN_SONIC_PLATFORM"
-SHARED_PLATFORM = Path(__file__).resolve().parents[2] / "shared" / "sonic-platform"
+SHIPPED_SKUS = Path(__file__).resolve().parent / "platforms" / "sonic_facts" / "skus"  # <HWSKU>.json
+FACTS_FORMAT = 1  # the shipped records' layout; a record of another layout is regenerated, never guessed at
 BufferModel = Literal["dynamic", "traditional"]
 
 # Capabilities a SKU record may carry beyond its platform's (platforms/registry.py holds those, e.g.
@@ -199,7 +206,8 @@ class HardwareSku:
     lossless_queues: tuple[int, ...] | None = None  # None: unknown (no buffer templates)
     ecn_default: EcnDefault | None = None
     capabilities: frozenset[str] = frozenset()
-    source: str = ""  # where the record came from (the SKU directory)
+    source: str = ""  # what the record was read from (SONiC: the SKU directory or the shipped file)
+    origin: str = ""  # where its facts came from, as `plan` says it (SONiC: shipped, --sonic-platform, ...)
     # Models whose cages the *config* breaks out (NX-OS `interface breakout`): (logical ports, Gb/s) per cage;
     # empty = the SKU's files fix every port (SONiC).
     breakouts: tuple[tuple[int, int], ...] = ()
@@ -281,6 +289,7 @@ def nxos_model_sku(model: NxosModel) -> HardwareSku:
         ports += [SkuPort(f"Ethernet1/{number + i + 1}", number + i + 1, speed) for i in range(count)]
         number += count
     return HardwareSku(name=model.name, platform="nxos", ports=tuple(ports), asic=model.asic, source=model.source,
+                       origin=f"shipped with fabricgen ({model.source})",
                        breakouts=model.breakouts, cage=model.cage, lanes=model.lanes,
                        adaptive_routing_modes=model.adaptive_routing_modes)
 
@@ -302,13 +311,15 @@ def use_platform_dir(path: str | Path | None) -> None:
 
 
 def platform_dir() -> Path | None:
-    """--sonic-platform, else $FABRICGEN_SONIC_PLATFORM, else ../shared/sonic-platform (if present)."""
+    """The user's own SONiC SKU tree: --sonic-platform, else $FABRICGEN_SONIC_PLATFORM, else None."""
     if _override is not None:
         return _override
     env = os.environ.get(PLATFORM_ENV)
-    if env:
-        return Path(env)
-    return SHARED_PLATFORM if SHARED_PLATFORM.is_dir() else None
+    return Path(env) if env else None
+
+
+def _platform_dir_name() -> str:
+    return "--sonic-platform" if _override is not None else f"${PLATFORM_ENV}"
 
 
 def _device_root(root: Path) -> Path:
@@ -323,6 +334,12 @@ def sonic_sku_dirs(root: Path) -> dict[str, Path]:
     for ini in sorted(_device_root(root).glob("*/*/*/port_config.ini")):
         found.setdefault(ini.parent.name, ini.parent)
     return found
+
+
+@cache
+def shipped_sonic_skus() -> dict[str, Path]:
+    """HWSKU name -> its record shipped in the package (platforms/sonic_facts/skus/<HWSKU>.json)."""
+    return {f.stem: f for f in sorted(SHIPPED_SKUS.glob("*.json"))}
 
 
 def _speed_gbps(text: str) -> int:
@@ -363,9 +380,13 @@ def parse_port_config(text: str, hwsku: Mapping[str, Mapping[str, str]] | None =
         else:
             raise ValueError(f"port {name}: no speed column and no hwsku.json breakout mode")
         fec = cols.get("fec") or extra.get("fec", "")
-        out.append(SkuPort(name, int(cols.get("index", "0")), speed, cols.get("lanes", ""), cols["alias"], fec,
-                           MappingProxyType(dict(cols))))
+        out.append(_port(name, speed, fec, cols))
     return tuple(out)
+
+
+def _port(name: str, speed: int, fec: str, cols: Mapping[str, str]) -> SkuPort:
+    return SkuPort(name, int(cols.get("index", "0")), speed, cols.get("lanes", ""), cols.get("alias", name), fec,
+                   MappingProxyType(dict(cols)))
 
 
 def parse_pg_lookup(text: str) -> dict[tuple[int, int], PgHeadroom]:
@@ -384,10 +405,13 @@ def parse_pg_lookup(text: str) -> dict[tuple[int, int], PgHeadroom]:
     return rows
 
 
-@cache
-def load_sonic_sku(sku_dir: Path) -> HardwareSku:
-    """The record of one SONiC SKU directory."""
-    name = sku_dir.name
+def sku_facts(sku_dir: Path) -> dict[str, Any]:
+    """Everything fabricgen reads from one SONiC SKU directory, as one JSON-ready record (the shipped format).
+
+    The record holds facts only (ports with every port_config.ini column, the pg_profile_lookup rows,
+    the buffer model and QoS template the SKU ships, its platform and ASIC); `sku_from_facts` turns it
+    into a `HardwareSku` the same way whether it was read here or from a shipped file.
+    """
     hwsku: dict[str, dict[str, str]] = {}
     if (sku_dir / "hwsku.json").is_file():
         hwsku = json.loads((sku_dir / "hwsku.json").read_text(encoding="utf-8")).get("interfaces", {})
@@ -400,23 +424,65 @@ def load_sonic_sku(sku_dir: Path) -> HardwareSku:
         model = "dynamic"
     elif (sku_dir / "buffers.json.j2").is_file():
         model = "traditional"
-    lookup = {}
+    lookup: dict[tuple[int, int], PgHeadroom] = {}
     if (sku_dir / "pg_profile_lookup.ini").is_file():
         lookup = parse_pg_lookup((sku_dir / "pg_profile_lookup.ini").read_text(encoding="utf-8"))
-    facts = SONIC_SKU_FACTS.get(name)
-    if facts is None and model is not None:
-        facts = _COMMUNITY  # a SKU this table does not know: SONiC's community templates
-    caps = set(facts.capabilities) if facts is not None else set()
-    if asic in PFC_TO_PG_MAP_ASICS and (sku_dir / "qos.json.j2").is_file():
+    return {
+        "format": FACTS_FORMAT,
+        "hwsku": sku_dir.name,
+        "platform": platform_dir_.name,
+        "vendor": platform_dir_.parent.name,
+        "asic": asic,
+        "buffer_model": model,
+        "qos_template": (sku_dir / "qos.json.j2").is_file(),
+        "ports": [{"name": p.name, "speed": p.speed, "fec": p.fec, "fields": dict(p.fields)} for p in ports],
+        "pg_profile_lookup": [[speed, cable, r.size, r.xon, r.xoff, r.threshold, r.xon_offset]
+                              for (speed, cable), r in sorted(lookup.items())],
+    }
+
+
+def sku_from_facts(facts: Mapping[str, Any], source: str, origin: str) -> HardwareSku:
+    """The record of one SONiC SKU from its facts (`sku_facts`, or a shipped file of the same layout)."""
+    name = str(facts["hwsku"])
+    if facts.get("format") != FACTS_FORMAT:
+        raise SkuError(f"SONiC SKU record {source} has layout {facts.get('format')!r}, this fabricgen reads "
+                       f"{FACTS_FORMAT}", "regenerate it with `make sonic-platform`")
+    ports = tuple(_port(p["name"], int(p["speed"]), str(p["fec"]), p["fields"]) for p in facts["ports"])
+    lookup = {(int(r[0]), int(r[1])): PgHeadroom(*r[2:]) for r in facts["pg_profile_lookup"]}
+    model: BufferModel | None = facts["buffer_model"]
+    asic, hw_platform = str(facts["asic"]), str(facts["platform"])
+    sku_facts_ = SONIC_SKU_FACTS.get(name)
+    if sku_facts_ is None and model is not None:
+        sku_facts_ = _COMMUNITY  # a SKU this table does not know: SONiC's community templates
+    caps = set(sku_facts_.capabilities) if sku_facts_ is not None else set()
+    if asic in PFC_TO_PG_MAP_ASICS and facts["qos_template"]:
         caps.add(PFC_TO_PG_MAP)
     return HardwareSku(
-        name=name, platform="sonic", ports=ports, hw_platform=platform_dir_.name, asic=asic, buffer_model=model,
-        pg_lookup=MappingProxyType(lookup), lossless_queues=facts.lossless_queues if facts is not None else None,
-        ecn_default=facts.ecn if facts is not None else None, capabilities=frozenset(caps), source=str(sku_dir),
-        buffers=facts.buffers if facts is not None else None, headroom_asic=SPECTRUM_ASICS.get(platform_dir_.name),
+        name=name, platform="sonic", ports=ports, hw_platform=hw_platform, asic=asic, buffer_model=model,
+        pg_lookup=MappingProxyType(lookup),
+        lossless_queues=sku_facts_.lossless_queues if sku_facts_ is not None else None,
+        ecn_default=sku_facts_.ecn if sku_facts_ is not None else None, capabilities=frozenset(caps),
+        source=source, origin=origin, buffers=sku_facts_.buffers if sku_facts_ is not None else None,
+        headroom_asic=SPECTRUM_ASICS.get(hw_platform),
         # No ARS in this SONiC tree (no ARS_* YANG model, no SKU ARS data): a SONiC SKU renders no adaptive routing.
         adaptive_routing_modes=frozenset(),
     )
+
+
+@cache
+def load_sonic_sku(sku_dir: Path, origin: str = "") -> HardwareSku:
+    """The record of one SONiC SKU directory."""
+    return sku_from_facts(sku_facts(sku_dir), str(sku_dir), origin or str(sku_dir))
+
+
+@cache
+def load_shipped_sku(path: Path) -> HardwareSku:
+    """The record of a SKU shipped in the package."""
+    facts = json.loads(path.read_text(encoding="utf-8"))
+    where = facts.get("source", {})
+    origin = (f"shipped with fabricgen ({where.get('repository', '?')} {str(where.get('commit', '?'))[:10]} "
+              f"{where.get('path', '?')})")
+    return sku_from_facts(facts, str(path), origin)
 
 
 def known_skus(platform: str, root: Path | None = None) -> list[str]:
@@ -424,7 +490,8 @@ def known_skus(platform: str, root: Path | None = None) -> list[str]:
     if catalog != "sonic":
         return sorted(NXOS_MODELS) if catalog == "nxos" else []
     base = root if root is not None else platform_dir()
-    return sorted(sonic_sku_dirs(base)) if base is not None and base.is_dir() else []
+    theirs = set(sonic_sku_dirs(base)) if base is not None and base.is_dir() else set()
+    return sorted(theirs | set(shipped_sonic_skus()))
 
 
 def find_sku(platform: str, name: str, role_path: str = "") -> HardwareSku:
@@ -440,18 +507,21 @@ def find_sku(platform: str, name: str, role_path: str = "") -> HardwareSku:
     if catalog != "sonic":
         raise SkuError(f"platform {platform} has no hardware SKUs", "drop `sku` for this role", path)
     root = platform_dir()
-    if root is None or not root.is_dir():
-        where = str(root) if root is not None else f"${PLATFORM_ENV} and {SHARED_PLATFORM}"
-        raise SkuError(f"SONiC SKU {name!r} needs SONiC's SKU files, but none were found ({where})",
-                       "run `make sonic-platform`, or pass --sonic-platform DIR / set "
-                       f"${PLATFORM_ENV} to a sonic-buildimage checkout", path)
-    dirs = sonic_sku_dirs(root)
-    if name not in dirs:
-        known = ", ".join(sorted(dirs)) or "none"
-        raise SkuError(f"unknown SONiC HWSKU {name!r} in {root} (known: {known})",
-                       "use one of the known SKUs, or point --sonic-platform at a sonic-buildimage tree that has it",
-                       path)
-    return load_sonic_sku(dirs[name])
+    if root is not None and not root.is_dir():
+        raise SkuError(f"SONiC SKU directory {root} (from {_platform_dir_name()}) does not exist",
+                       "point --sonic-platform or $FABRICGEN_SONIC_PLATFORM at a sonic-buildimage checkout "
+                       "(or its device/ tree), or unset it to use the SKUs fabricgen ships", path)
+    theirs = sonic_sku_dirs(root) if root is not None else {}
+    if name in theirs:
+        return load_sonic_sku(theirs[name], f"{_platform_dir_name()} {theirs[name]}")
+    shipped = shipped_sonic_skus()
+    if name in shipped:
+        return load_shipped_sku(shipped[name])
+    known = ", ".join(sorted(set(theirs) | set(shipped))) or "none"
+    where = f" or in {root}" if root is not None else ""
+    raise SkuError(f"unknown SONiC HWSKU {name!r}: fabricgen ships no record of it{where} (known: {known})",
+                   "use one of the known SKUs, or point --sonic-platform (or $FABRICGEN_SONIC_PLATFORM) at a "
+                   "sonic-buildimage tree that has it", path)
 
 
 def skus_with_speed(platform: str, speed: int, skus: Iterable[str]) -> list[str]:

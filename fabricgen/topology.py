@@ -227,7 +227,8 @@ def design(intent: Intent) -> Design:
         spare = leaf.ports - ldown.cages - lup.cages
         choices.append(Choice("leaf ports", f"{leaf_down} x {ldown.speed}G down, {leaf_up} x {lup.speed}G up"
                               + (f", {spare} cages spare" if spare else ""),
-                              f"{_ratio_text(ldown.bandwidth / lup.bandwidth)} down:up bandwidth, {why}"))
+                              f"port budget; {_ratio_text(ldown.bandwidth / lup.bandwidth)} down:up bandwidth if "
+                              f"every down port is used, {why}"))
     server_ports = leaf_down - endpoints  # the leaf's server ports left to GPU servers
     if endpoints:
         choices.append(Choice("endpoint ports", f"{endpoints} per leaf", "intent.endpoints take the last server "
@@ -299,7 +300,8 @@ def design(intent: Intent) -> Design:
             choices.append(Choice(
                 "spine ports", f"{spine_sides[0].ports} x {spine_sides[0].speed}G down, "
                 f"{spine_sides[1].ports} x {spine_sides[1].speed}G up",
-                f"{_ratio_text(ratios[-1][1])} down:up bandwidth, closest to the {t.ratio('spine'):g}:1 target"))
+                f"port budget; {_ratio_text(ratios[-1][1])} down:up bandwidth if every down port is used, "
+                f"closest to the {t.ratio('spine'):g}:1 target"))
         spine_ports, spine_down, spine_up = spine.ports, spine_sides[0].ports, spine_sides[1].ports
         if t.tiers == 3:
             # A pod is as many whole scalable units as the spines hold at one link per leaf.

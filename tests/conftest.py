@@ -11,6 +11,10 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+# The test oracles (never read by fabricgen itself): SONiC's own files and YANG models beside the checkout.
+SHARED = ROOT.parent / "shared"
+SHARED_PLATFORM = SHARED / "sonic-platform"
+SHARED_YANG = SHARED / "sonic-yang-models"
 EXAMPLE = ROOT / "inventory" / "fabric.yaml"
 EXAMPLES = sorted((ROOT / "inventory" / "examples").glob("*.yaml"))
 # Set by .ci/run: platform data a test needs (../shared, the SONiC YANG models) must be there, so a
@@ -30,6 +34,13 @@ def missing(what: str) -> NoReturn:
     if shared_required():
         pytest.fail(f"{what} (${REQUIRE_SHARED} is set: it must be present)", pytrace=False)
     pytest.skip(what)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """`fabricgen check` in the tests takes the oracle's YANG models ($FABRICGEN_SONIC_YANG, as a user would
+    name a copy), unless the environment names others."""
+    if SHARED_YANG.is_dir():
+        os.environ.setdefault("FABRICGEN_SONIC_YANG", str(SHARED_YANG))
 
 
 @pytest.fixture(scope="session")
@@ -138,13 +149,11 @@ def pfc_bug_on_a_leaf(monkeypatch: pytest.MonkeyPatch) -> str:
 
 @pytest.fixture(scope="session")
 def sonic_platform() -> Path:
-    """SONiC's SKU files and code (../shared/sonic-platform, or $FABRICGEN_SONIC_PLATFORM)."""
-    from fabricgen.skus import platform_dir
-
-    root = platform_dir()
-    if root is None or not root.is_dir():
-        missing(f"SONiC platform pack not found ({root or '../shared/sonic-platform'}; make sonic-platform)")
-    return root
+    """SONiC's own SKU files and code, the tests' oracle (../shared/sonic-platform).  fabricgen renders from
+    the SKU records it ships; tests that need SONiC's files or code name this tree explicitly."""
+    if not (SHARED_PLATFORM / "device").is_dir():
+        missing(f"SONiC platform pack (the test oracle) not found at {SHARED_PLATFORM}")
+    return SHARED_PLATFORM
 
 
 def without_skus(data: dict[str, Any]) -> dict[str, Any]:

@@ -3,8 +3,9 @@ declared core dependencies, it renders the example from outside the checkout, by
 
 The fresh venv gets the wheel (no extras) and, through one .pth line, a directory holding only the
 distributions fabricgen's metadata requires without extras (resolved from the installed metadata,
-recursively).  So a template left out of the wheel, an undeclared import on the render path, or a
-path into the checkout fails here.
+recursively).  It runs in an empty directory with an empty HOME and no FABRICGEN_* variables, as a
+new user's would: so a template or SKU record left out of the wheel, an undeclared import on the
+render path, or a path into the checkout (or beside it) fails here.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from pathlib import Path
 import pytest
 
 from fabricgen.render import render_all
-from tests.conftest import EXAMPLE, ROOT, missing
+from tests.conftest import ROOT
 
-SHARED_PLATFORM = ROOT.parent / "shared" / "sonic-platform"
+NORNIR_FILES = {"defaults.yaml", "groups.yaml", "hosts.yaml"}
+INTENTS = sorted(p for p in (ROOT / "inventory").rglob("*.yaml") if p.name not in NORNIR_FILES)
 _NAME = re.compile(r"^[A-Za-z0-9._-]+")
 
 
@@ -97,12 +99,13 @@ def test_wheel_ships_every_template_and_driver_package(wheel: Path) -> None:
             "napalm_sonic/parsers.py", "napalm_nxos_fabricgen/nxos.py", "napalm_eos_fabricgen/eos.py",
             "fabricgen/owned_sections.py"} <= names
     assert not [n for n in names if n.startswith("fabricgen/drivers/")]
-    assert not [n for n in names if n.startswith(("tests/", "bench/", "inventory/"))]
+    assert not [n for n in names if n.startswith(("tests/", "bench/", "inventory/", "tools/"))]
+    facts = ROOT / "fabricgen" / "platforms" / "sonic_facts"
+    shipped = {p.relative_to(ROOT).as_posix() for p in facts.rglob("*.json")}
+    assert "fabricgen/platforms/sonic_facts/skus/Mellanox-SN5600-O128.json" in shipped and shipped <= names
 
 
-def test_installed_wheel_renders_the_example_outside_the_checkout(wheel: Path, tmp_path: Path) -> None:
-    if not SHARED_PLATFORM.is_dir():
-        missing(f"SONiC SKU files for the example's leaves are not at {SHARED_PLATFORM}")
+def test_installed_wheel_renders_every_example_as_a_new_user(wheel: Path, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     py = venv / "bin" / "python"
@@ -114,26 +117,34 @@ def test_installed_wheel_renders_the_example_outside_the_checkout(wheel: Path, t
                                check=True, capture_output=True, text=True).stdout.strip())
     (site / "core-deps.pth").write_text(f"{deps}\n", encoding="utf-8")
     work = tmp_path / "elsewhere"
+    home = tmp_path / "home"
     work.mkdir()
-    intent = work / "fabric.yaml"
-    shutil.copy(EXAMPLE, intent)
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(work), "FABRICGEN_SONIC_PLATFORM": str(SHARED_PLATFORM)}
+    home.mkdir()
+    # a new user's environment: no FABRICGEN_* variable, an empty HOME (no cache), nothing beside `work`
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")}
     where = subprocess.run([str(py), "-c", "import fabricgen, jinja2; print(fabricgen.__file__)"], cwd=work, env=env,
                            check=True, capture_output=True, text=True).stdout.strip()
     assert where.startswith(str(site)), where  # the installed copy, not the checkout
     for absent in ("napalm", "nornir", "libyang", "netmiko", "paramiko"):  # extras are not needed to render
         r = subprocess.run([str(py), "-c", f"import {absent}"], cwd=work, env=env, capture_output=True)
         assert r.returncode != 0, f"{absent} is importable in the core-only venv"
-    done = subprocess.run([str(venv / "bin" / "fabricgen"), "render", "-i", str(intent), "-o", "build"], cwd=work,
-                          env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
+    version = subprocess.run([str(venv / "bin" / "fabricgen"), "--version"], cwd=work, env=env, capture_output=True,
+                             text=True)
+    assert version.returncode == 0 and version.stdout.startswith("fabricgen "), version.stderr
     from fabricgen.plan import load_plan
 
-    here = tmp_path / "here"
-    os.environ.setdefault("FABRICGEN_SONIC_PLATFORM", str(SHARED_PLATFORM))
-    render_all(load_plan(intent), here)
-    assert digest(work / "build" / "configs") == digest(here / "configs")
-    assert digest(work / "build" / "hosts") == digest(here / "hosts")
+    for source in INTENTS:
+        name = source.relative_to(ROOT / "inventory").as_posix().replace("/", "-").removesuffix(".yaml")
+        intent = work / f"{name}.yaml"
+        shutil.copy(source, intent)
+        done = subprocess.run([str(venv / "bin" / "fabricgen"), "render", "-i", str(intent), "-o", f"build-{name}"],
+                              cwd=work, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, f"{source}: {done.stdout}{done.stderr}"
+        assert "warning" not in done.stderr.lower() or source.name != "fabric.yaml", done.stderr
+        here = tmp_path / f"here-{name}"
+        render_all(load_plan(intent), here)  # this checkout, from the same shipped facts
+        assert digest(work / f"build-{name}" / "configs") == digest(here / "configs"), source
+        assert digest(work / f"build-{name}" / "hosts") == digest(here / "hosts"), source
 
 
 def digest(root: Path) -> dict[str, str]:

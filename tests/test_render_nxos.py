@@ -65,6 +65,8 @@ def example_nxos_leaf_plan(tmp_path: Path, **changes: Any) -> Plan:
     data["switch_models"]["leaf"] = {"model": "N9364D-GX2A", "ports": 64, "port_speed": "400G"}  # not the SONiC SKU
     data["topology"].pop("leaf_uplinks")
     data["platforms"]["leaf"] = "nxos"
+    # NX-OS at both ends of every fabric link: what the example leaves out for its SONiC leaves
+    data["ecmp"]["adaptive_routing"] = {"enabled": True, "mode": "flowlet", "flowlet_aging_us": 500}
     for dotted, value in changes.items():
         node = data
         keys = dotted.split("__")

@@ -240,7 +240,7 @@ def test_buffers_dynamic_model_the_skus_way(example: Plan) -> None:
         assert len(db["BUFFER_PG"]) == len(db["CABLE_LENGTH"]["AZURE"]) * 2 == 2 * len(sw.interfaces)
 
 
-def test_buffers_traditional_model_from_the_skus_lookup_table(sonic_platform: Path) -> None:
+def test_buffers_traditional_model_from_the_skus_lookup_table() -> None:
     data = small_intent(switch_models={"leaf": {"sku": "Dell-Z9864f-O64"}, "spine": {"sku": "Dell-Z9864f-O64"}},
                         platforms={"leaf": "sonic", "spine": "sonic"},
                         servers={"count": 4, "gpus_per_server": 8, "nics_per_server": 8, "nic_speed": "800G"},

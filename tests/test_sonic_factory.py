@@ -36,15 +36,15 @@ from fabricgen.plan import build_plan
 from fabricgen.platforms import sonic
 from fabricgen.platforms.sonic_buffers import device_base
 from fabricgen.platforms.sonic_configdb import OWNED_PORT_FIELDS, OWNERSHIP, merge_owned, ref_name
-from fabricgen.skus import find_sku, platform_dir
-from tests.conftest import missing, small_intent
+from fabricgen.skus import find_sku
+from tests.conftest import SHARED_PLATFORM, missing, small_intent
 
 DEVICE_OWNED_TABLES = ("BUFFER_POOL", "BUFFER_PORT_INGRESS_PROFILE_LIST", "BUFFER_PORT_EGRESS_PROFILE_LIST")
 
 
 def pack_skus() -> list[str]:
-    root = platform_dir()
-    if root is None or not root.is_dir():
+    root = SHARED_PLATFORM
+    if not root.is_dir():
         return ["<no SONiC platform pack>"]
     out = subprocess.run([str(root / "sonic-factory-config"), "--list"], capture_output=True, text=True, check=True)
     return sorted(line.split()[0] for line in out.stdout.splitlines() if line.strip())
@@ -53,8 +53,7 @@ def pack_skus() -> list[str]:
 @cache
 def factory(sku: str) -> dict[str, Any]:
     """`sonic-factory-config SKU`, references as db_migrator normalises them."""
-    root = platform_dir()
-    assert root is not None
+    root = SHARED_PLATFORM
     out = subprocess.run([str(root / "sonic-factory-config"), sku, sys.executable], capture_output=True, text=True,
                          check=True)
     db: dict[str, Any] = json.loads(out.stdout)
@@ -130,7 +129,8 @@ def test_buffer_model_is_the_skus(sku: str, sonic_platform: Path) -> None:
         return
     plan = build_plan(intent_for(sku))
     db = sonic.config_db(plan.by_role("leaf")[0], plan)
-    dynamic_template = Path(record.source, "buffers_dynamic.json.j2").is_file()
+    sku_dir = next(sonic_platform.glob(f"device/*/*/{sku}"))  # SONiC's own files, not fabricgen's record of them
+    dynamic_template = (sku_dir / "buffers_dynamic.json.j2").is_file()
     model = db["DEVICE_METADATA"]["localhost"].get("buffer_model")
     if record.buffers is None:  # fabricgen does not know its buffer objects: no buffer tables, a warning
         assert model is None and "BUFFER_PG" not in db and any("left to the device" in w.message for w in plan.warnings)
@@ -146,4 +146,4 @@ def test_buffer_model_is_the_skus(sku: str, sonic_platform: Path) -> None:
 
 def test_no_sku_pack_is_a_failure_in_ci() -> None:
     if pack_skus() == ["<no SONiC platform pack>"]:
-        missing("SONiC platform pack not found (make sonic-platform)")
+        missing(f"SONiC platform pack (the test oracle) not found at {SHARED_PLATFORM}")

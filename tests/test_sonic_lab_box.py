@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from fabricgen import skus
 from fabricgen.lab import sonic_box, sonic_cli
 from fabricgen.lab.from_plan import lab_topology, sonic_boot_config
 from fabricgen.lab.topology import LabError
@@ -66,7 +67,9 @@ def test_init_script_is_docker_inits_branch(sonic_platform: Path) -> None:
         sonic_box.init_script(sonic_platform, "unified")
 
 
-def test_boot_config_is_the_skus_with_the_rendered_container_fields(sonic_platform: Path) -> None:
+def test_boot_config_is_the_skus_with_the_rendered_container_fields(sonic_platform: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(skus.PLATFORM_ENV, str(sonic_platform))  # the lab runs SONiC's scripts from the user's tree
     plan = load_plan(SONIC_LAB)
     leaf = next(sw for sw in plan.switches.values() if sw.platform == "sonic")
     db = sonic_boot_config(plan, leaf)

@@ -12,7 +12,7 @@ from fabricgen.cli import positive_int
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from fabricgen.check.run import checked_pairs, run_checks
+    from fabricgen.check.run import checked_pairs, run_checks, yang_unavailable
     from fabricgen.check.sonic_yang import SonicYangSetupError
     from fabricgen.plan import load_plan
 
@@ -23,15 +23,26 @@ def cmd_check(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     hosts = Path(args.hosts) if args.hosts else configs.parent / "hosts"
+    yang_dir = Path(args.sonic_yang) if args.sonic_yang else None
+    skip: frozenset[str] = frozenset()
+    why = None if args.fast else yang_unavailable(plan, configs, yang_dir)
+    if why is not None:
+        if args.require_yang:
+            print(f"error: the SONiC YANG check cannot run: {why}", file=sys.stderr)
+            return 2
+        skip = frozenset({"sonic-yang"})
     try:
-        findings = run_checks(plan, configs, hosts, Path(args.sonic_yang) if args.sonic_yang else None,
-                              full=not args.fast, workers=args.workers, cache=not args.no_cache)
+        findings = run_checks(plan, configs, hosts, yang_dir, full=not args.fast, workers=args.workers,
+                              cache=not args.no_cache, skip=skip)
     except SonicYangSetupError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    sys.stdout.write(format_findings(findings, args.format, checked_pairs(plan, not args.fast)))
+    sys.stdout.write(format_findings(findings, args.format, checked_pairs(plan, not args.fast, skip)))
+    if why is not None:
+        print(f"not run: sonic-yang (SONiC's YANG models on every config_db.json): {why}; every other check ran, "
+              "and the build is not recorded as checked (--require-yang makes this an error)", file=sys.stderr)
     failed = any(f.severity == "error" for f in findings)
-    if not args.fast and manifest.record_check(configs.parent, passed=not failed):
+    if not args.fast and not skip and manifest.record_check(configs.parent, passed=not failed):
         # a hand-edited build that passes the full check is what deploy may push
         print(f"recorded the checked files in {configs.parent / manifest.MANIFEST}", file=sys.stderr)
     return 1 if failed else 0
@@ -46,10 +57,14 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hosts", default=None, help="NIC scripts directory (default: <configs>/../hosts)")
     p.add_argument("--sonic-yang", default=None,
                    help="SONiC YANG models (default: $FABRICGEN_SONIC_YANG, else the models `make sonic-yang` "
-                        "fetched, else ../shared/sonic-yang-models)")
-    p.add_argument("--format", choices=["table", "json", "junit"], default="table")
+                        "fetched)")
+    p.add_argument("--require-yang", action="store_true",
+                   help="fail (exit 2) when the SONiC YANG check cannot run (no models or no libyang) instead of "
+                        "running every other check and saying which did not run")
+    p.add_argument("--format", choices=["table", "json", "junit"], default="table",
+                   help="findings as a table, a JSON list or JUnit XML (for CI)")
     p.add_argument("--fast", action="store_true", help="only the RoCE invariant and NIC checks")
-    p.add_argument("--workers", type=positive_int, default=None)
+    p.add_argument("--workers", type=positive_int, default=None, help="check processes (default: automatic)")
     p.add_argument("--no-cache", action="store_true",
                    help="re-check every file: ignore and do not write <configs>/../.check-cache (per-file "
                         "SONiC YANG and FRR parser results, reused while a file's bytes, the checker, the "

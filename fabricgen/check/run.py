@@ -128,11 +128,32 @@ def fast_findings(plan: Plan, configs: Path, hosts: Path, workers: int | None = 
 
 
 def run_checks(plan: Plan, configs: Path, hosts: Path | None = None, yang_dir: Path | None = None,
-               full: bool = True, workers: int | None = None, cache: bool = True) -> list[Finding]:
+               full: bool = True, workers: int | None = None, cache: bool = True,
+               skip: frozenset[str] = frozenset()) -> list[Finding]:
     """Every check (`full`) or the fast ones.  `cache` reuses the SONiC YANG and FRR parser findings of
-    files unchanged since the last check (check.cache, in <configs>/../.check-cache)."""
+    files unchanged since the last check (check.cache, in <configs>/../.check-cache).  `skip` names file
+    checkers not to run (`yang_unavailable` says why the CLI skips "sonic-yang")."""
     configs = Path(configs)
-    return _run(plan, configs, Path(hosts) if hosts else configs.parent / "hosts", yang_dir, full, workers, cache)
+    return _run(plan, configs, Path(hosts) if hosts else configs.parent / "hosts", yang_dir, full, workers, cache,
+                skip)
+
+
+def yang_unavailable(plan: Plan, configs: Path, yang_dir: Path | None) -> str | None:
+    """Why the SONiC YANG check cannot run here (no models, no libyang), or None when it can or is not needed."""
+    if not files_by_check(plan, Path(configs))["sonic-yang"]:
+        return None
+    from fabricgen.check.sonic_yang import SonicYangSetupError, resolve_yang_dir
+
+    try:
+        import libyang  # noqa: F401 - the binding the check runs on (the `sonic` extra)
+    except ImportError:
+        return ("libyang is not installed (fix: pip install 'fabricgen[sonic]', which needs the C libyang 2, "
+                "e.g. apt install libyang2-dev)")
+    try:
+        resolve_yang_dir(yang_dir)
+    except SonicYangSetupError as exc:
+        return str(exc)
+    return None
 
 
 def _yang_salt(root: Path, plan: Plan | None = None) -> str:
@@ -146,8 +167,8 @@ def _yang_salt(root: Path, plan: Plan | None = None) -> str:
 
     models = [p for d in ("yang-models", "yang-rendered", "yang-templates") for p in (root / d).glob("*.yang*")]
     hardware = plan.hardware if plan is not None else {}
-    sku_files = [Path(hw.sku.source) / "port_config.ini" for hw in hardware.values()
-                 if hw.sku is not None and hw.sku.source]
+    sku_files = [Path(hw.sku.source) / "port_config.ini" if Path(hw.sku.source).is_dir() else Path(hw.sku.source)
+                 for hw in hardware.values() if hw.sku is not None and hw.sku.platform == "sonic"]
     device = f"{sorted((role, hw.describe()) for role, hw in hardware.items())}"
     return cache.digest([cache.files_digest([Path(sonic_yang.__file__), Path(findings.__file__),
                                              Path(cache.__file__), Path(sonic_configdb.__file__),
@@ -195,7 +216,7 @@ def _loaded(soname: str) -> str:
 
 
 def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bool,
-         workers: int | None, use_cache: bool = False) -> list[Finding]:
+         workers: int | None, use_cache: bool = False, skip: frozenset[str] = frozenset()) -> list[Finding]:
     from fabricgen.check import roce
     from fabricgen.check.addresses import check_addresses
     from fabricgen.check.cache import ResultCache, cache_dir
@@ -216,7 +237,8 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
     if full:
         from fabricgen.check.sonic_yang import SonicYangValidator, resolve_yang_dir
 
-        files = files_by_check(plan, configs)
+        files = {checker: ([] if checker in skip else found) for checker, found in
+                 files_by_check(plan, configs).items()}
         sonic_all = [str(p) for _, p in files["sonic-yang"]]
         frr_all = [p for _, p in files["frr-parse"]]
         root = resolve_yang_dir(yang_dir) if sonic_all else None
@@ -309,7 +331,7 @@ def _in_order(cache: Any, paths: list[str], done: dict[str, list[Finding]],
     return out
 
 
-def checked_pairs(plan: Plan, full: bool) -> list[tuple[str, str]]:
+def checked_pairs(plan: Plan, full: bool, skip: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
     """(device, rule) pairs that ran, so JUnit shows passing cases too."""
     from fabricgen.check.addresses import RULES as ADDRESS_RULES
     from fabricgen.check.nic import RULES as NIC_RULES
@@ -318,7 +340,7 @@ def checked_pairs(plan: Plan, full: bool) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     for sw in plan.switches.values():
         if full:  # exactly the structural checks its platform's record runs (none: none reported)
-            pairs += [(sw.hostname, r) for r in platform(sw.platform).rule_ids()]
+            pairs += [(sw.hostname, r) for r in platform(sw.platform).rule_ids() if r not in skip]
         pairs += [(sw.hostname, r) for r in (*ROCE_RULES, *ADDRESS_RULES)]
     pairs += [(srv.name, r) for srv in plan.hosts() for r in NIC_RULES]
     return pairs

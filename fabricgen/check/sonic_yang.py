@@ -88,8 +88,8 @@ _POOL_MIN_FILES = 16
 
 
 def resolve_yang_dir(yang_dir: Path | str | None = None) -> Path:
-    """The models folder: `yang_dir` if given, else the first of $FABRICGEN_SONIC_YANG, the fetched cache and
-    ../shared (check.yang_models); SonicYangSetupError if none holds models."""
+    """The models folder: `yang_dir` if given, else $FABRICGEN_SONIC_YANG, else the fetched cache
+    (check.yang_models); SonicYangSetupError if none holds models."""
     return find_models(yang_dir)
 
 

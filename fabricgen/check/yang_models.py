@@ -4,11 +4,10 @@
 
 1. the folder passed in (`fabricgen check --sonic-yang DIR`),
 2. ``$FABRICGEN_SONIC_YANG``,
-3. the cache that `fetch` fills (``make sonic-yang``; ``$XDG_CACHE_HOME/fabricgen/`` or ``~/.cache/fabricgen/``),
-4. ``../shared/sonic-yang-models`` beside a checkout (the offline copy, same commit).
+3. the cache that `fetch` fills (``make sonic-yang``; ``$XDG_CACHE_HOME/fabricgen/`` or ``~/.cache/fabricgen/``).
 
 A folder named by 1 or 2 must hold models (a wrong path is an error, not a silent fallback);
-3 and 4 are used when present.  Any of them may be a sonic-yang-models folder or a
+3 is used when present.  Any of them may be a sonic-yang-models folder or a
 sonic-buildimage checkout holding ``src/sonic-yang-models``.
 
 `fetch` clones only what the check needs from sonic-buildimage at `PINNED_COMMIT`: depth 1,
@@ -32,10 +31,9 @@ from fabricgen.outdir import swap_in
 
 ENV_VAR = "FABRICGEN_SONIC_YANG"
 SONIC_BUILDIMAGE_URL = "https://github.com/sonic-net/sonic-buildimage.git"
-PINNED_COMMIT = "086b03bd70f9e211aaaf5f6aefe0790b508d2a94"  # as ../shared/sonic-yang-models (its README)
+PINNED_COMMIT = "086b03bd70f9e211aaaf5f6aefe0790b508d2a94"  # the SONiC facts' commit too (tools/sonic_fetch.py)
 MODELS_PATH = "src/sonic-yang-models"
 MARKER = ".fabricgen-fetch.json"  # written by `fetch`: only a folder holding it is ever replaced
-SHARED_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "sonic-yang-models"
 
 
 class SonicYangSetupError(Exception):
@@ -44,7 +42,7 @@ class SonicYangSetupError(Exception):
 
 @dataclass(frozen=True)
 class Candidate:
-    source: str  # how the user names it: "--sonic-yang", "$FABRICGEN_SONIC_YANG", "cache", "../shared"
+    source: str  # how the user names it: "--sonic-yang", "$FABRICGEN_SONIC_YANG", "cache"
     path: Path
     required: bool  # named explicitly: must hold models
 
@@ -71,7 +69,6 @@ def candidates(explicit: Path | str | None = None) -> list[Candidate]:
     if os.environ.get(ENV_VAR):
         out.append(Candidate(f"${ENV_VAR}", Path(os.environ[ENV_VAR]).expanduser(), True))
     out.append(Candidate("cache", cache_dir(), False))
-    out.append(Candidate("../shared", SHARED_DIR, False))
     return out
 
 
@@ -99,7 +96,7 @@ def locate(explicit: Path | str | None = None) -> tuple[Candidate, Path]:
 
 
 def sample_config_db(models: Path) -> Path | None:
-    """SONiC's own sample_config_db.json beside the models (upstream layout or ../shared's), if present."""
+    """SONiC's own sample_config_db.json beside the models (upstream layout or a copy's samples/), if present."""
     for path in (models / "tests" / "files" / "sample_config_db.json", models / "samples" / "sample_config_db.json"):
         if path.is_file():
             return path

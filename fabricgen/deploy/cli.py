@@ -69,7 +69,7 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dry-run", action="store_true", help="show per-device diffs and which build; change nothing")
     scope = p.add_mutually_exclusive_group()
     scope.add_argument("--limit", help="comma-separated hostnames")
-    scope.add_argument("--role", choices=["leaf", "spine", "super_spine"])
+    scope.add_argument("--role", choices=["leaf", "spine", "super_spine"], help="only the switches of this role")
     p.add_argument("--workers", type=positive_int, default=10, help="devices in parallel (default 10)")
     p.add_argument("--check-timeout", type=float, default=CHECK_TIMEOUT,
                    help="seconds for BGP sessions and their prefixes to come back after a commit (default 60)")

@@ -326,37 +326,26 @@ def frr_rule(c: Change, new_sessions: set[str] | None = None, gone_sessions: set
 
 # --------------------------------------------------------------------------- rules: SONiC ConfigDB
 
-GCU_RULES = Path("sonic-utilities") / "generic_config_updater" / "gcu_field_operation_validators.conf.json"
+# GCU's field rules as fabricgen ships them (tools/sonic_facts.py makes them from sonic-utilities'
+# gcu_field_operation_validators.conf.json; tests/test_deploy_impact.py checks them against it)
+GCU_RULES = Path(__file__).resolve().parents[1] / "platforms" / "sonic_facts" / "gcu_rules.json"
 
 
 @cache
-def _gcu_conf(root: Path | None) -> dict[str, Any] | None:
-    """GCU's own field rules (``gcu_field_operation_validators.conf.json``) from the SONiC platform pack."""
-    if root is None:
-        return None
-    try:
-        data = json.loads((root / GCU_RULES).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def gcu_conf() -> dict[str, Any] | None:
-    from fabricgen.skus import platform_dir
-
-    return _gcu_conf(platform_dir())
+def gcu_conf() -> dict[str, Any]:
+    """GCU's field rules (which table fields `config apply-patch`/`replace` may change live, per ASIC family)."""
+    data: dict[str, Any] = json.loads(GCU_RULES.read_text(encoding="utf-8"))
+    return data
 
 
 def gcu_asic(hwsku: str, conf: dict[str, Any]) -> str:
-    """The ASIC family GCU files an HWSKU under ("spc4", "th5", ...; "unknown" as GCU says)."""
-    mapping = conf.get("helper_data", {}).get("rdma_config_update_validator", {})
+    """The ASIC family GCU files an HWSKU under ("spc4", "th5", ...; "unknown" as GCU says): an exact
+    (case-blind) name for NVIDIA's families, a name part for Broadcom's, as GCU matches them."""
     sku = hwsku.lower()
-    for asic, skus in mapping.get("mellanox_asics", {}).items():
-        if sku in (s.lower() for s in skus):
-            return str(asic)
-    for asic, skus in mapping.get("broadcom_asics", {}).items():
-        if any(s.lower() in sku for s in skus):
-            return str(asic)
+    for family in conf.get("asic_families", []):
+        names = [s.lower() for s in family["hwskus"]]
+        if sku in names if family["match"] == "exact" else any(s in sku for s in names):
+            return str(family["family"])
     return "unknown"
 
 
@@ -374,13 +363,10 @@ def gcu_allows(op: GcuOp, hwsku: str, branch: str | None = None,
     """Whether GCU's field validators let ``op`` through on this HWSKU (and SONiC branch, when known,
     e.g. "20230531"), with the reason.  Tables GCU does not validate pass."""
     conf = conf if conf is not None else gcu_conf()
-    if conf is None:
-        return False, (f"GCU's field rules were not found ({GCU_RULES} under the SONiC platform pack, "
-                       f"--sonic-platform): assumed refused")
     table = conf.get("tables", {}).get(op.table)
     if table is None:
         return True, "GCU has no field rule for this table"
-    validators = [str(v).rsplit(".", 1)[-1] for v in table.get("field_operation_validators", [])]
+    validators = table.get("validators", [])
     if "port_config_update_validator" in validators:
         return True, "GCU checks PORT speed/fec against the switch's supported values (STATE_DB) at commit"
     if "buffer_profile_config_update_validator" in validators and len(op.parts) == 1:
@@ -392,17 +378,16 @@ def gcu_allows(op: GcuOp, hwsku: str, branch: str | None = None,
     parts = [p for p in op.parts if not any(ch.isdigit() for ch in p)] if exact else list(op.parts)
     cleaned = "/".join(parts).lower()
     asic = gcu_asic(hwsku, conf) if hwsku else "unknown"
-    scenarios = table.get("validator_data", {}).get("rdma_config_update_validator", {})
-    for name, scenario in scenarios.items():
-        fields = scenario.get("fields", [])
+    for rule in table.get("rules", []):
+        name, fields = rule["name"], rule["fields"]
         hit = cleaned in fields if exact else cleaned.split("/")[-1] in fields
         if not hit:
             continue
-        since = scenario.get("platforms", {}).get(asic)
+        since = rule["since"].get(asic)
         if asic == "unknown" or not since:
             return False, f"GCU refuses {name!r} on ASIC {asic} (HWSKU {hwsku or '?'})"
-        if op.op not in scenario.get("operations", []):
-            return False, f"GCU allows {name!r} only as {'/'.join(scenario.get('operations', []))}, not {op.op}"
+        if op.op not in rule["operations"]:
+            return False, f"GCU allows {name!r} only as {'/'.join(rule['operations'])}, not {op.op}"
         if branch is not None and branch < str(since):
             return False, f"GCU allows {name!r} on {asic} from SONiC {since} on, the switch runs {branch}"
         return True, f"GCU allows {name!r} on {asic} (SONiC {since} or later)"

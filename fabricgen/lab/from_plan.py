@@ -66,9 +66,9 @@ def sonic_boot_config(plan: Plan, sw: Switch) -> dict[str, Any]:
 def sonic_node_box(plan: Plan, sw: Switch) -> SonicBox:
     pack = platform_dir()
     if pack is None:
-        raise LabError(f"{sw.hostname} is a SONiC switch: the lab needs SONiC's bgp container scripts from the "
-                       "SONiC platform pack (fix: pass --sonic-platform DIR, set $FABRICGEN_SONIC_PLATFORM or "
-                       "run `make sonic-platform`)")
+        raise LabError(f"{sw.hostname} is a SONiC switch: the lab runs SONiC's own bgp container scripts "
+                       "(dockers/docker-fpm-frr of sonic-buildimage), which fabricgen does not ship (fix: pass "
+                       "--sonic-platform DIR or set $FABRICGEN_SONIC_PLATFORM to a sonic-buildimage checkout)")
     return sonic_box(pack, sonic_boot_config(plan, sw))
 
 

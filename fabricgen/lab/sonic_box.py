@@ -1,9 +1,10 @@
 """A lab switch of platform `sonic`: FRR started the way SONiC's bgp container starts it.
 
-SONiC's own scripts are the source (../shared/sonic-platform/dockers/docker-fpm-frr/, the
-platform pack): `docker_init.sh` decides what happens to /etc/frr/frr.conf for the routing mode
-(split-unified: `write_default_zebra_config` appends `no fpm use-next-hop-groups` and
-`fpm address 127.0.0.1` unless present), and the supervisord template, rendered with the switch's
+SONiC's own scripts are the source (``dockers/docker-fpm-frr/`` of a sonic-buildimage tree the
+user names with --sonic-platform; fabricgen does not ship SONiC's code): `docker_init.sh` decides
+what happens to /etc/frr/frr.conf for the routing mode (split-unified:
+`write_default_zebra_config` appends `no fpm use-next-hop-groups` and `fpm address 127.0.0.1`
+unless present), and the supervisord template, rendered with the switch's
 DEVICE_METADATA, decides which FRR daemons run (bfdd, ospfd, pimd, pathd only with
 `frr_mgmt_framework_config: "true"`).  The lab runs that shell code itself and starts exactly the
 template's FRR daemons with the template's command lines, with two substitutions for Debian's FRR:

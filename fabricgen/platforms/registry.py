@@ -11,7 +11,7 @@ record here (and its own renderer, template and extractor modules).
 This module imports no other part of fabricgen at import time (the intent validates platform
 names against it); functions are named by "module:attribute" and loaded on first use.
 
-Capability sources (vendor reference, ../shared/reference/roce-fabric-vendor-reference.md):
+Capability sources (the team's RoCE vendor reference, roce-fabric-vendor-reference.md):
 
 * NX-OS dynamic load balancing (§1.10): flowlet and per-packet modes on Cloud Scale
   9300-FX3/GX/GX2/HX-TOR from 10.5(1)F; it steers traffic to a DLB MAC that every participating

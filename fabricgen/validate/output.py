@@ -111,7 +111,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                           known_hosts=args.known_hosts, full=args.full,
                           health_window=window)
     if args.output:
-        from fabricgen.health.report import write_atomically
+        from fabricgen.outdir import write_atomically
 
         # the table is for the terminal: with it, the file gets the JSON report
         write_atomically(args.output, render_report(report, "json" if args.format == "table" else args.format))
@@ -161,9 +161,9 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
                    help="seconds between the two counter reads of --health (default: health.window_seconds, 10)")
     scope = p.add_mutually_exclusive_group()
     scope.add_argument("--limit", help="comma-separated hostnames")
-    scope.add_argument("--role", choices=["leaf", "spine", "super_spine"])
+    scope.add_argument("--role", choices=["leaf", "spine", "super_spine"], help="only the switches of this role")
     p.add_argument("--skip", action="append", choices=list(CHECKS), help="skip a check (repeatable)")
-    p.add_argument("--workers", type=positive_int, default=10)
+    p.add_argument("--workers", type=positive_int, default=10, help="devices read in parallel (default 10)")
     p.add_argument("--full", action="store_true",
                    help="ping every GPU NIC to every other server (default: a sample that reaches every NIC, rail, "
                         "leaf pair and leaf -> spine link at least once, and says so)")

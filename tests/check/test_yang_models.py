@@ -35,17 +35,15 @@ def fake_models(path: Path) -> Path:
 
 @pytest.fixture()
 def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
-    """Four model folders, one per place looked at; nothing set in the environment yet."""
+    """Three model folders, one per place looked at; nothing set in the environment yet."""
     monkeypatch.delenv(ENV_VAR, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    out = {"arg": fake_models(tmp_path / "arg"), "env": fake_models(tmp_path / "env"),
-           "cache": fake_models(cache_dir()), "shared": fake_models(tmp_path / "shared" / "sonic-yang-models")}
-    monkeypatch.setattr(yang_models, "SHARED_DIR", out["shared"])
-    return out
+    return {"arg": fake_models(tmp_path / "arg"), "env": fake_models(tmp_path / "env"),
+            "cache": fake_models(cache_dir())}
 
 
-def test_lookup_order_argument_env_cache_shared(places: dict[str, Path], tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lookup_order_argument_env_cache(places: dict[str, Path], tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV_VAR, str(places["env"]))
     assert find_models(places["arg"]) == places["arg"]
     assert find_models(None) == places["env"]
@@ -54,12 +52,9 @@ def test_lookup_order_argument_env_cache_shared(places: dict[str, Path], tmp_pat
     assert (source.source, found) == ("cache", places["cache"])
     assert places["cache"] == tmp_path / "xdg" / "fabricgen" / f"sonic-yang-models-{yang_models.PINNED_COMMIT[:12]}"
     shutil.rmtree(places["cache"])
-    source, found = locate()
-    assert (source.source, found) == ("../shared", places["shared"])
-    shutil.rmtree(places["shared"])
     with pytest.raises(SonicYangSetupError, match="make sonic-yang") as exc:
-        find_models()
-    assert "cache" in str(exc.value) and "../shared" in str(exc.value)
+        find_models()  # nothing beside the checkout is looked at: a user has nothing there
+    assert "cache" in str(exc.value) and "shared" not in str(exc.value)
 
 
 def test_named_folder_without_models_is_an_error_not_a_fallback(places: dict[str, Path], tmp_path: Path,

@@ -24,9 +24,10 @@ from fabricgen.health.collect import HealthRun
 from fabricgen.health.models import Snapshot, queue_counters
 from fabricgen.health.nic import judge_server, parse_readings, read_script
 from fabricgen.health.prometheus import render
-from fabricgen.health.report import health_json, write_atomically
+from fabricgen.health.report import health_json
 from fabricgen.lab.nic_emulation import emulated_nics, sysfs_commands, write_stubs
 from fabricgen.model import Plan, Server
+from fabricgen.outdir import write_atomically
 from fabricgen.plan import load_plan
 from fabricgen.validate import Outcome, Report, render_report
 from tests.conftest import EXAMPLE

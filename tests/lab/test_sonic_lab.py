@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fabricgen import manifest
+from fabricgen import manifest, skus
 from fabricgen.cli import main
 from fabricgen.deploy import DeployOptions, DeployReport, run_deploy
 from fabricgen.lab import LabState, netns, node_exec
@@ -35,7 +35,7 @@ FPM_LINES = ("no fpm use-next-hop-groups", "fpm address 127.0.0.1")
 
 
 @pytest.fixture(scope="module")
-def plan(sonic_platform: Path) -> Plan:
+def plan() -> Plan:
     return load_plan(SONIC_INTENT)
 
 
@@ -54,12 +54,15 @@ def build(plan: Plan, tmp_path_factory: pytest.TempPathFactory) -> Build:
 
 
 @pytest.fixture(scope="module")
-def lab(plan: Plan, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
+def lab(plan: Plan, sonic_platform: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
+    """The SONiC boxes run SONiC's own bgp container scripts, which the user names (--sonic-platform)."""
     workdir = tmp_path_factory.mktemp("sonic-lab")
     namespaces: list[str] = []
-    with fabric_lab(plan, workdir) as state:
-        namespaces = state.namespaces
-        yield state
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(skus.PLATFORM_ENV, str(sonic_platform))
+        with fabric_lab(plan, workdir) as state:
+            namespaces = state.namespaces
+            yield state
     assert not set(namespaces) & netns.list_netns(), "the lab left network namespaces behind"
 
 

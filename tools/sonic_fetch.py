@@ -1,12 +1,14 @@
-"""`make sonic-platform`: fetch the SONiC SKU files fabricgen reads, pinned to one sonic-buildimage commit.
+"""Fetch the SONiC files fabricgen's shipped SONiC facts are made from, pinned to one commit each.
 
-Writes ``<dir>/device/<vendor>/<platform>/<HWSKU>/...`` exactly as sonic-buildimage lays them
-out (the same tree as ../shared/sonic-platform), from raw.githubusercontent.com at `COMMIT`.
-sonic-buildimage shares many SKU files through symlinks; GitHub's raw view serves a
-symlink as the text of its target, which is followed here.  A directory that exists and
-was not made by this tool is never written into.
+A maintainer's tool (`make sonic-platform` runs it through tools/sonic_facts.py when no
+SONIC_PLATFORM tree is given); fabricgen itself never fetches anything.  Writes
+``<dir>/device/<vendor>/<platform>/<HWSKU>/...`` exactly as sonic-buildimage lays them out, and
+GCU's field rules as sonic-utilities does (``<dir>/sonic-utilities/generic_config_updater/``),
+from raw.githubusercontent.com.  sonic-buildimage shares many SKU files through symlinks;
+GitHub's raw view serves a symlink as the text of its target, which is followed here.  A
+directory that exists and was not made by this tool is never written into.
 
-    python -m fabricgen.sonic_fetch [DIR]      (default ../shared/sonic-platform)
+    python tools/sonic_fetch.py [DIR]      (default: the cache folder `default_dest()` names)
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from fabricgen.outdir import swap_in
-from fabricgen.skus import SHARED_PLATFORM
 
 COMMIT = "086b03bd70f9e211aaaf5f6aefe0790b508d2a94"  # same as the YANG models fabricgen checks against
 BASE_URL = f"https://raw.githubusercontent.com/sonic-net/sonic-buildimage/{COMMIT}"
+UTILITIES_COMMIT = "691b1bbc4"  # sonic-net/sonic-utilities, as the test oracle's copy (its README)
+UTILITIES_URL = f"https://raw.githubusercontent.com/sonic-net/sonic-utilities/{UTILITIES_COMMIT}"
+GCU_RULES = "generic_config_updater/gcu_field_operation_validators.conf.json"
 URL_ENV = "FABRICGEN_SONIC_BUILDIMAGE_URL"
 MARKER = ".fetched-by-fabricgen"
 
@@ -85,7 +89,14 @@ def fetch_file(path: str, base: str, fetch: Fetch) -> bytes | None:
                        "sonic-buildimage's device/ tree)")
 
 
-def fetch_platform(dest: Path, base: str = BASE_URL, fetch: Fetch = http_fetch) -> list[Path]:
+def default_dest() -> Path:
+    """A cache folder named by the commit, so a new pin fetches afresh."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "fabricgen" / f"sonic-platform-{COMMIT[:12]}"
+
+
+def fetch_platform(dest: Path, base: str = BASE_URL, fetch: Fetch = http_fetch,
+                   utilities: str | None = UTILITIES_URL) -> list[Path]:
     """Fetch every SKU's files into `dest` (atomically: a failed fetch leaves nothing behind)."""
     dest = Path(dest)
     if dest.exists() and not (dest / MARKER).exists():
@@ -109,7 +120,16 @@ def fetch_platform(dest: Path, base: str = BASE_URL, fetch: Fetch = http_fetch) 
             for sku in skus:
                 if not (tmp / platform / sku / "port_config.ini").is_file():
                     raise RuntimeError(f"{platform}/{sku}/port_config.ini not found at {base}")
-        (tmp / MARKER).write_text(f"sonic-buildimage {COMMIT}\n", encoding="utf-8")
+        if utilities is not None:
+            body = fetch_file(GCU_RULES, utilities, fetch)
+            if body is None:
+                raise RuntimeError(f"{GCU_RULES} not found at {utilities}")
+            out = tmp / "sonic-utilities" / GCU_RULES
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(body)
+            written.append(dest / "sonic-utilities" / GCU_RULES)
+        (tmp / MARKER).write_text(f"sonic-buildimage {COMMIT}\nsonic-utilities {UTILITIES_COMMIT}\n",
+                                  encoding="utf-8")
         tmp.chmod(0o755)  # mkdtemp makes it 0700
         swap_in(tmp, dest)
     except BaseException:
@@ -126,7 +146,7 @@ def _rmtree(path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    dest = Path(args[0]) if args else SHARED_PLATFORM
+    dest = Path(args[0]) if args else default_dest()
     base = os.environ.get(URL_ENV, BASE_URL)
     try:
         files = fetch_platform(dest, base)
