@@ -108,7 +108,7 @@ def test_multi_plane_endpoints_are_distinct_hosts() -> None:
     assert {p.switches[h.nics[0].leaf].plane for h in p.endpoints} == {0, 1}
 
 
-def test_sonic_leaves_with_endpoints_pass_their_checks(tmp_path: Path) -> None:
+def test_sonic_leaves_with_endpoints_pass_their_checks(tmp_path: Path, sonic_yang_models: Path) -> None:
     p = plan_of(intent(platforms={"leaf": "sonic", "spine": "nxos"}))
     fabricgen.render(p, tmp_path / "b")
     assert fabricgen.check(p, tmp_path / "b" / "configs") == []
