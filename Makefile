@@ -60,7 +60,7 @@ bench: venv
 bench-lab: venv
 	$(BIN)/python bench/bench_lab.py
 
-# Regenerate the SONiC facts fabricgen ships (fabricgen/platforms/sonic_facts/: one record per SKU, GCU's rules)
+# Regenerate the SONiC facts fabricgen ships (fabricgen/catalog/sonic_facts/: one record per SKU, GCU's rules)
 # from SONiC's own files: SONIC_PLATFORM=DIR names a sonic-buildimage tree; without it the pinned files are
 # fetched into ~/.cache/fabricgen (needs github.com).  Review `git diff`, then commit.
 SONIC_PLATFORM ?=

@@ -31,7 +31,7 @@ ANALYSES = ("ecmp", "failures", "deadlock")
 
 CHILD = r"""
 import json, resource, sys, time
-from fabricgen.plan import load_plan
+from fabricgen.plan.build import load_plan
 from fabricgen.analyze.fabric import from_plan
 from fabricgen.analyze.flows import whole_fabric_job
 intent, analysis, gpus = sys.argv[1], sys.argv[2], int(sys.argv[3])

@@ -19,13 +19,13 @@ from typing import Any
 
 import yaml
 
-from fabricgen import manifest
 from fabricgen.check.fast import fast_checks
 from fabricgen.deploy import DeployOptions, run_deploy
 from fabricgen.lab import lab_down, lab_up, prune_stale_labs
 from fabricgen.lab.from_plan import lab_topology
-from fabricgen.plan import load_plan
-from fabricgen.render import render_all
+from fabricgen.plan.build import load_plan
+from fabricgen.render import manifest
+from fabricgen.render.build import render_all
 from fabricgen.validate import run_validate
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -52,8 +52,8 @@ def intent_for(gpus: int) -> dict[str, Any]:
 CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
-from fabricgen.plan import load_plan
-from fabricgen.render import render_all
+from fabricgen.plan.build import load_plan
+from fabricgen.render.build import render_all
 from fabricgen.check.run import fast_findings, run_checks
 intent, out, workers, do_check = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
 t0 = time.perf_counter()

@@ -1,16 +1,18 @@
 """fabricgen: one declarative intent -> every config of a lossless RoCEv2 AI back-end fabric.
 
-The pipeline is visible in the package layout:
+The pipeline is visible in the package layout (docs/architecture.md draws it; each stage imports
+only the stages below it):
 
-    intent.py     load and validate the YAML intent (pydantic)
-    topology.py   switches, ports, links, GPU attachments, cabling/optics
-    underlay.py   loopbacks, /31s, ASNs, BGP sessions, ECMP
-    qos.py        PFC / ECN / headroom / watchdog / NIC settings
-    plan.py       chain of the steps above -> a fully resolved, vendor-neutral Plan
-    render.py     Plan -> vendor configs via thin Jinja2 templates
-    check/        rendered configs vs the vendors' schemas and parsers and the RoCE invariants
-    deploy.py     nornir + napalm push (dry-run diff first)
-    validate.py   live state vs intent
+    intent/      the YAML intent, read defensively and validated (pydantic)
+    plan/        topology, underlay, QoS, ECMP, physical layer -> a resolved, vendor-neutral Plan
+    platforms/   per platform: renderer + templates, config facts, impact rules and drain, health getters
+    render/      Plan -> a checked, hashed build directory (configs, NIC scripts, plan.json, cabling)
+    check/       rendered configs vs the vendors' schemas and parsers and the RoCE invariants
+    analyze/     ECMP collisions, failure impact, PFC deadlock, predicted from the plan
+    lab/         the live lab of network namespaces running a plan
+    validate/    live state and lossless health vs the plan
+    deploy/      nornir + napalm push of the build (dry-run diffs, impact, waves, drain, resume)
+    catalog/     platform records and hardware models every stage reads; base/: shared utilities
 
 As a library, the stages are four functions (fabricgen/api.py), imported on first use so that
 `import fabricgen` stays cheap:
@@ -19,8 +21,8 @@ As a library, the stages are four functions (fabricgen/api.py), imported on firs
     fabricgen.render(plan, "build")
     findings = fabricgen.check(plan, "build/configs")
 
-`fabricgen.render` and `fabricgen.check` are those functions; the modules of the same names are
-imported as usual (`from fabricgen.render import render_all`).
+`fabricgen.render` and `fabricgen.check` are those functions; the packages of the same names are
+imported as usual (`from fabricgen.render.build import render_all`).
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ def __getattr__(name: str) -> Any:
 
 
 class _Package(types.ModuleType):
-    """Importing the submodule fabricgen.render (or fabricgen.check) would bind it over the API
+    """Importing the package fabricgen.render (or fabricgen.check) would bind it over the API
     function of the same name; keep the function (the submodule stays in sys.modules)."""
 
     def __setattr__(self, name: str, value: Any) -> None:

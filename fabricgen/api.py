@@ -17,10 +17,10 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from fabricgen.check.findings import Finding
-from fabricgen.intent import Intent
-from fabricgen.model import Plan
-from fabricgen.render import RenderResult
+from fabricgen.base.findings import Finding
+from fabricgen.intent.model import Intent
+from fabricgen.plan.model import Plan
+from fabricgen.render.build import RenderResult
 
 # Where each loaded intent came from (file, YAML path -> line), so a plan error names the line.
 _ORIGINS: dict[int, tuple[str, dict[tuple[Any, ...], int]]] = {}
@@ -28,9 +28,9 @@ _ORIGINS: dict[int, tuple[str, dict[tuple[Any, ...], int]]] = {}
 
 def load_intent(path: str | Path) -> Intent:
     """Read and validate an intent YAML file (FabricError on any problem, with its file and line)."""
-    from fabricgen import intent as intent_file
+    from fabricgen.intent.model import load_intent as load_and_validate
 
-    intent, lines = intent_file.load_intent(path)
+    intent, lines = load_and_validate(path)
     _ORIGINS[id(intent)] = (str(path), lines)
     weakref.finalize(intent, _ORIGINS.pop, id(intent), None)
     return intent
@@ -41,7 +41,7 @@ def build_plan(intent: Intent | str | Path) -> Plan:
 
     Cross-field problems (too few ports, pools too small, inconsistent QoS...) raise FabricError,
     located in the intent file when the intent came from `load_intent`."""
-    from fabricgen import plan as planner
+    from fabricgen.plan import build as planner
 
     if not isinstance(intent, Intent):
         intent = load_intent(intent)
@@ -56,7 +56,7 @@ def render(plan: Plan, output: str | Path = "build", *, check: bool = True, work
     With `check` (as `fabricgen render`), the fast RoCE and NIC checks run on the new files first and a
     failure raises `CheckFailed` (its `.findings`) without writing anything.  `output` must be new,
     empty or an earlier render's output unless `force`; otherwise FabricError says why."""
-    from fabricgen.render import render_all
+    from fabricgen.render.build import render_all
 
     checks = None
     if check:

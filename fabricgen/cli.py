@@ -16,26 +16,15 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
+from fabricgen.base.options import DEFAULT_BUILD, add_intent, add_workers
 from fabricgen.errors import FabricError
 
 if TYPE_CHECKING:
-    from fabricgen.model import Plan
+    from fabricgen.plan.model import Plan
 
-DEFAULT_INTENT = "inventory/fabric.yaml"
-DEFAULT_OUT = "build"
+DEFAULT_OUT = DEFAULT_BUILD
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
-
-
-def positive_int(text: str) -> int:
-    """argparse type of counts such as --workers: a whole number, 1 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (fix: pass 1 or more)") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not 1 or more (fix: pass 1 or more, or leave it out)")
-    return value
 
 
 def _console(stderr: bool = False) -> Console:
@@ -46,8 +35,9 @@ def _console(stderr: bool = False) -> Console:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from fabricgen.plan import cabling_csv, load_plan, plan_dict, summary, warning_lines
-    from fabricgen.templating import to_json
+    from fabricgen.base.templating import to_json
+    from fabricgen.plan.build import load_plan, warning_lines
+    from fabricgen.render.summary import cabling_csv, plan_dict, summary
 
     plan = load_plan(args.intent)
     if args.format == "json":
@@ -152,7 +142,7 @@ def _print_warnings(lines: list[str]) -> None:
 
 def _warn_undeployable(plan: Plan) -> None:
     """Settings the intent sets that a role's platform cannot deploy (deploy refuses them)."""
-    from fabricgen.deployable import undeployable
+    from fabricgen.plan.deployable import undeployable
 
     _print_warnings([f"warning: {item.message} (fix: {item.fix})" for item in undeployable(plan)])
 
@@ -162,8 +152,8 @@ def _warn_undeployable(plan: Plan) -> None:
 
 def cmd_render(args: argparse.Namespace) -> int:
     from fabricgen.check.run import CheckFailed
-    from fabricgen.plan import load_plan, warning_lines
-    from fabricgen.render import render_all
+    from fabricgen.plan.build import load_plan, warning_lines
+    from fabricgen.render.build import render_all
 
     plan = load_plan(args.intent)
     _print_warnings(warning_lines(plan))
@@ -175,7 +165,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     try:
         result = render_all(plan, args.output, workers=args.workers, checks=checks, force=args.force)
     except CheckFailed as exc:
-        from fabricgen.check.findings import format_findings
+        from fabricgen.base.findings import format_findings
 
         sys.stderr.write(format_findings(exc.findings, "table"))
         _console(stderr=True).print("render refused: the configs break the checks above; nothing was written "
@@ -191,8 +181,8 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_inventory(args: argparse.Namespace) -> int:
-    from fabricgen import inventory
-    from fabricgen.plan import load_plan
+    from fabricgen.plan.build import load_plan
+    from fabricgen.render import inventory
 
     plan = load_plan(args.intent)
     inventory.write(plan, Path(args.output))
@@ -203,10 +193,6 @@ def cmd_inventory(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- main
 
 
-def _add_intent(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-i", "--intent", default=DEFAULT_INTENT, help=f"fabric intent YAML (default {DEFAULT_INTENT})")
-
-
 def build_parser() -> argparse.ArgumentParser:
     from fabricgen import __version__
 
@@ -215,22 +201,22 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("plan", help="resolve the intent and print the plan summary")
-    _add_intent(p)
+    add_intent(p)
     p.add_argument("--format", choices=["table", "json", "csv"], default="table",
                    help="table: the summary; json: the whole plan; csv: the cabling plan, one row per cable")
     p.set_defaults(func=cmd_plan)
 
     p = sub.add_parser("render", help="write every switch config, the plan, cabling and NIC scripts")
-    _add_intent(p)
+    add_intent(p)
     p.add_argument("-o", "--output", default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
-    p.add_argument("--workers", type=positive_int, default=None, help="render processes (default: automatic)")
+    add_workers(p, None, "render processes")
     p.add_argument("--no-check", action="store_true", help="skip the RoCE invariant and NIC checks")
     p.add_argument("--force", action="store_true",
                    help="replace the output directory even though no earlier render made it (deletes its files)")
     p.set_defaults(func=cmd_render)
 
     p = sub.add_parser("inventory", help="write the nornir SimpleInventory (hosts, groups, defaults) of the plan")
-    _add_intent(p)
+    add_intent(p)
     p.add_argument("-o", "--output", default="inventory", help="directory (default inventory/)")
     p.set_defaults(func=cmd_inventory)
 
@@ -261,13 +247,13 @@ def _stage_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
     import importlib
 
     modules = ("fabricgen.check.cli", "fabricgen.lab.cli", "fabricgen.deploy", "fabricgen.validate",
-               "fabricgen.analyze.cli", "fabricgen.platforms.catalog")
+               "fabricgen.analyze.cli", "fabricgen.catalog.cli")
     return [importlib.import_module(m).register_cli for m in modules]
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from fabricgen import skus
+    from fabricgen.catalog import skus
 
     skus.use_platform_dir(args.sonic_platform)
     try:

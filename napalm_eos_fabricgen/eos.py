@@ -33,11 +33,13 @@ from typing import Any
 
 from napalm.eos.eos import EOSDriver
 
-from fabricgen.check.config_tree import ConfigLine, parse_tree
-from fabricgen.owned_sections import (
+from fabricgen.napalm_kit import (
+    EOS_DRAIN,
     RUNNING_SIDE,
+    ConfigLine,
     in_service_by_switch,
     kept_notes,
+    parse_tree,
     rendered_config,
     shut_as_unused,
     sides,
@@ -48,6 +50,11 @@ OWNED_ALWAYS = re.compile(r"^(hostname |qos map (dscp|traffic-class) |priority-f
                           r"|(no )?ipv6 unicast-routing$|router bfd$|router bgp )")
 NEVER_OWNED = re.compile(r"^(interface Management\d|username |aaa |management |enable |boot |vrf instance |"
                          r"logging |ntp |snmp-server |daemon |event-handler |end$)")
+# The drain's section (fabricgen's EOS drain: maintenance mode of the whole switch): owned only while the
+# switch's `maintenance` section is absent or exactly that block, so a maintenance setup of the switch's
+# own (profiles, other units) is never touched; a drain then does not apply there, and deploy's drain
+# wait says so when the traffic does not move.
+MAINTENANCE = ("maintenance", "")
 _NAMED = re.compile(r"^(interface|qos profile|ip prefix-list|ipv6 prefix-list|route-map) (\S+)")
 # What puts a port in service, in EOS's words (`vrf NAME`, older `vrf forwarding NAME`).
 _IN_SERVICE = re.compile(r"^(ip address|ipv6 address|vrf|channel-group|switchport (access|trunk|mode)|encapsulation) ")
@@ -83,6 +90,8 @@ def _sections(text: str) -> list[tuple[ConfigLine, list[str]]]:
 
 
 def is_owned(text: str, names: set[tuple[str, str]]) -> bool:
+    if text == "maintenance":
+        return MAINTENANCE in names
     if NEVER_OWNED.match(text):
         return False
     if OWNED_ALWAYS.match(text):
@@ -113,6 +122,9 @@ def plan_change(running: str, rendered: str) -> OwnedChange:
     names = {k for node, _ in built if (k := section_key(node.text)) is not None and not NEVER_OWNED.match(node.text)}
     kept = in_service_elsewhere(have, built)
     names -= {("interface", name) for name in kept}
+    theirs = next((body for node, body in have if node.text == "maintenance"), None)
+    if theirs is None or tuple(theirs) == EOS_DRAIN:
+        names.add(MAINTENANCE)
     keep = [ln for node, body in have if not is_owned(node.text, names) and node.text != "end" for ln in body]
     add = [ln for node, body in built if is_owned(node.text, names) for ln in body]
     before, after = owned_lines(running, names), owned_lines(rendered, names)

@@ -63,9 +63,9 @@ from napalm.base.exceptions import (
 )
 from napalm.base.netmiko_helpers import netmiko_args
 
-from fabricgen.health.getters import LinuxHealthGetters
-from fabricgen.ssh import (
+from fabricgen.napalm_kit import (
     CommandResult,
+    LinuxHealthGetters,
     NetmikoTransport,
     Transport,
     known_hosts_option,

@@ -27,7 +27,7 @@ connection and every getter, and replaces the config workflow:
   and saves again, so saved = running after every commit and rollback.
 
 Nothing outside the owned sections is ever sent, so boot, management, users and AAA can
-never be removed.  Host keys are verified (fabricgen.ssh).  Platform name ``nxos_fabricgen``.
+never be removed.  Host keys are verified (fabricgen.base.ssh).  Platform name ``nxos_fabricgen``.
 """
 
 from __future__ import annotations
@@ -46,18 +46,19 @@ from hier_config.options import options_for
 from napalm.base.exceptions import ReplaceConfigException
 from napalm.nxos_ssh.nxos_ssh import NXOSSSHDriver
 
-from fabricgen.health.getters import NxosHealthGetters
-from fabricgen.owned_sections import (
+from fabricgen.napalm_kit import (
     RUNNING_SIDE,
+    NxosHealthGetters,
+    capabilities,
+    expand_runs,
     in_service_by_switch,
     kept_notes,
+    known_hosts_option,
+    netmiko_connect,
     rendered_config,
     shut_as_unused,
     sides,
 )
-from fabricgen.platforms import expand_runs
-from fabricgen.platforms.registry import capabilities
-from fabricgen.ssh import known_hosts_option, netmiko_connect
 
 # Top-level sections fabricgen owns outright (whatever their name), and by-name sections.
 OWNED_ALWAYS = (
@@ -300,7 +301,7 @@ class NxosDriver(NxosHealthGetters, NXOSSSHDriver):
 
     def _interrupted(self, what: str) -> None:
         if self.cancel is not None and self.cancel.is_set() and not self._critical:
-            from fabricgen.ssh import CommandInterrupted
+            from fabricgen.napalm_kit import CommandInterrupted
 
             raise CommandInterrupted(f"{self.hostname}: interrupted before `{what}`")
 

@@ -60,9 +60,14 @@ from typing import Any
 from napalm.base import models
 from napalm.base.exceptions import CommandErrorException, ReplaceConfigException
 
-from fabricgen.health.getters import SonicHealthGetters
-from fabricgen.platforms.sonic import BGP_CONTAINER_BOOT_FIELDS, BGP_SERVICE, bgp_container_daemons
-from fabricgen.platforms.sonic_configdb import OwnershipError, merge_owned
+from fabricgen.napalm_kit import (
+    BGP_CONTAINER_BOOT_FIELDS,
+    BGP_SERVICE,
+    OwnershipError,
+    SonicHealthGetters,
+    bgp_container_daemons,
+    merge_owned,
+)
 from napalm_frr import parsers as P
 from napalm_frr.frr import FrrDriver
 from napalm_sonic import parsers as SP

@@ -122,7 +122,7 @@ def write_intent(tmp_path: Path, data: dict[str, Any], name: str = "fabric.yaml"
 
 @pytest.fixture(scope="session")
 def example_plan():  # type: ignore[no-untyped-def]
-    from fabricgen.plan import load_plan
+    from fabricgen.plan.build import load_plan
 
     return load_plan(EXAMPLE)
 
@@ -133,7 +133,7 @@ BUGGY_LEAF = "ai256-leaf03"
 @pytest.fixture()
 def pfc_bug_on_a_leaf(monkeypatch: pytest.MonkeyPatch) -> str:
     """A renderer bug the fast checks must catch: PFC on the wrong priority on one port of BUGGY_LEAF."""
-    from fabricgen.platforms import sonic
+    from fabricgen.platforms.sonic import render as sonic
 
     real = sonic.config_db
 
@@ -158,8 +158,8 @@ def sonic_platform() -> Path:
 
 def without_skus(data: dict[str, Any]) -> dict[str, Any]:
     """The intent dict with every SKU model replaced by its generic numbers (for tests that swap platforms)."""
-    from fabricgen.intent import Intent
-    from fabricgen.plan import resolve_hardware
+    from fabricgen.intent.model import Intent
+    from fabricgen.plan.build import resolve_hardware
 
     resolved, _ = resolve_hardware(Intent.model_validate(data))
     for role, model in data.get("switch_models", {}).items():

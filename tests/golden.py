@@ -9,9 +9,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fabricgen.host import nic_script
-from fabricgen.plan import load_plan
-from fabricgen.render import environment, render_switch
+from fabricgen.plan.build import load_plan
+from fabricgen.platforms.host.render import nic_script
+from fabricgen.render.build import environment, render_switch
 from tests.conftest import EXAMPLE, ROOT
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

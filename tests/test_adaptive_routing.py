@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from fabricgen.catalog.registry import PLATFORMS, capabilities
 from fabricgen.cli import main
-from fabricgen.intent import Intent
-from fabricgen.plan import build_plan, summary
-from fabricgen.platforms.registry import PLATFORMS, capabilities
+from fabricgen.intent.model import Intent
+from fabricgen.plan.build import build_plan
+from fabricgen.render.summary import summary
 from tests.conftest import EXAMPLE, ROOT, small_intent
 
 NXOS_1024 = ROOT / "inventory" / "examples" / "nxos-1024.yaml"
@@ -21,7 +22,7 @@ def plan_of(**overrides: object):  # type: ignore[no-untyped-def]
 
 
 def test_every_platform_has_one_record() -> None:
-    from fabricgen.intent import PLATFORMS as INTENT_PLATFORMS
+    from fabricgen.intent.model import PLATFORMS as INTENT_PLATFORMS
 
     assert {n for n, r in PLATFORMS.items() if r.kind == "switch"} == set(INTENT_PLATFORMS)
     assert capabilities("nxos").adaptive_routing("flowlet")

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from fabricgen.catalog.registry import platform
 from fabricgen.cli import main
-from fabricgen.plan import load_plan
-from fabricgen.platforms.registry import platform
-from fabricgen.render import render_all
+from fabricgen.plan.build import load_plan
+from fabricgen.render.build import render_all
 from tests.conftest import EXAMPLE, small_intent, write_intent
 
 
@@ -99,12 +99,12 @@ def test_render_refuses_configs_that_break_invariants(tmp_path: Path, pfc_bug_on
 
 def test_an_unexpected_error_is_one_message_and_the_traceback_only_with_debug(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import fabricgen.plan
+    import fabricgen.plan.build
 
     def boom(*_: object, **__: object) -> None:
         raise RuntimeError("disk vanished\nwhile reading the intent")
 
-    monkeypatch.setattr(fabricgen.plan, "load_plan", boom)
+    monkeypatch.setattr(fabricgen.plan.build, "load_plan", boom)
     assert main(["validate", "-i", str(EXAMPLE)]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err

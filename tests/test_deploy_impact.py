@@ -3,7 +3,7 @@
 Each case diffs a rendered config against a changed copy exactly as the platform's driver
 normalises its two sides (FRR: FRR's stanza order; SONiC: sorted 4-space ConfigDB JSON; NX-OS:
 fabricgen-owned sections through hier_config), then labels the hunks.  SONiC's ``refused-live``
-comes from GCU's own field rules in ../shared/sonic-platform/sonic-utilities (the oracle).
+comes from GCU's field rules fabricgen ships (checked against ../shared's sonic-utilities, the oracle).
 
 Which labels a platform cannot produce, and why: ``frr`` (Linux + FRR) has no port, buffer or
 hardware settings in frr.conf, so no ``port-flap``, ``buffer-recarve``, ``reload-required`` or
@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from fabricgen.deploy import impact as I
+from fabricgen.platforms.sonic import change as S
 from napalm_frr.config import canonical_lines
 from napalm_nxos_fabricgen.nxos import plan_change
 from napalm_sonic.parsers import pretty_json
@@ -196,24 +197,24 @@ def test_gcu_rules_are_sonics_own(sonic_platform: Path) -> None:
     from tools import sonic_facts, sonic_fetch
 
     theirs = json.loads((sonic_platform / "sonic-utilities" / sonic_fetch.GCU_RULES).read_text(encoding="utf-8"))
-    assert I.gcu_conf() == sonic_facts.gcu_rules(theirs)
-    assert I.GCU_RULES.read_text(encoding="utf-8") == sonic_facts.dumps(sonic_facts.gcu_rules(theirs))
+    assert S.gcu_conf() == sonic_facts.gcu_rules(theirs)
+    assert S.GCU_RULES.read_text(encoding="utf-8") == sonic_facts.dumps(sonic_facts.gcu_rules(theirs))
 
 
 def test_gcu_rules_ship_with_fabricgen() -> None:
-    conf = I.gcu_conf()
-    assert I.gcu_asic(SN5600, conf) == "spc4" and I.gcu_asic("ACS-MSN2700", conf) == "spc1"
-    assert I.gcu_asic("Arista-7060X6-64PE-O128", conf) == "th5"  # Broadcom's lists match a part of the name
-    assert I.gcu_asic("Dell-Z9864f-O64", conf) == "unknown"
-    ok, why = I.gcu_allows(I.GcuOp("BUFFER_POOL", ("ingress_lossless_pool", "size"), "replace"), SN5600, conf=conf)
+    conf = S.gcu_conf()
+    assert S.gcu_asic(SN5600, conf) == "spc4" and S.gcu_asic("ACS-MSN2700", conf) == "spc1"
+    assert S.gcu_asic("Arista-7060X6-64PE-O128", conf) == "th5"  # Broadcom's lists match a part of the name
+    assert S.gcu_asic("Dell-Z9864f-O64", conf) == "unknown"
+    ok, why = S.gcu_allows(S.GcuOp("BUFFER_POOL", ("ingress_lossless_pool", "size"), "replace"), SN5600, conf=conf)
     assert not ok
-    ok, _ = I.gcu_allows(I.GcuOp("PFC_WD", ("GLOBAL", "POLL_INTERVAL"), "replace"), SN5600, conf=conf)
+    ok, _ = S.gcu_allows(S.GcuOp("PFC_WD", ("GLOBAL", "POLL_INTERVAL"), "replace"), SN5600, conf=conf)
     assert ok
 
 
 def test_every_rendered_config_db_table_has_a_rule(db: dict[str, Any]) -> None:
     for table in db:
-        impact = I.config_db_rule(I.DbChange(table, ("x", "y"), "replace"), SN5600)
+        impact = S.config_db_rule(S.DbChange(table, ("x", "y"), "replace"), SN5600)
         assert "no impact rule" not in impact.why, table
 
 
@@ -222,7 +223,7 @@ def test_a_moved_trailing_comma_is_no_change(db: dict[str, Any]) -> None:
     port = copy.deepcopy(db)
     port["PORT"]["Ethernet0"]["tpid"] = "0x8100"  # sorts last, after "speed"
     impact = label_db(db, port)
-    changes = [(d.table, d.parts, d.op) for h in impact.hunks for d, _ in I.config_db_changes(h.changes)]
+    changes = [(d.table, d.parts, d.op) for h in impact.hunks for d, _ in S.config_db_changes(h.changes)]
     assert changes == [("PORT", ("Ethernet0", "tpid"), "add")]
     assert only(impact).label == I.PORT_FLAP
 

@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fabricgen import manifest
+from fabricgen.base.outdir import MARKER
 from fabricgen.cli import main
 from fabricgen.deploy import DeployOptions, DeployRefused, run_deploy
 from fabricgen.deploy.state import FabricLock, Journal, Owner, state_dir
-from fabricgen.deployable import undeployable
 from fabricgen.errors import FabricError
-from fabricgen.expect import expected_prefixes
-from fabricgen.outdir import MARKER
-from fabricgen.plan import load_plan
+from fabricgen.plan.build import load_plan
+from fabricgen.plan.deployable import undeployable
+from fabricgen.plan.expect import expected_prefixes
+from fabricgen.render import manifest
 from tests.conftest import ROOT
 
 LAB = ROOT / "inventory" / "lab" / "fabric.yaml"

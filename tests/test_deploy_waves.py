@@ -10,8 +10,8 @@ import pytest
 from fabricgen.deploy import drain
 from fabricgen.deploy.waves import Topology, auto_waves, load_waves, violations
 from fabricgen.errors import FabricError
-from fabricgen.model import Plan
-from fabricgen.plan import load_plan
+from fabricgen.plan.build import load_plan
+from fabricgen.plan.model import Plan
 from tests.conftest import ROOT
 
 LAB = ROOT / "inventory" / "lab" / "fabric.yaml"
@@ -111,6 +111,14 @@ def test_drain_lines_per_platform(lab: Plan) -> None:
     assert " bgp graceful-shutdown" in sonic["frr.conf"] and sonic["config_db.json"]["DEVICE_METADATA"]
 
 
+def test_every_switch_platform_drains_through_its_record() -> None:
+    from fabricgen.catalog.registry import PLATFORMS
+
+    assert {name for name, r in PLATFORMS.items() if drain.can_drain(name)} == {
+        name for name, r in PLATFORMS.items() if r.kind == "switch"}
+    assert not drain.can_drain("host")
+
+
 def test_nxos_drain_is_one_owned_command() -> None:
     from napalm_nxos_fabricgen.nxos import plan_change
 
@@ -121,7 +129,7 @@ def test_nxos_drain_is_one_owned_command() -> None:
 
 def test_receivers_honour_graceful_shutdown(lab: Plan) -> None:
     """Every FRR config fabricgen renders sets LOCAL_PREF 0 on routes carrying GRACEFUL_SHUTDOWN."""
-    from fabricgen.render import environment, render_switch
+    from fabricgen.render.build import environment, render_switch
 
     for sw in lab.switches.values():
         text = render_switch(sw, lab, environment())["frr.conf"]
@@ -156,12 +164,27 @@ def test_traffic_has_moved_when_only_own_prefixes_remain(lab: Plan) -> None:
 
 @pytest.fixture(scope="module")
 def lab_build(lab: Plan, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    from fabricgen import manifest
     from fabricgen.cli import main
+    from fabricgen.render import manifest
 
     out = tmp_path_factory.mktemp("wavebuild") / "build"
     assert main(["render", "-i", str(LAB), "-o", str(out)]) == 0
     return manifest.load(out, lab)
+
+
+def test_drain_refuses_a_platform_whose_record_has_none(lab: Plan, lab_build,  # type: ignore[no-untyped-def]
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """--drain names the missing capability instead of deploying undrained."""
+    from dataclasses import replace
+
+    from fabricgen.catalog import registry
+    from fabricgen.deploy import DeployOptions, DeployRefused, run_deploy
+
+    records = dict(registry.PLATFORMS)
+    records["frr"] = replace(records["frr"], drain="")
+    monkeypatch.setattr(registry, "PLATFORMS", records)
+    with pytest.raises(DeployRefused, match="platform frr has no graceful shutdown in its record"):
+        run_deploy(lab, lab_build, DeployOptions(drain=True, dry_run=True))
 
 
 def waves_of(done: list[str], sizes: list[int]) -> list[list[str]]:

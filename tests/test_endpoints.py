@@ -14,10 +14,11 @@ import yaml
 
 import fabricgen
 from fabricgen.cli import main
-from fabricgen.intent import Intent
+from fabricgen.intent.model import Intent
 from fabricgen.lab.from_plan import containerlab, lab_topology
-from fabricgen.model import Plan
-from fabricgen.plan import build_plan, cabling_csv, summary
+from fabricgen.plan.build import build_plan
+from fabricgen.plan.model import Plan
+from fabricgen.render.summary import cabling_csv, summary
 from tests.conftest import override
 
 BASE: dict[str, Any] = {

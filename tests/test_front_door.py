@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from fabricgen import __version__, skus
+from fabricgen import __version__
+from fabricgen.catalog import skus
+from fabricgen.catalog.registry import PLATFORMS
 from fabricgen.check.yang_models import ENV_VAR as YANG_ENV
 from fabricgen.cli import main
-from fabricgen.platforms.registry import PLATFORMS
 from tests.conftest import EXAMPLE, ROOT
 
 NORNIR_FILES = {"defaults.yaml", "groups.yaml", "hosts.yaml"}  # `fabricgen inventory` output, not intents
@@ -82,8 +83,8 @@ def test_plan_shows_port_budget_and_use_apart(capsys: pytest.CaptureFixture[str]
 
 
 def test_headroom_table_says_which_value_the_switch_applies(capsys: pytest.CaptureFixture[str]) -> None:
-    from fabricgen.plan import load_plan
-    from fabricgen.platforms.sonic_buffers import headroom_table
+    from fabricgen.plan.build import load_plan
+    from fabricgen.platforms.sonic.buffers import headroom_table
 
     assert main(["plan", "-i", str(EXAMPLE)]) == 0
     out = " ".join(capsys.readouterr().out.split())

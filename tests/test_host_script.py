@@ -1,4 +1,4 @@
-"""The NIC script that brings a GPU server up (fabricgen.host, templates/host/nic.sh.j2).
+"""The NIC script that brings a GPU server up (fabricgen.platforms.host.render, platforms/host/templates/nic.sh.j2).
 
 Issue 9: the scripts configured no address, MTU or route, used OFED-only sysfs paths under
 `set -e` (aborting on the inbox driver) and paired ethN with mlx5_N by position.  Text tests
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from fabricgen.host import nic_script, parse_nic_header, parse_nic_lines, roce_gid
-from fabricgen.intent import Intent
+from fabricgen.intent.model import Intent
 from fabricgen.lab.nic_emulation import emulated_nics, sysfs_commands, write_stubs
-from fabricgen.model import Plan
-from fabricgen.plan import build_plan, load_plan
+from fabricgen.plan.build import build_plan, load_plan
+from fabricgen.plan.model import Plan
+from fabricgen.platforms.host.render import nic_script, parse_nic_header, parse_nic_lines, roce_gid
 from tests.conftest import EXAMPLE, small_intent
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fabricgen.errors import FabricError
-from fabricgen.intent import load_intent
+from fabricgen.intent.model import load_intent
 from tests.conftest import EXAMPLE, small_intent, write_intent
 
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fabricgen import intent_file
 from fabricgen.cli import main
 from fabricgen.errors import FabricError
-from fabricgen.intent import load_intent
+from fabricgen.intent import reader as intent_file
+from fabricgen.intent.model import load_intent
 from tests.conftest import EXAMPLE, small_intent, write_intent
 
 
@@ -248,7 +248,7 @@ def _runaway(tmp_path: Path, breakout: int, nic_speed: str, pools: dict[str, str
 @pytest.fixture
 def nothing_built(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Records any attempt to build switches: the refusals below must come before the topology exists."""
-    from fabricgen import topology
+    from fabricgen.plan import topology
 
     built: list[str] = []
     real = topology._Builder.build
@@ -264,7 +264,7 @@ def nothing_built(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_design_beyond_the_size_cap_stops_before_building(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                           nothing_built: list[str]) -> None:
     """Was: millions of super-spine links built (minutes, GBs) before any check rejected the intent."""
-    from fabricgen.topology import MAX_LINKS, MAX_SWITCHES
+    from fabricgen.plan.topology import MAX_LINKS, MAX_SWITCHES
 
     # 100G ports: 2,304 spines per pod with 2,304 uplinks each; pools wide enough not to stop it first
     intent = _runaway(tmp_path, 8, "100G", {"loopbacks": "198.18.0.0/17", "p2p": "198.19.0.0/16",
@@ -288,7 +288,7 @@ def test_pools_are_checked_against_the_design_before_building(tmp_path: Path, ca
 
 
 def test_a_fabric_within_the_caps_builds(nothing_built: list[str]) -> None:
-    from fabricgen.plan import load_plan
+    from fabricgen.plan.build import load_plan
 
     assert load_plan(EXAMPLE).switches and nothing_built == ["ai256"]
 
@@ -301,7 +301,7 @@ def test_planes_never_exceed_nic_ports(tmp_path: Path, capsys: pytest.CaptureFix
     line = next(i for i, t in enumerate(body.splitlines(), 1) if t.strip().startswith("planes:"))
     assert f"{path}:{line}: topology.planes: topology.planes is 4 but a NIC has 1 port(s)" in err, err
     assert "(fix: set servers.ports_per_nic to 4" in err
-    from fabricgen.plan import load_plan
+    from fabricgen.plan.build import load_plan
 
     plan = load_plan(_yaml(tmp_path, _small_yaml(topology__planes=2, servers__ports_per_nic=2)))
     assert {nic.plane for s in plan.servers for nic in s.nics} == {0, 1}

@@ -14,7 +14,7 @@ import pytest
 
 from fabricgen.cli import main
 from fabricgen.errors import FabricError
-from fabricgen.intent import load_intent
+from fabricgen.intent.model import load_intent
 from tests.conftest import small_intent, write_intent
 
 TRAVERSAL = "../../../../tmp/x-"
@@ -115,9 +115,9 @@ def test_mac_address_is_normalised(tmp_path: Path) -> None:
 
 def test_render_writes_only_under_output(tmp_path: Path) -> None:
     """Defence in depth: a name that escaped the model still cannot leave -o."""
-    from fabricgen.intent import Intent
-    from fabricgen.plan import build_plan
-    from fabricgen.render import render_all
+    from fabricgen.intent.model import Intent
+    from fabricgen.plan.build import build_plan
+    from fabricgen.render.build import render_all
 
     plan = build_plan(Intent.model_validate(small_intent()))
     first = next(iter(plan.switches))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from nornir import InitNornir
 
-from fabricgen import inventory
+from fabricgen.render import inventory
 from tests.conftest import EXAMPLE, ROOT
 
 INV = ROOT / "inventory"

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from fabricgen.check.frr_parser import check_frr_configs
-from fabricgen.intent import Intent
-from fabricgen.model import Plan
-from fabricgen.plan import build_plan
-from fabricgen.platforms.sonic_buffers import device_base
-from fabricgen.platforms.sonic_configdb import merge_owned
-from fabricgen.render import environment, render_switch
+from fabricgen.intent.model import Intent
+from fabricgen.plan.build import build_plan
+from fabricgen.plan.model import Plan
+from fabricgen.platforms.sonic.buffers import device_base
+from fabricgen.platforms.sonic.configdb import merge_owned
+from fabricgen.render.build import environment, render_switch
 from tests.conftest import small_intent
 from tests.test_render_sonic import validator  # noqa: F401 - the module-scoped fixture
 

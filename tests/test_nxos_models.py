@@ -11,15 +11,16 @@ from typing import Any
 import pytest
 import yaml
 
-from fabricgen import skus
-from fabricgen.check.nxos import check_nxos_text
+from fabricgen.catalog import skus
+from fabricgen.catalog.nxos_models import NXOS_MODEL_RECORDS
 from fabricgen.cli import main
-from fabricgen.intent import Intent
-from fabricgen.model import Plan
-from fabricgen.nxos_models import NXOS_MODEL_RECORDS
-from fabricgen.plan import build_plan, cabling_csv, summary
-from fabricgen.platforms import nxos
-from fabricgen.render import environment
+from fabricgen.intent.model import Intent
+from fabricgen.plan.build import build_plan
+from fabricgen.plan.model import Plan
+from fabricgen.platforms.nxos import render as nxos
+from fabricgen.platforms.nxos.check import check_nxos_text
+from fabricgen.render.build import environment
+from fabricgen.render.summary import cabling_csv, summary
 from tests.conftest import override
 
 BASE: dict[str, Any] = {

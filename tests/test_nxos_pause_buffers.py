@@ -11,12 +11,12 @@ import re
 
 import pytest
 
-from fabricgen.check.nxos import check_nxos_text
-from fabricgen.model import Plan, Switch
-from fabricgen.plan import load_plan
-from fabricgen.platforms import nxos
-from fabricgen.platforms.registry import capabilities
-from fabricgen.render import environment
+from fabricgen.catalog.registry import capabilities
+from fabricgen.plan.build import load_plan
+from fabricgen.plan.model import Plan, Switch
+from fabricgen.platforms.nxos import render as nxos
+from fabricgen.platforms.nxos.check import check_nxos_text
+from fabricgen.render.build import environment
 from tests.conftest import EXAMPLE, ROOT
 
 THREE_TIER = ROOT / "inventory" / "examples" / "three-tier.yaml"
@@ -86,8 +86,8 @@ def test_only_the_long_ports_of_a_switch(tmp_path) -> None:  # type: ignore[no-u
     """NX-OS spines in the 3-tier example: their 30 m leaf ports stay default, their 300 m uplinks get buffers."""
     import yaml
 
-    from fabricgen.intent import Intent
-    from fabricgen.plan import build_plan
+    from fabricgen.intent.model import Intent
+    from fabricgen.plan.build import build_plan
 
     data = yaml.safe_load(THREE_TIER.read_text(encoding="utf-8"))
     data["platforms"]["spine"] = "nxos"

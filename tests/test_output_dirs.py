@@ -18,15 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from fabricgen import outdir
+from fabricgen.base import outdir
 from fabricgen.cli import DEFAULT_OUT, build_parser, main
 from fabricgen.errors import FabricError
 from fabricgen.lab.engine import DEFAULT_LAB_DIR
-from fabricgen.plan import load_plan
+from fabricgen.plan.build import load_plan
 from tests.conftest import ROOT
 
 LAB = ROOT / "inventory" / "lab" / "fabric.yaml"
-render = importlib.import_module("fabricgen.render")  # the module (fabricgen.render is also the API function)
+render = importlib.import_module("fabricgen.render.build")  # the module (fabricgen.render is the API function)
 
 
 def snapshot(root: Path) -> dict[str, str]:

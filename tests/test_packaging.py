@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from fabricgen.render import render_all
+from fabricgen.render.build import render_all
 from tests.conftest import ROOT
 
 NORNIR_FILES = {"defaults.yaml", "groups.yaml", "hosts.yaml"}
@@ -89,7 +89,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_wheel_ships_every_template_and_driver_package(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
-    templates = {p.relative_to(ROOT).as_posix() for p in (ROOT / "fabricgen" / "templates").rglob("*.j2")}
+    templates = {p.relative_to(ROOT).as_posix() for p in (ROOT / "fabricgen" / "platforms").rglob("templates/*.j2")}
     assert templates and templates <= names
     for pkg in ("napalm_frr", "napalm_sonic", "napalm_nxos_fabricgen", "napalm_eos_fabricgen"):
         assert f"{pkg}/__init__.py" in names
@@ -97,12 +97,12 @@ def test_wheel_ships_every_template_and_driver_package(wheel: Path) -> None:
     # fabricgen/drivers is gone, no copy or shim left in it
     assert {"napalm_frr/frr.py", "napalm_frr/parsers.py", "napalm_frr/config.py", "napalm_sonic/sonic.py",
             "napalm_sonic/parsers.py", "napalm_nxos_fabricgen/nxos.py", "napalm_eos_fabricgen/eos.py",
-            "fabricgen/owned_sections.py"} <= names
+            "fabricgen/platforms/owned_sections.py"} <= names
     assert not [n for n in names if n.startswith("fabricgen/drivers/")]
     assert not [n for n in names if n.startswith(("tests/", "bench/", "inventory/", "tools/"))]
-    facts = ROOT / "fabricgen" / "platforms" / "sonic_facts"
+    facts = ROOT / "fabricgen" / "catalog" / "sonic_facts"
     shipped = {p.relative_to(ROOT).as_posix() for p in facts.rglob("*.json")}
-    assert "fabricgen/platforms/sonic_facts/skus/Mellanox-SN5600-O128.json" in shipped and shipped <= names
+    assert "fabricgen/catalog/sonic_facts/skus/Mellanox-SN5600-O128.json" in shipped and shipped <= names
 
 
 def test_installed_wheel_renders_every_example_as_a_new_user(wheel: Path, tmp_path: Path) -> None:
@@ -131,7 +131,7 @@ def test_installed_wheel_renders_every_example_as_a_new_user(wheel: Path, tmp_pa
     version = subprocess.run([str(venv / "bin" / "fabricgen"), "--version"], cwd=work, env=env, capture_output=True,
                              text=True)
     assert version.returncode == 0 and version.stdout.startswith("fabricgen "), version.stderr
-    from fabricgen.plan import load_plan
+    from fabricgen.plan.build import load_plan
 
     for source in INTENTS:
         name = source.relative_to(ROOT / "inventory").as_posix().replace("/", "-").removesuffix(".yaml")

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from fabricgen.intent import Intent
-from fabricgen.physical import build_physical, fibre_name, module_name, optic_name
-from fabricgen.plan import build_plan, cabling_csv, summary
+from fabricgen.intent.model import Intent
+from fabricgen.plan.build import build_plan
+from fabricgen.plan.physical import build_physical, fibre_name, module_name, optic_name
+from fabricgen.render.summary import cabling_csv, summary
 from tests.conftest import small_intent
 
 

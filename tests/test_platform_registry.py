@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from fabricgen.base.templating import environment
+from fabricgen.catalog.registry import PLATFORMS, SWITCH_PLATFORMS, Capabilities, load, platform
 from fabricgen.errors import FabricError
-from fabricgen.intent import Intent
-from fabricgen.plan import build_plan
-from fabricgen.platforms.registry import PLATFORMS, SWITCH_PLATFORMS, Capabilities, load, platform
-from fabricgen.render import render_switch
-from fabricgen.templating import environment
+from fabricgen.intent.model import Intent
+from fabricgen.plan.build import build_plan
+from fabricgen.render.build import render_switch
 from tests.conftest import small_intent
 
 SWITCHES = list(SWITCH_PLATFORMS)
@@ -94,7 +94,7 @@ def test_adaptive_routing_no_platform_has_is_refused() -> None:
 
 def test_role_setting_a_platform_lacks_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """A platform without BFD or a PFC watchdog (a record that says so) makes plan name the capability."""
-    import fabricgen.plan as planner
+    import fabricgen.plan.build as planner
 
     base = platform("sonic")
     weak = dataclasses.replace(base, capabilities=dataclasses.replace(base.capabilities, bfd=False,
@@ -122,14 +122,14 @@ def test_lab_runs_only_lab_platforms() -> None:
 
 
 def test_loader_caches() -> None:
-    assert load("fabricgen.platforms.registry:platform") is platform
+    assert load("fabricgen.catalog.registry:platform") is platform
 
 
 def test_checked_pairs_are_the_records_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     """JUnit's passing cases come from each platform's record: a platform without structural checks is
     never reported as having passed NX-OS (or any other platform's) rules."""
     from fabricgen.check import run
-    from fabricgen.check.nxos import RULES as NXOS_RULES
+    from fabricgen.platforms.nxos.check import RULES as NXOS_RULES
 
     plan = build_plan(Intent.model_validate(small_intent()))  # sonic leaves, nxos spines
     pairs = set(run.checked_pairs(plan, full=True))
@@ -145,7 +145,7 @@ def test_checked_pairs_are_the_records_checks(monkeypatch: pytest.MonkeyPatch) -
 
 def test_mtu_and_queue_limits_of_a_platform_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """A record's largest MTU and its strict-above-round-robin queue model become plan errors naming the fix."""
-    import fabricgen.plan as planner
+    import fabricgen.plan.build as planner
 
     base = platform("sonic")
     tight = dataclasses.replace(base, capabilities=dataclasses.replace(base.capabilities, max_mtu=9214,
@@ -161,8 +161,8 @@ def test_mtu_and_queue_limits_of_a_platform_are_refused(monkeypatch: pytest.Monk
 
 def test_nic_scripts_render_as_the_host_platform(tmp_path: Path) -> None:
     """GPU servers are a platform too: the host record's renderer and layout make hosts/<server>.sh."""
-    from fabricgen.platforms.registry import host_platform
-    from fabricgen.render import render_all
+    from fabricgen.catalog.registry import host_platform
+    from fabricgen.render.build import render_all
 
     host = host_platform()
     assert host.kind == "host" and host.name not in SWITCH_PLATFORMS

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from fabricgen import pool
+from fabricgen.base import pool
 
 
 def _worker_view(i: int) -> tuple[int, int, str]:

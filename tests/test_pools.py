@@ -18,11 +18,11 @@ import yaml
 from fabricgen.check.addresses import DUPLICATE
 from fabricgen.check.run import fast_findings
 from fabricgen.cli import main
-from fabricgen.model import Plan
-from fabricgen.plan import load_plan
-from fabricgen.render import render_all
-from fabricgen.topology import TopologyError
-from fabricgen.underlay import check_unique, planned_addresses
+from fabricgen.plan.build import load_plan
+from fabricgen.plan.model import Plan
+from fabricgen.plan.topology import TopologyError
+from fabricgen.plan.underlay import check_unique, planned_addresses
+from fabricgen.render.build import render_all
 from tests.conftest import EXAMPLE, ROOT
 
 LAB = ROOT / "inventory" / "lab" / "fabric.yaml"
@@ -161,8 +161,8 @@ def test_hand_edited_frr_duplicate_is_caught(tmp_path: Path) -> None:
 
 def test_hand_edited_eos_duplicate_is_caught(tmp_path: Path) -> None:
     """EOS: a leaf's loopback on another leaf."""
-    from fabricgen.intent import Intent
-    from fabricgen.plan import build_plan
+    from fabricgen.intent.model import Intent
+    from fabricgen.plan.build import build_plan
     from tests.conftest import small_intent
 
     plan = build_plan(Intent.model_validate(small_intent(platforms={"leaf": "eos", "spine": "eos"},

@@ -8,10 +8,10 @@ from typing import Any, Literal
 import pytest
 
 from fabricgen.errors import FabricError
-from fabricgen.intent import EcnThreshold, Headroom, Intent
-from fabricgen.model import Interface, Plan, Switch, Tier
-from fabricgen.plan import fabric_settings
-from fabricgen.qos import (
+from fabricgen.intent.model import EcnThreshold, Headroom, Intent
+from fabricgen.plan.build import fabric_settings
+from fabricgen.plan.model import Interface, Plan, Switch, Tier
+from fabricgen.plan.qos import (
     PAUSE_QUANTA,
     assign_profiles,
     build_policy,
@@ -430,7 +430,7 @@ def test_rule_port_mtu_below_lossless_mtu_in_plan() -> None:
 
 
 def test_plan_warns_about_ecn_outside_the_vendor_range() -> None:
-    from fabricgen.plan import build_plan, warning_lines
+    from fabricgen.plan.build import build_plan, warning_lines
 
     plan = build_plan(ecn_intent(400, (65_536, 131_072, 5)), "fabric.yaml", {("qos", "ecn", 400): 12})
     (line,) = [w for w in warning_lines(plan) if "qos.ecn.400" in w]

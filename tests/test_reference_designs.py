@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from fabricgen.intent import Intent
-from fabricgen.model import Plan
-from fabricgen.physical import build_physical
-from fabricgen.plan import build_plan, summary
+from fabricgen.intent.model import Intent
+from fabricgen.plan.build import build_plan
+from fabricgen.plan.model import Plan
+from fabricgen.plan.physical import build_physical
+from fabricgen.render.summary import summary
 
 FIBRE_RUNS = {"gpu_leaf_m": 3, "leaf_spine_m": 150, "spine_super_spine_m": 300}  # DAC to the nodes, DR optics above
 # DGX SuperPOD: nodes reach the leaf racks over multimode fibre (one cable per 400G port), DR optics above.
@@ -77,7 +78,7 @@ def counts(plan: Plan) -> tuple[int, int, int, dict[str, int]]:
 # The DGX H100 RA (RA-11333-001) uses the same SU of 32 DGX H100 nodes; the 4-SU example
 # (32 leaves x 32 uplinks -> 16 spines with 2 links per pair) is the same design.  Parallel links per
 # pair are derived (32 uplinks spread evenly over the stated spines).  The pages count cables, not
-# transceivers: the module counts below are derived (one module per used cage, fabricgen.physical).
+# transceivers: the module counts below are derived (one module per used cage, fabricgen.plan.physical).
 QM9700 = {"model": "QM9700-class 64 x 400G", "ports": 32, "port_speed": "800G", "breakout": 2, "cage": "osfp"}
 
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from fabricgen.catalog.registry import platform
 from fabricgen.check.roce import check_fabric
 from fabricgen.errors import FabricError
-from fabricgen.intent import Intent
-from fabricgen.model import Plan
-from fabricgen.plan import build_plan
-from fabricgen.platforms.registry import platform
-from fabricgen.render import render_all, render_switch
+from fabricgen.intent.model import Intent
+from fabricgen.plan.build import build_plan
+from fabricgen.plan.model import Plan
+from fabricgen.render.build import render_all, render_switch
 from tests.conftest import small_intent
 
 EOS_ONLY = {"platforms": {"leaf": "eos", "spine": "eos"}, "qos": {"mtu": 9214}}
@@ -84,7 +84,7 @@ def test_lossless_chain_in_eos_terms(plan: Plan) -> None:
 
 
 def test_free_front_panel_ports_are_shut_and_described(plan: Plan) -> None:
-    from fabricgen.frontpanel import front_panel
+    from fabricgen.plan.frontpanel import front_panel
 
     for sw in plan.switches.values():
         text = text_of(plan, sw.hostname)
@@ -186,8 +186,8 @@ def test_roce_rules_catch_a_broken_eos_config(plan: Plan, build: Path, tmp_path:
 
 
 def test_inventory_and_containerlab_read_the_record(plan: Plan) -> None:
-    from fabricgen.inventory import hosts
     from fabricgen.lab.from_plan import containerlab
+    from fabricgen.render.inventory import hosts
 
     assert {h["platform"] for h in hosts(plan).values()} == {"eos_fabricgen"}
     clab = containerlab(plan, Path("/cfg"))

@@ -12,12 +12,14 @@ from typing import Any
 import pytest
 import yaml
 
-from fabricgen.intent import Intent
-from fabricgen.model import Plan, Switch
-from fabricgen.plan import build_plan, load_plan
-from fabricgen.platforms import frr, frr_common, sonic
-from fabricgen.platforms.registry import platform
-from fabricgen.render import environment, render_switch
+from fabricgen.catalog.registry import platform
+from fabricgen.intent.model import Intent
+from fabricgen.plan.build import build_plan, load_plan
+from fabricgen.plan.model import Plan, Switch
+from fabricgen.platforms.frr import bgp as frr_common
+from fabricgen.platforms.frr import render as frr
+from fabricgen.platforms.sonic import render as sonic
+from fabricgen.render.build import environment, render_switch
 from tests.conftest import EXAMPLE, small_intent
 
 VTYSH = shutil.which("vtysh")

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 import yaml
 
-from fabricgen.intent import Intent
-from fabricgen.model import Plan, QosProfile, Switch
-from fabricgen.plan import build_plan, load_plan
-from fabricgen.platforms import nxos
-from fabricgen.render import environment
+from fabricgen.intent.model import Intent
+from fabricgen.plan.build import build_plan, load_plan
+from fabricgen.plan.model import Plan, QosProfile, Switch
+from fabricgen.platforms.nxos import render as nxos
+from fabricgen.render.build import environment
 from tests.conftest import EXAMPLE
 
 

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 import yaml
 
-from fabricgen.intent import Intent, load_intent
-from fabricgen.model import Plan, QosProfile, Switch
-from fabricgen.plan import build_plan, load_plan
-from fabricgen.platforms import sonic
-from fabricgen.platforms.sonic_buffers import device_base
-from fabricgen.platforms.sonic_configdb import OWNED_PORT_FIELDS, OWNERSHIP, merge_owned
-from fabricgen.render import environment, render_switch
-from fabricgen.templating import to_json
+from fabricgen.base.templating import to_json
+from fabricgen.intent.model import Intent, load_intent
+from fabricgen.plan.build import build_plan, load_plan
+from fabricgen.plan.model import Plan, QosProfile, Switch
+from fabricgen.platforms.sonic import render as sonic
+from fabricgen.platforms.sonic.buffers import device_base
+from fabricgen.platforms.sonic.configdb import OWNED_PORT_FIELDS, OWNERSHIP, merge_owned
+from fabricgen.render.build import environment, render_switch
 from tests.conftest import EXAMPLE, EXAMPLES, ROOT, small_intent, without_skus
 
 

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from fabricgen import skus
+from fabricgen.catalog import skus
 from fabricgen.cli import main
 from fabricgen.errors import FabricError
-from fabricgen.intent import Intent
-from fabricgen.plan import build_plan, cabling_csv, load_plan, summary
+from fabricgen.intent.model import Intent
+from fabricgen.plan.build import build_plan, load_plan
+from fabricgen.render.summary import cabling_csv, summary
 from tests.conftest import EXAMPLE, small_intent, write_intent
 
 O128 = "Mellanox-SN5600-O128"

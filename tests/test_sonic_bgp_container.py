@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from fabricgen.lab import sonic_box
-from fabricgen.plan import load_plan
-from fabricgen.platforms import sonic
-from fabricgen.render import environment, render_switch
+from fabricgen.plan.build import load_plan
+from fabricgen.platforms.sonic import render as sonic
+from fabricgen.render.build import environment, render_switch
 from tests.conftest import EXAMPLE
 
 # frrcfgd's table_handler_list (src/sonic-frr-mgmt-framework/frrcfgd/frrcfgd.py @086b03bd70, not in the pack):

@@ -14,8 +14,8 @@ from pathlib import Path
 import lupa  # a dev dependency (pyproject): Lua 5.x in a wheel
 import pytest
 
-from fabricgen.platforms.sonic_buffers import spectrum_headroom
-from fabricgen.skus import SPECTRUM_ASICS
+from fabricgen.catalog.skus import SPECTRUM_ASICS
+from fabricgen.platforms.sonic.buffers import spectrum_headroom
 
 REDIS = """
 local db = {

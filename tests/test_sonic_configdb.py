@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from fabricgen.platforms.sonic_configdb import OwnershipError, dangling_references, merge_owned
+from fabricgen.platforms.sonic.configdb import OwnershipError, dangling_references, merge_owned
 
 DEVICE: dict[str, Any] = {
     "DEVICE_METADATA": {"localhost": {"hwsku": "Mellanox-SN5600-O128", "mac": "02:00:00:00:00:01",

@@ -30,13 +30,13 @@ from typing import Any
 
 import pytest
 
+from fabricgen.catalog.skus import find_sku
 from fabricgen.errors import FabricError
-from fabricgen.intent import Intent
-from fabricgen.plan import build_plan
-from fabricgen.platforms import sonic
-from fabricgen.platforms.sonic_buffers import device_base
-from fabricgen.platforms.sonic_configdb import OWNED_PORT_FIELDS, OWNERSHIP, merge_owned, ref_name
-from fabricgen.skus import find_sku
+from fabricgen.intent.model import Intent
+from fabricgen.plan.build import build_plan
+from fabricgen.platforms.sonic import render as sonic
+from fabricgen.platforms.sonic.buffers import device_base
+from fabricgen.platforms.sonic.configdb import OWNED_PORT_FIELDS, OWNERSHIP, merge_owned, ref_name
 from tests.conftest import SHARED_PLATFORM, missing, small_intent
 
 DEVICE_OWNED_TABLES = ("BUFFER_POOL", "BUFFER_PORT_INGRESS_PROFILE_LIST", "BUFFER_PORT_EGRESS_PROFILE_LIST")

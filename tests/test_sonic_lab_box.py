@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from fabricgen import skus
+from fabricgen.catalog import skus
 from fabricgen.lab import sonic_box, sonic_cli
 from fabricgen.lab.from_plan import lab_topology, sonic_boot_config
 from fabricgen.lab.topology import LabError
-from fabricgen.plan import load_plan
+from fabricgen.plan.build import load_plan
 
 SONIC_LAB = Path(__file__).resolve().parents[1] / "inventory" / "lab" / "sonic.yaml"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import paramiko
 import pytest
 
-from fabricgen.ssh import HostKeyError, connect, fingerprint, known_hosts_name, netmiko_connect
+from fabricgen.base.ssh import HostKeyError, connect, fingerprint, known_hosts_name, netmiko_connect
 
 PASSWORD = "s3cret-never-sent"
 

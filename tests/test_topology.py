@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from fabricgen.errors import FabricError
-from fabricgen.intent import Intent
-from fabricgen.physical import media_for
-from fabricgen.plan import build_plan, load_plan, summary
-from fabricgen.topology import port_name
+from fabricgen.intent.model import Intent
+from fabricgen.plan.build import build_plan, load_plan
+from fabricgen.plan.physical import media_for
+from fabricgen.plan.topology import port_name
+from fabricgen.render.summary import summary
 from tests.conftest import small_intent, write_intent
 
 
@@ -67,7 +68,7 @@ def test_not_rail_optimized_keeps_server_on_one_leaf() -> None:
 
 
 def test_port_names() -> None:
-    from fabricgen.intent import SwitchModel
+    from fabricgen.intent.model import SwitchModel
 
     m = SwitchModel(ports=64, port_speed=800, breakout=2)
     assert port_name("nxos", m, 0) == "Ethernet1/1/1" and port_name("nxos", m, 3) == "Ethernet1/2/2"

@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 
 from fabricgen.cli import main
-from fabricgen.intent import MAX_CHASSIS_PORTS, Intent
-from fabricgen.model import Plan
-from fabricgen.plan import build_plan, cabling_csv, summary
-from fabricgen.topology import split_ports
+from fabricgen.intent.model import MAX_CHASSIS_PORTS, Intent
+from fabricgen.plan.build import build_plan
+from fabricgen.plan.model import Plan
+from fabricgen.plan.topology import split_ports
+from fabricgen.render.summary import cabling_csv, summary
 from tests.conftest import override, small_intent, write_intent
 from tests.test_topology import _fingerprint
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from fabricgen.model import Plan
-from fabricgen.plan import load_plan
+from fabricgen.plan.build import load_plan
+from fabricgen.plan.model import Plan
 from fabricgen.validate import (
     Report,
     check_bfd,
@@ -102,7 +102,7 @@ def test_interfaces(lab: Plan) -> None:
 
 
 def test_config_drift() -> None:
-    from fabricgen.model import Switch
+    from fabricgen.plan.model import Switch
 
     sw = Switch("s1", "spine", "frr", "m", 0, 0, 0, 0)
     assert check_config(sw, "")[0].ok
@@ -250,7 +250,7 @@ def test_bfd_timers_and_state(lab: Plan) -> None:
 
 
 def test_routes_per_session_against_the_plan(lab: Plan) -> None:
-    from fabricgen.expect import expected_prefixes
+    from fabricgen.plan.expect import expected_prefixes
 
     sw = lab.switches["lab-leaf01"]
     assert sw.bgp is not None

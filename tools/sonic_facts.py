@@ -1,8 +1,8 @@
 """`make sonic-platform`: regenerate the SONiC facts fabricgen ships, from SONiC's own files.
 
-fabricgen renders SONiC SKUs offline from records in ``fabricgen/platforms/sonic_facts/``:
+fabricgen renders SONiC SKUs offline from records in ``fabricgen/catalog/sonic_facts/``:
 
-* ``skus/<HWSKU>.json``: one per supported SKU, `fabricgen.skus.sku_facts` of its
+* ``skus/<HWSKU>.json``: one per supported SKU, `fabricgen.catalog.skus.sku_facts` of its
   sonic-buildimage ``device/<vendor>/<platform>/<HWSKU>/`` directory (ports with every
   port_config.ini column, hwsku.json speeds and FEC, pg_profile_lookup.ini rows, the buffer
   model and QoS template it ships, platform and ASIC);
@@ -28,8 +28,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fabricgen import skus  # noqa: E402
-from fabricgen.outdir import write_atomically  # noqa: E402
+from fabricgen.base.outdir import write_atomically  # noqa: E402
+from fabricgen.catalog import skus  # noqa: E402
 from tools import sonic_fetch  # noqa: E402
 
 FACTS = skus.SHIPPED_SKUS.parent

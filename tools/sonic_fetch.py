@@ -22,7 +22,7 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-from fabricgen.outdir import swap_in
+from fabricgen.base.outdir import swap_in
 
 COMMIT = "086b03bd70f9e211aaaf5f6aefe0790b508d2a94"  # same as the YANG models fabricgen checks against
 BASE_URL = f"https://raw.githubusercontent.com/sonic-net/sonic-buildimage/{COMMIT}"

@@ -61,7 +61,7 @@ def _fmt_slowdown(s: float) -> str:
 def cmd_ecmp(args: argparse.Namespace) -> int:
     from fabricgen.analyze.ecmp import ecmp_report
     from fabricgen.analyze.fabric import from_plan
-    from fabricgen.plan import load_plan
+    from fabricgen.plan.build import load_plan
 
     fabric = from_plan(load_plan(args.intent))
     seeds = "tier" if args.seed_per_tier else args.seeds
@@ -136,7 +136,7 @@ def _jobs_for(args: argparse.Namespace, fabric: Any) -> list[Any]:
 def cmd_failures(args: argparse.Namespace) -> int:
     from fabricgen.analyze.fabric import from_plan
     from fabricgen.analyze.failures import failures_report
-    from fabricgen.plan import load_plan
+    from fabricgen.plan.build import load_plan
 
     fabric = from_plan(load_plan(args.intent))
     seeds = "tier" if args.seed_per_tier else args.seeds
@@ -182,8 +182,8 @@ def cmd_deadlock(args: argparse.Namespace) -> int:
     from fabricgen.analyze.deadlock import deadlock_report
     from fabricgen.analyze.fabric import from_plan, replan_with_asn_scheme
     from fabricgen.analyze.failures import parse_failures
-    from fabricgen.intent import load_intent
-    from fabricgen.plan import build_plan
+    from fabricgen.intent.model import load_intent
+    from fabricgen.plan.build import build_plan
 
     intent, lines = load_intent(args.intent)
     plan = build_plan(intent, args.intent, lines)
@@ -224,7 +224,7 @@ def cmd_deadlock(args: argparse.Namespace) -> int:
 def cmd_diagram(args: argparse.Namespace) -> int:
     from fabricgen.analyze import diagram
     from fabricgen.analyze.fabric import from_plan
-    from fabricgen.plan import load_plan
+    from fabricgen.plan.build import load_plan
 
     fabric = from_plan(load_plan(args.intent))
     heat = diagram.load_heat(args.heat) if args.heat else None
@@ -235,7 +235,7 @@ def cmd_diagram(args: argparse.Namespace) -> int:
 
 def cmd_docs(args: argparse.Namespace) -> int:
     from fabricgen.analyze.docs import write_docs
-    from fabricgen.plan import load_plan
+    from fabricgen.plan.build import load_plan
 
     n = write_docs(load_plan(args.intent), args.output)
     _console().print(f"{n} documentation files -> {args.output}", markup=False)

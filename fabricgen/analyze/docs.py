@@ -15,8 +15,8 @@ from pathlib import Path
 
 from fabricgen.analyze import diagram
 from fabricgen.analyze.fabric import from_plan
-from fabricgen.model import Plan, Switch
-from fabricgen.plan import cabling_csv, summary
+from fabricgen.plan.model import Plan, Switch
+from fabricgen.render.summary import cabling_csv, summary
 
 
 def _table(head: list[str], rows: list[list[object]]) -> str:

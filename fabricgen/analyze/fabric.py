@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fabricgen.intent import Intent
-from fabricgen.model import Plan
+from fabricgen.intent.model import Intent
+from fabricgen.plan.model import Plan
 
 # Tier rank of a role: traffic climbs ranks on the way up, descends on the way down.
 RANK = {"leaf": 0, "spine": 1, "super_spine": 2}
@@ -178,7 +178,7 @@ def from_plan(plan: Plan) -> Fabric:
 
 def replan_with_asn_scheme(intent: Intent, plan: Plan, scheme: str) -> Plan:
     """The intent of `plan` planned with another BGP ASN scheme (a what-if for the deadlock analysis)."""
-    from fabricgen.plan import build_plan
+    from fabricgen.plan.build import build_plan
 
     if plan.settings.asn_scheme == scheme:
         return plan

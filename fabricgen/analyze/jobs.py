@@ -16,12 +16,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-# The intent's bounded YAML reader and its error mapping: same limits, lines and fixes.
-from fabricgen import intent_file
 from fabricgen.analyze.fabric import Fabric
 from fabricgen.analyze.flows import GIB, Job
 from fabricgen.errors import FabricError, Problem
-from fabricgen.intent import dotted, line_for, validation_problem
+
+# The intent's bounded YAML reader and its error mapping: same limits, lines and fixes.
+from fabricgen.intent import reader as intent_file
+from fabricgen.intent.model import dotted, line_for, validation_problem
 
 
 class JobSpec(BaseModel):

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import ipaddress
 
-from fabricgen.check.facts import DeviceFacts
-from fabricgen.check.findings import Finding
-from fabricgen.model import Plan
-from fabricgen.underlay import planned_addresses
+from fabricgen.base.findings import Finding
+from fabricgen.plan.model import Plan
+from fabricgen.plan.underlay import planned_addresses
+from fabricgen.platforms.facts import DeviceFacts
 
 RULES = ("addr-duplicate",)
 (DUPLICATE,) = RULES

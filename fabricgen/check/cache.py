@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from fabricgen.check.findings import Finding
+from fabricgen.base.findings import Finding
 
 DIRNAME = ".check-cache"
 FORMAT = 1

@@ -6,15 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from fabricgen import manifest
-from fabricgen.check.findings import format_findings
-from fabricgen.cli import positive_int
+from fabricgen.base.findings import format_findings
+from fabricgen.base.options import add_intent, add_workers
+from fabricgen.render import manifest
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     from fabricgen.check.run import checked_pairs, run_checks, yang_unavailable
     from fabricgen.check.sonic_yang import SonicYangSetupError
-    from fabricgen.plan import load_plan
+    from fabricgen.plan.build import load_plan
 
     plan = load_plan(args.intent)
     configs = Path(args.configs)
@@ -51,7 +51,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def register_cli(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("check", help="validate rendered configs: SONiC YANG, FRR parser, NX-OS structure, "
                                      "RoCE invariants, NIC consistency")
-    p.add_argument("-i", "--intent", default="inventory/fabric.yaml")
+    add_intent(p)
     p.add_argument("--configs", default="build/configs",
                    help="directory of <host>/<file> configs (default build/configs)")
     p.add_argument("--hosts", default=None, help="NIC scripts directory (default: <configs>/../hosts)")
@@ -64,7 +64,7 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=["table", "json", "junit"], default="table",
                    help="findings as a table, a JSON list or JUnit XML (for CI)")
     p.add_argument("--fast", action="store_true", help="only the RoCE invariant and NIC checks")
-    p.add_argument("--workers", type=positive_int, default=None, help="check processes (default: automatic)")
+    add_workers(p, None, "check processes")
     p.add_argument("--no-cache", action="store_true",
                    help="re-check every file: ignore and do not write <configs>/../.check-cache (per-file "
                         "SONiC YANG and FRR parser results, reused while a file's bytes, the checker, the "

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from fabricgen.check.run import CheckFailed, fast_findings
-from fabricgen.model import Plan
+from fabricgen.plan.model import Plan
 
 
 def fast_checks(plan: Plan) -> Callable[[Path], None]:

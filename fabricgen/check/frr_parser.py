@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabricgen.check.findings import Finding
+from fabricgen.base.findings import Finding
 
 RULE = "frr-parse"
 SEPARATOR = "line vty"

@@ -37,12 +37,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabricgen.check.facts import DeviceFacts, PortFacts
-from fabricgen.check.findings import Finding
-from fabricgen.host import parse_nic_header
-from fabricgen.model import Plan, QosPolicy, Server
-from fabricgen.platforms.registry import host_platform
-from fabricgen.qos import ECT0, ROCE_OPTIMIZED_CNP_DSCP
+from fabricgen.base.findings import Finding
+from fabricgen.catalog.registry import host_platform
+from fabricgen.plan.model import Plan, QosPolicy, Server
+from fabricgen.plan.qos import ECT0, ROCE_OPTIMIZED_CNP_DSCP
+from fabricgen.platforms.facts import DeviceFacts, PortFacts
+from fabricgen.platforms.host.render import parse_nic_header
 
 RULES = ("nic-roce-dscp", "nic-cnp-dscp", "nic-pfc-mask", "nic-trust", "nic-missing-script", "nic-address",
          "nic-mtu")

@@ -49,8 +49,11 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from fabricgen import pool
-from fabricgen.check.facts import (
+from fabricgen.base import pool
+from fabricgen.base.findings import Finding
+from fabricgen.catalog.registry import platform, vendor_ecn_range
+from fabricgen.plan.model import Interface, Plan, QosPolicy, Switch
+from fabricgen.platforms.facts import (
     DeviceFacts,
     Ecn,
     LosslessPg,
@@ -62,9 +65,6 @@ from fabricgen.check.facts import (
     plan_ports,
     pointer,
 )
-from fabricgen.check.findings import Finding
-from fabricgen.model import Interface, Plan, QosPolicy, Switch
-from fabricgen.platforms.registry import platform, vendor_ecn_range
 
 RULES = (
     "roce-lossless-chain",
@@ -380,7 +380,7 @@ def _bgp_device(plan: Plan, sw: Switch, f: DeviceFacts, out: _Out) -> None:
                 f"`remote-as {sw.asn}` would fail")
     design = plan.design
     if design is not None:
-        from fabricgen.underlay import equal_cost_paths
+        from fabricgen.plan.underlay import equal_cost_paths
 
         need = equal_cost_paths(design, sw.role)
     elif sw.bgp is not None:

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fabricgen import pool
-from fabricgen.check.findings import Finding
-from fabricgen.model import Plan
-from fabricgen.platforms.registry import load, platform
+from fabricgen.base import pool
+from fabricgen.base.findings import Finding
+from fabricgen.catalog.registry import load, platform
+from fabricgen.plan.model import Plan
 
 # Estimated CPU seconds per file; decide whether a process pool pays off and how to chunk.
 _COST_ANALYZE = 0.005
@@ -63,7 +63,7 @@ def files_by_check(plan: Plan, configs: Path) -> dict[str, list[tuple[str, Path]
 
 @dataclass
 class _Work:
-    """What the pool workers need (fabricgen.pool.shared()): set before forking, read copy-on-write."""
+    """What the pool workers need (fabricgen.base.pool.shared()): set before forking, read copy-on-write."""
 
     plan: Plan
     configs: Path
@@ -88,7 +88,7 @@ def _analyze_job(hosts: list[str]) -> tuple[list[Finding], dict[str, Any]]:
 def _yang_job(paths: list[str]) -> list[list[Finding]]:
     """The findings of each config_db.json."""
     from fabricgen.check.sonic_yang import check_sonic_file
-    from fabricgen.platforms.sonic_buffers import device_base
+    from fabricgen.platforms.sonic.buffers import device_base
 
     work: _Work = pool.shared()
     assert work.validator is not None
@@ -161,14 +161,16 @@ def _yang_salt(root: Path, plan: Plan | None = None) -> str:
     side it is merged into (the ownership rules, the roles' SKU files)."""
     import _libyang  # noqa: F401 - loads the C libyang, so that _loaded() sees it in every process
 
-    from fabricgen import skus
-    from fabricgen.check import cache, findings, sonic_yang
-    from fabricgen.platforms import sonic_buffers, sonic_configdb
+    from fabricgen.base import findings
+    from fabricgen.catalog import skus
+    from fabricgen.check import cache, sonic_yang
+    from fabricgen.platforms.sonic import buffers as sonic_buffers
+    from fabricgen.platforms.sonic import configdb as sonic_configdb
 
     models = [p for d in ("yang-models", "yang-rendered", "yang-templates") for p in (root / d).glob("*.yang*")]
     hardware = plan.hardware if plan is not None else {}
     sku_files = [Path(hw.sku.source) / "port_config.ini" if Path(hw.sku.source).is_dir() else Path(hw.sku.source)
-                 for hw in hardware.values() if hw.sku is not None and hw.sku.platform == "sonic"]
+                 for hw in hardware.values() if hw.sku is not None and Path(hw.sku.source).exists()]
     device = f"{sorted((role, hw.describe()) for role, hw in hardware.items())}"
     return cache.digest([cache.files_digest([Path(sonic_yang.__file__), Path(findings.__file__),
                                              Path(cache.__file__), Path(sonic_configdb.__file__),
@@ -181,7 +183,8 @@ def _frr_salt() -> str:
     """What an FRR parser result depends on besides the file: checker code, the vtysh binary."""
     import shutil
 
-    from fabricgen.check import cache, findings, frr_parser
+    from fabricgen.base import findings
+    from fabricgen.check import cache, frr_parser
 
     vtysh = shutil.which("vtysh") or ""
     return cache.digest([cache.files_digest([Path(frr_parser.__file__), Path(findings.__file__), Path(cache.__file__)]),

@@ -76,7 +76,7 @@ from typing import Any
 
 import orjson
 
-from fabricgen.check.findings import Finding, Severity
+from fabricgen.base.findings import Finding, Severity
 from fabricgen.check.yang_models import ENV_VAR as ENV_VAR  # re-exported: where the models are looked for
 from fabricgen.check.yang_models import SonicYangSetupError as SonicYangSetupError
 from fabricgen.check.yang_models import find_models
@@ -932,7 +932,7 @@ def check_sonic_file(validator: SonicYangValidator, path: Path, base: dict[str, 
     except json.JSONDecodeError as exc:
         return [Finding(device_name(None, path), str(path), f"L{exc.lineno}", RULE, f"not valid JSON: {exc.msg}")]
     if base is not None and isinstance(config, dict):
-        from fabricgen.platforms.sonic_configdb import OwnershipError, merge_owned
+        from fabricgen.platforms.sonic.configdb import OwnershipError, merge_owned
 
         try:
             config = merge_owned(base, config, check_references=False)  # libyang resolves the leafrefs

@@ -27,7 +27,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabricgen.outdir import swap_in
+from fabricgen.base.outdir import swap_in
 
 ENV_VAR = "FABRICGEN_SONIC_YANG"
 SONIC_BUILDIMAGE_URL = "https://github.com/sonic-net/sonic-buildimage.git"

@@ -16,17 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from fabricgen.deploy.cli import register_cli
-    from fabricgen.deploy.phases import CHECK_TIMEOUT, candidate_config
+    from fabricgen.deploy.phases import CHECK_TIMEOUT
     from fabricgen.deploy.report import DeployReport, DeviceOutcome
-    from fabricgen.deploy.run import Abandoned, DeployOptions, run_deploy, select
+    from fabricgen.deploy.run import Abandoned, DeployOptions, run_deploy
     from fabricgen.deploy.state import DeployRefused
 
-_HOME = {"register_cli": "cli", "CHECK_TIMEOUT": "phases", "candidate_config": "phases", "DeployReport": "report",
-         "DeviceOutcome": "report", "Abandoned": "run", "DeployOptions": "run", "run_deploy": "run", "select": "run",
-         "DeployRefused": "state"}
+_HOME = {"register_cli": "cli", "CHECK_TIMEOUT": "phases", "DeployReport": "report", "DeviceOutcome": "report",
+         "Abandoned": "run", "DeployOptions": "run", "run_deploy": "run", "DeployRefused": "state"}
 
 __all__ = ["CHECK_TIMEOUT", "Abandoned", "DeployOptions", "DeployRefused", "DeployReport", "DeviceOutcome",
-           "candidate_config", "register_cli", "run_deploy", "select"]
+           "register_cli", "run_deploy"]
 
 
 def __getattr__(name: str) -> Any:

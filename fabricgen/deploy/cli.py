@@ -8,12 +8,10 @@ import sys
 
 from rich.console import Console
 
-from fabricgen.cli import positive_int
+from fabricgen.base.options import add_build, add_connection, add_intent, add_scope, add_workers
 from fabricgen.deploy.impact import LABELS
 from fabricgen.deploy.phases import CHECK_TIMEOUT
 from fabricgen.validate.output import window_seconds_or_off
-
-DEFAULT_BUILD = "build"
 
 
 def _error(text: str) -> int:
@@ -26,11 +24,11 @@ def _error(text: str) -> int:
 
 
 def cmd_deploy(args: argparse.Namespace) -> int:
-    from fabricgen import manifest
     from fabricgen.deploy.report import print_report
     from fabricgen.deploy.run import Abandoned, DeployOptions, run_deploy  # nornir: the [deploy] extra
     from fabricgen.deploy.state import DeployRefused
-    from fabricgen.plan import load_plan
+    from fabricgen.plan.build import load_plan
+    from fabricgen.render import manifest
 
     plan = load_plan(args.intent)
     build = manifest.load(args.build, plan)
@@ -63,14 +61,11 @@ def cmd_deploy(args: argparse.Namespace) -> int:
 
 def register_cli(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("deploy", help="push the checked build with nornir + napalm, device by device")
-    p.add_argument("-i", "--intent", default="inventory/fabric.yaml")
-    p.add_argument("-b", "--build", default=DEFAULT_BUILD,
-                   help=f"rendered build to push (default {DEFAULT_BUILD}/): its manifest must match the intent")
+    add_intent(p)
+    add_build(p, "rendered build to push: its manifest must match the intent")
     p.add_argument("--dry-run", action="store_true", help="show per-device diffs and which build; change nothing")
-    scope = p.add_mutually_exclusive_group()
-    scope.add_argument("--limit", help="comma-separated hostnames")
-    scope.add_argument("--role", choices=["leaf", "spine", "super_spine"], help="only the switches of this role")
-    p.add_argument("--workers", type=positive_int, default=10, help="devices in parallel (default 10)")
+    add_scope(p)
+    add_workers(p, 10, "devices in parallel")
     p.add_argument("--check-timeout", type=float, default=CHECK_TIMEOUT,
                    help="seconds for BGP sessions and their prefixes to come back after a commit (default 60)")
     p.add_argument("--force", action="store_true",
@@ -82,12 +77,7 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--break-lock", action="store_true", help="take over the deploy lock of a deploy that is dead")
     p.add_argument("--accept-undeployable", action="store_true",
                    help="deploy although the intent sets things the platforms cannot deploy (see `fabricgen plan`)")
-    p.add_argument("--lab-dir", default=None,
-                   help="the lab's state directory (default: wherever `fabricgen lab up` of this fabric put it, "
-                        "else .fabricgen/lab/)")
-    p.add_argument("--known-hosts", default=None,
-                   help="SSH known_hosts to verify devices against (default $FABRICGEN_KNOWN_HOSTS, the lab's, "
-                        "or ~/.ssh/known_hosts)")
+    add_connection(p)
     p.add_argument("--max-impact", choices=list(LABELS), default=None, metavar="LABEL",
                    help="refuse changes whose impact is worse than LABEL (" + " < ".join(LABELS) + "); a real run "
                         "diffs every device first and changes nothing if one exceeds it")

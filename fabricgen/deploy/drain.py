@@ -3,8 +3,9 @@ neighbors to move their traffic away.
 
 Draining is a config, committed like any other (rollback point, saved = running):
 
-1. *drain* - the switch's current saved config plus the platform's graceful-shutdown line
-   (FRR: ``bgp graceful-shutdown`` under ``router bgp``; NX-OS: ``graceful-shutdown activate``).
+1. *drain* - the switch's current saved config plus the platform's graceful shutdown, its record's
+   ``drain`` transform (FRR and SONiC: ``bgp graceful-shutdown`` under ``router bgp``; NX-OS:
+   ``graceful-shutdown activate``; EOS: maintenance mode, ``unit System`` ``quiesce``).
    The switch then sends every route with the GRACEFUL_SHUTDOWN community (65535:0);
 2. *wait* - until no neighbor still forwards through it: on every neighbor, no installed route
    has a next hop on the switch, except the prefixes only the switch can reach (its loopback, a
@@ -14,72 +15,41 @@ Draining is a config, committed like any other (rollback point, saved = running)
 4. *undrain* - the build itself (or, when the change failed and was rolled back, the config it
    returned to without the drain line).
 
-A platform without graceful shutdown would prepend its AS instead; every fabricgen platform has
-it, so no prepend is rendered.
+A platform whose record has no ``drain`` is refused by ``--drain``, by name; every fabricgen switch
+platform has one.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fabricgen.model import Plan, Switch
-
-FRR_DRAIN = " bgp graceful-shutdown"
-NXOS_DRAIN = "  graceful-shutdown activate"
-_ROUTER_BGP = re.compile(r"^router bgp \d+\s*$")
+from fabricgen.catalog.registry import load, platform
+from fabricgen.plan.model import Plan, Switch
 
 
 class DrainFailed(Exception):
     """The neighbors did not move their traffic in time (the switch is undrained again)."""
 
 
-def _with_drain_line(text: str, on: bool, drain_line: str) -> str:
-    """``text`` without ``drain_line``, and with it right under `router bgp` when ``on``."""
-    lines = [ln for ln in text.splitlines() if ln.rstrip() != drain_line]
-    if on:
-        out = []
-        for ln in lines:
-            out.append(ln)
-            if _ROUTER_BGP.match(ln):
-                out.append(drain_line)
-        lines = out
-    return "\n".join(lines) + "\n"
+def drained(platform_name: str, candidate: str, on: bool = True) -> str:
+    """The candidate (the text deploy pushes to this platform) with the drain on (or off): the platform's
+    record names its transform (``drain``); `can_drain` says whether it has one."""
+    return str(load(platform(platform_name).drain)(candidate, on))
 
 
-def _frr_drained(text: str, on: bool) -> str:
-    return _with_drain_line(text, on, FRR_DRAIN)
+def can_drain(platform_name: str) -> bool:
+    return bool(platform(platform_name).drain)
 
 
-def _nxos_drained(text: str, on: bool) -> str:
-    return _with_drain_line(text, on, NXOS_DRAIN)
-
-
-def _sonic_drained(bundle: str, on: bool) -> str:
-    from napalm_sonic.sonic import make_bundle, parse_bundle
-
-    db, frr = parse_bundle(bundle)
-    return make_bundle(db, _frr_drained(frr, on))
-
-
-TRANSFORMS: dict[str, Callable[[str, bool], str]] = {"frr": _frr_drained, "sonic": _sonic_drained,
-                                                     "nxos": _nxos_drained}
-
-
-def drained(platform: str, candidate: str, on: bool = True) -> str:
-    """The candidate (the text deploy pushes to this platform) with the drain on (or off)."""
-    return TRANSFORMS[platform](candidate, on)
-
-
-def saved_candidate(device: Any, platform: str) -> str:
+def saved_candidate(device: Any, platform_name: str) -> str:
     """The device's saved config in the form its driver takes as a candidate."""
-    config = device.get_config(retrieve="startup" if platform != "nxos" else "running")
-    return str(config["startup" if platform != "nxos" else "running"])
+    side = platform(platform_name).saved_config
+    return str(device.get_config(retrieve=side)[side])
 
 
 # --------------------------------------------------------------------------- has traffic moved?

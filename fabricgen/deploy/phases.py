@@ -10,33 +10,19 @@ napalm driver those steps are skipped.
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from fabricgen.deploy.impact import DeviceImpact, device_impact
-from fabricgen.manifest import Build
-from fabricgen.model import Switch
-from fabricgen.platforms.registry import platform
+from fabricgen.plan.model import Switch
 
 CHECK_TIMEOUT = 60.0  # seconds the post-commit check waits for every session and prefix
 
 
 class CheckFailed(Exception):
     """The post-commit check found the device unhealthy; the runner rolls it back."""
-
-
-def candidate_config(build: Build, sw: Switch) -> str:
-    """The rendered, checked file(s) of ``sw`` in the form its driver takes as a replace candidate."""
-    files = build.config_files(sw)
-    record = platform(sw.platform)
-    if record.candidate == "json-bundle":  # every file in one JSON document keyed by file name (napalm_sonic)
-        texts = {name: files[name].read_text(encoding="utf-8") for name in record.files}
-        return json.dumps({name: json.loads(text) if name.endswith(".json") else text for name, text in texts.items()},
-                          indent=2, sort_keys=True)
-    return files[record.main_file].read_text(encoding="utf-8")
 
 
 @dataclass
@@ -75,7 +61,7 @@ def sessions(device: Any) -> Sessions:
 
 def live_mtu_gaps(device: Any, sw: Switch) -> list[str]:
     """Ports whose live MTU differs from the plan on a platform whose config cannot set it."""
-    from fabricgen.deployable import mtu_mismatches, platform_sets_mtu
+    from fabricgen.plan.deployable import mtu_mismatches, platform_sets_mtu
 
     if platform_sets_mtu(sw.platform):
         return []

@@ -1,6 +1,6 @@
 """The deploy run: which build, which devices, one change at a time, and what Ctrl-C does.
 
-* The configs pushed are the files of a checked build (see fabricgen.manifest), never a
+* The configs pushed are the files of a checked build (see fabricgen.render.manifest), never a
   fresh render; changed or ``--no-check`` files are refused unless ``--force``.
 * A real run holds the fabric lock and journals every device's phase (see ``state``);
   an unfinished journal blocks the next run until ``--resume`` or ``--discard``.
@@ -29,6 +29,7 @@ from nornir.core.filter import F
 from nornir.core.task import Result, Task
 from rich.console import Console
 
+from fabricgen.connect import describe, select
 from fabricgen.deploy import drain, phases
 from fabricgen.deploy import report as R
 from fabricgen.deploy.impact import HITLESS, exceeds, needs_session_reset
@@ -55,9 +56,9 @@ from fabricgen.deploy.state import (
     state_dir,
 )
 from fabricgen.deploy.waves import Wave, auto_waves, load_waves
-from fabricgen.expect import expected_prefixes
-from fabricgen.manifest import Build
-from fabricgen.model import Plan
+from fabricgen.plan.expect import expected_prefixes
+from fabricgen.plan.model import Plan
+from fabricgen.render.manifest import Build, candidate_config
 
 GRACE = 10.0  # seconds a commit in flight gets after Ctrl-C to pass its check or be rolled back
 
@@ -96,29 +97,6 @@ class Abandoned(KeyboardInterrupt):
     def __init__(self, report: R.DeployReport) -> None:
         super().__init__()
         self.report = report
-
-
-def select(nr: Nornir, limit: str | None = None, role: str | None = None) -> Nornir:
-    if limit:
-        names = {h.strip() for h in limit.split(",") if h.strip()}
-        unknown = names - set(nr.inventory.hosts)
-        if unknown:
-            raise ValueError(f"--limit names hosts that are not in the plan: {', '.join(sorted(unknown))} "
-                             "(fix: name switches of this intent, as `fabricgen plan --format json` lists them)")
-        nr = nr.filter(F(name__any=sorted(names)))
-    if role:
-        nr = nr.filter(F(role=role))
-    return nr
-
-
-def describe(exc: BaseException) -> str:
-    """The whole reason: exception type and every line of its text."""
-    from fabricgen.ssh import HostKeyError
-
-    text = str(exc).strip()
-    if isinstance(exc, HostKeyError):
-        return text
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 @dataclass
@@ -163,7 +141,7 @@ def deploy_device(task: Task, ctx: _Context) -> Result:
 
 
 def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
-    from fabricgen.ssh import CommandInterrupted
+    from fabricgen.base.ssh import CommandInterrupted
 
     sw = ctx.plan.switches[task.host.name]
     host, dry = sw.hostname, ctx.opts.dry_run
@@ -175,7 +153,7 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
     if ctx.cancel.is_set():
         ctx.phase(host, INTERRUPTED, "not started")
         return outcome(R.INTERRUPTED, "not started: the deploy was interrupted first")
-    candidate = phases.candidate_config(ctx.build, sw)
+    candidate = candidate_config(ctx.build, sw)
     try:
         device = task.host.get_connection("napalm", task.nornir.config)
     except Exception as exc:  # noqa: BLE001 - unreachable is a per-device outcome
@@ -370,7 +348,7 @@ def run_deploy(plan: Plan, build: Build, opts: DeployOptions | None = None,
 
     Raises DeployRefused (nothing touched) and ValueError (bad --limit).
     """
-    from fabricgen.nornir_inventory import connection_settings, nornir_for
+    from fabricgen.connect import connection_settings, nornir_for
 
     opts = opts or DeployOptions()
     console = console or Console(stderr=True, highlight=False)
@@ -381,10 +359,12 @@ def run_deploy(plan: Plan, build: Build, opts: DeployOptions | None = None,
     problems = opts_refusals(plan, build, hosts, opts)
     if problems:
         raise DeployRefused("\n".join(problems))
-    undrainable = sorted({plan.switches[h].platform for h in hosts} - set(drain.TRANSFORMS)) if opts.drain else []
+    undrainable = sorted({p for p in {plan.switches[h].platform for h in hosts} if not drain.can_drain(p)}
+                         ) if opts.drain else []
     if undrainable:
-        raise DeployRefused(f"--drain: fabricgen cannot drain platform {', '.join(undrainable)} yet (fix: deploy "
-                            f"those switches without --drain, e.g. --role or --limit, after draining them by hand)")
+        raise DeployRefused(f"--drain: platform {', '.join(undrainable)} has no graceful shutdown in its record "
+                            "(capability `drain`) (fix: deploy those switches without --drain, e.g. --role or "
+                            "--limit, after draining them by hand)")
     if opts.canary is not None and opts.canary not in hosts:
         raise DeployRefused(f"--canary {opts.canary} is not among the switches this deploy selects "
                             f"(fix: a hostname of {', '.join(sorted(hosts)[:4])}, ...)")
@@ -602,7 +582,7 @@ def _collect(report: R.DeployReport, plan: Plan, hosts: list[str], results: dict
 def opts_refusals(plan: Plan, build: Build, hosts: list[str], opts: DeployOptions) -> list[str]:
     """Why this deploy must not start: unchecked or changed files (unless --force),
     settings the platforms cannot deploy (unless --accept-undeployable)."""
-    from fabricgen.deployable import undeployable
+    from fabricgen.plan.deployable import undeployable
 
     out: list[str] = []
     if not opts.force:

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from fabricgen.outdir import STATE_DIR
+from fabricgen.base.outdir import STATE_DIR
 
 # Journal phases.  A device in DONE_PHASES needs nothing more; every other phase is work left.
 PENDING, LOCKED, DIFFED, COMMITTING, COMMITTED = "pending", "locked", "diffed", "committing", "committed"

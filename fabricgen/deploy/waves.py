@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fabricgen.errors import FabricError, Problem
-from fabricgen.model import Plan
+from fabricgen.plan.model import Plan
 
 TIER_ORDER = ("super_spine", "spine", "leaf")  # rollout order: the top tier first
 
@@ -126,7 +126,7 @@ def auto_waves(plan: Plan, hosts: Iterable[str], canary: str | None = None) -> l
 def load_waves(path: str | Path, plan: Plan, changing: Iterable[str]) -> list[Wave]:
     """A waves file (module doc), checked: known switches, each at most once, every switch that
     changes placed, every wave within the rules.  Raises FabricError naming file, line and fix."""
-    from fabricgen.intent_file import load
+    from fabricgen.intent.reader import load
 
     source = str(path)
     data, lines = load(path)

@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from fabricgen.base.options import DEFAULT_LAB_INTENT, add_intent
 from fabricgen.lab.engine import DEFAULT_LAB_DIR, lab_down, lab_status, lab_up
 from fabricgen.lab.from_plan import lab_topology, require_frr, write_lab_files
 from fabricgen.lab.records import prune_stale_labs, records_dir
@@ -15,7 +16,7 @@ from fabricgen.lab.topology import LabError
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from fabricgen.plan import load_plan
+    from fabricgen.plan.build import load_plan
 
     plan = load_plan(args.intent)
     require_frr(plan, args.intent)
@@ -99,8 +100,7 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
                              ("down", cmd_down, "remove every namespace, cable and process of the lab"),
                              ("status", cmd_status, "show what runs")):
         p = lab_sub.add_parser(name, help=text)
-        p.add_argument("-i", "--intent", default="inventory/lab/fabric.yaml",
-                       help="lab intent (default inventory/lab/fabric.yaml)")
+        add_intent(p, DEFAULT_LAB_INTENT, "lab intent")
         p.add_argument("--lab-dir", "--workdir", dest="workdir", default=str(DEFAULT_LAB_DIR),
                        help=f"lab state directory (default {DEFAULT_LAB_DIR}/, outside any render output)")
         p.set_defaults(func=func)

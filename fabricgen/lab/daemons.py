@@ -22,8 +22,7 @@ from pathlib import Path
 from fabricgen.lab import sonic_box, sonic_cli
 from fabricgen.lab.netns import MGMT_IF
 from fabricgen.lab.nic_emulation import sysfs_commands, write_stubs
-from fabricgen.lab.sonic_box import SonicBox
-from fabricgen.lab.topology import LabError, LabNode
+from fabricgen.lab.topology import LabError, LabNode, SonicBox
 
 FRR_BIN = "/usr/lib/frr"
 FRR_DAEMONS = ("zebra", "bgpd", "staticd", "bfdd")

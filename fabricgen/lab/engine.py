@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fabricgen.base.outdir import STATE_DIR
 from fabricgen.lab import daemons as dmn
 from fabricgen.lab import lossless_counters, netns, records
 from fabricgen.lab.netns import ProcRef
 from fabricgen.lab.topology import LabError, LabTopology, linux_ifname, validate_topology
-from fabricgen.outdir import STATE_DIR
 
 STATE_FILE = "state.json"
 KNOWN_HOSTS_FILE = "known_hosts"

@@ -2,7 +2,7 @@
 
 The lab runs every switch as Linux + FRR (platform `frr`; a `sonic` switch as FRR started the way
 SONiC's bgp container starts it, with a ConfigDB stand-in: `lab.sonic_box`), each server as a
-namespace configured by its own rendered NIC script (`fabricgen.host`: addresses,
+namespace configured by its own rendered NIC script (`fabricgen.platforms.host.render`: addresses,
 one routing table per NIC, RoCE QoS), with the ConnectX side emulated where no NIC
 exists (`lab.nic_emulation`).  It also writes a
 containerlab topology (for users who run containerlab) and a nornir inventory
@@ -17,17 +17,17 @@ from typing import Any
 
 import yaml
 
-from fabricgen import inventory
+from fabricgen.base.templating import environment
+from fabricgen.catalog.registry import PLATFORMS, host_platform, load, platform
+from fabricgen.catalog.skus import platform_dir
 from fabricgen.errors import FabricError, Problem
 from fabricgen.lab.nic_emulation import emulated_nics
-from fabricgen.lab.sonic_box import SonicBox, sonic_box
-from fabricgen.lab.topology import LabError, LabInterface, LabLink, LabNode, LabTopology
-from fabricgen.model import Plan, Server, Switch
-from fabricgen.platforms.registry import PLATFORMS, host_platform, platform
-from fabricgen.platforms.sonic import BGP_CONTAINER_BOOT_FIELDS
-from fabricgen.platforms.sonic_buffers import device_base
-from fabricgen.skus import platform_dir
-from fabricgen.templating import environment
+from fabricgen.lab.sonic_box import sonic_box
+from fabricgen.lab.topology import LabError, LabInterface, LabLink, LabNode, LabTopology, SonicBox
+from fabricgen.plan.model import Plan, Server, Switch
+from fabricgen.platforms.sonic.buffers import device_base
+from fabricgen.platforms.sonic.render import BGP_CONTAINER_BOOT_FIELDS
+from fabricgen.render import inventory
 
 
 def require_frr(plan: Plan, source: str) -> None:
@@ -72,13 +72,19 @@ def sonic_node_box(plan: Plan, sw: Switch) -> SonicBox:
     return sonic_box(pack, sonic_boot_config(plan, sw))
 
 
+def _box(plan: Plan, sw: Switch) -> SonicBox | None:
+    """What the switch's platform adds to a plain FRR lab node (its record's ``lab_box``: SONiC's container)."""
+    hook = platform(sw.platform).lab_box
+    return load(hook)(plan, sw) if hook else None
+
+
 def lab_topology(plan: Plan, workdir: str | Path) -> LabTopology:
     mtu = plan.settings.mtu
     nodes: list[LabNode] = []
     for sw in plan.switches.values():
         nodes.append(LabNode(name=sw.hostname, kind="switch", mgmt_ip=sw.mgmt_ip,
                              frr_config=f"hostname {sw.hostname}\n",
-                             sonic=sonic_node_box(plan, sw) if sw.platform == "sonic" else None))
+                             sonic=_box(plan, sw)))
     for srv in plan.hosts():
         # each server (and endpoint) is configured by its own rendered NIC script, as a real one would be
         nics = sorted(srv.nics, key=lambda n: (n.nic, n.port))

@@ -4,7 +4,7 @@ The lab's veths carry no PFC, so a lab switch cannot count pauses, queue drops o
 Instead every switch keeps one file per cabled port under its own /run
 (``LAB_COUNTERS_DIR``), in exactly the shape and with the counter
 names `ethtool -S` shows for a port of an NVIDIA Spectrum switch under Linux's mlxsw driver
-(fabricgen.health.parse_ethtool).  The frr driver reads those files instead of `ethtool -S`
+(fabricgen.platforms.frr.health).  The frr driver reads those files instead of `ethtool -S`
 when `validate` targets a lab, over the same SSH; fault tests raise counters with :func:`bump`.
 """
 

@@ -1,6 +1,6 @@
 """The RDMA side of a ConnectX where no NIC exists: the lab's servers have veths, not ConnectX ports.
 
-So that each server runs its rendered NIC script unchanged (`fabricgen.host`), the lab gives
+So that each server runs its rendered NIC script unchanged (`fabricgen.platforms.host.render`), the lab gives
 its network namespace what the inbox mlx5 driver would show:
 
 * `/sys/class/infiniband/<dev>/device/net/<ifname>` for every back-end NIC, with RDMA device
@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabricgen.host import roce_gid
+from fabricgen.platforms.host.render import roce_gid
 
 STUB_LOG = "/run/fabricgen-nic-stubs.log"  # inside the node (its /run); one line per stub call
 STUBBED_TOOLS = ("mlnx_qos", "cma_roce_tos", "mlxconfig")

@@ -22,37 +22,20 @@ import re
 import shlex
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from fabricgen.lab import sonic_cli
-from fabricgen.lab.topology import LabError
-from fabricgen.platforms import sonic_configdb
+from fabricgen.lab.topology import LabError, SonicBox
+from fabricgen.platforms.sonic import configdb as sonic_configdb
 
 DOCKER = Path("dockers/docker-fpm-frr")
 FRR_BIN = "/usr/lib/frr"
 SYSTEM_PYTHON = "/usr/bin/python3"  # frr-reload.py's interpreter, so every FRR lab host has it
 # SONiC's zebra module -> the one Debian's FRR ships (both speak FPM over TCP to 127.0.0.1:2620)
 MODULE_STAND_INS: Mapping[str, str | None] = {"dplane_fpm_sonic": "dplane_fpm_nl", "snmp": None}
-
-
-@dataclass(frozen=True)
-class SonicBox:
-    """What a SONiC lab node starts with: the bgp container's start-up and the box's ConfigDB."""
-
-    daemons: tuple[tuple[str, str], ...]  # (FRR daemon, its command line), zebra first
-    init_script: str  # docker_init.sh's frr.conf treatment for the routing mode (bash)
-    config_db: str  # the ConfigDB the box boots with (JSON text)
-    not_run: tuple[str, ...] = ()  # the template's programs the lab does not run, with why
-    # what `systemctl restart bgp` starts, by frr_mgmt_framework_config ("true" / anything else)
-    restart_daemons: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
-
-    @property
-    def daemon_names(self) -> tuple[str, ...]:
-        return tuple(name for name, _ in self.daemons)
 
 
 def docker_init_function(pack: Path) -> str:
@@ -175,11 +158,11 @@ def write_bin(directory: Path) -> None:
     # The system Python (frr-reload.py's own) on a copy of the two modules it needs (standard library
     # only): inside a node /root is the node's, so an interpreter or a checkout under /root is not there.
     lib = directory / "lib"
-    package = lib / "fabricgen" / "platforms"
+    package = lib / "fabricgen" / "platforms" / "sonic"
     package.mkdir(parents=True, exist_ok=True)
-    for init in (lib / "fabricgen" / "__init__.py", package / "__init__.py"):
+    for init in (lib / "fabricgen" / "__init__.py", package.parent / "__init__.py", package / "__init__.py"):
         init.write_text("")
-    shutil.copyfile(sonic_configdb.__file__, package / "sonic_configdb.py")
+    shutil.copyfile(sonic_configdb.__file__, package / "configdb.py")
     shutil.copyfile(sonic_cli.__file__, lib / "sonic_cli.py")
     scripts = {"sudo": _SUDO, "docker": _DOCKER}
     for name in ("show", "config", "systemctl"):

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fabricgen.platforms.sonic_configdb import dangling_references
+from fabricgen.platforms.sonic.configdb import dangling_references
 
 RUNNING = Path("/run/sonic/config_db.json")
 FRR_RUN = Path("/run/frr")  # the FRR daemons' pidfiles

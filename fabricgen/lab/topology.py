@@ -9,12 +9,9 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from fabricgen.lab.nic_emulation import EmulatedNic
-
-if TYPE_CHECKING:
-    from fabricgen.lab.sonic_box import SonicBox
 
 IFNAMSIZ = 15  # Linux interface names hold at most 15 bytes
 _BAD_IFNAME = re.compile(r"[\s/:%]")
@@ -24,6 +21,22 @@ _HOSTNAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,62})$")
 
 class LabError(Exception):
     """Anything that stops a lab from coming up or going down; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class SonicBox:
+    """What a SONiC lab node starts with: the bgp container's start-up and the box's ConfigDB."""
+
+    daemons: tuple[tuple[str, str], ...]  # (FRR daemon, its command line), zebra first
+    init_script: str  # docker_init.sh's frr.conf treatment for the routing mode (bash)
+    config_db: str  # the ConfigDB the box boots with (JSON text)
+    not_run: tuple[str, ...] = ()  # the template's programs the lab does not run, with why
+    # what `systemctl restart bgp` starts, by frr_mgmt_framework_config ("true" / anything else)
+    restart_daemons: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+
+    @property
+    def daemon_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.daemons)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,9 @@
-"""Per-platform structured config + template selection: nxos, sonic (config_db.json + FRR), frr."""
+"""The platforms: one folder each (nxos, sonic, frr, eos, host) with its renderer and templates, config facts,
+structural check, change rules and drain, and health getters, named by its record in catalog/registry.py.
+
+Shared by them: ``facts`` (the vendor-neutral facts of a rendered config), ``change`` (impact labels and the
+diff machinery), ``health`` (what the health getters return), ``owned_sections`` (the sections of a switch
+config fabricgen owns), and the number runs below."""
 
 from __future__ import annotations
 

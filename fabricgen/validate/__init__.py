@@ -1,7 +1,10 @@
 """Validate: read live state through nornir/napalm getters and compare it with the plan.
 
 Modules: ``checks`` (pure comparisons on getter-shaped data), ``collect`` (switches via
-nornir, servers over SSH), ``output`` (table, JSON, JUnit and ``fabricgen validate``).
+nornir, servers over SSH), ``output`` (table, JSON, JUnit and ``fabricgen validate``); lossless
+health (``--health``): ``health`` (judging counter deltas), ``health_collect`` (the two reads),
+``nic`` (servers' live NIC settings), ``health_report`` and ``prometheus`` (its outputs).  The
+getters that read the counters belong to each platform (``platforms/<os>/health.py``).
 
 nornir is the ``[deploy]`` extra: the names below are imported when first used, so the other
 commands run without it.

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabricgen.model import Plan, Server, Switch
+from fabricgen.plan.model import Plan, Server, Switch
 
 CHECKS = ("bgp", "timers", "bfd", "routes", "ecmp", "lldp", "interfaces", "mtu", "config", "persisted", "gpu")
 
@@ -31,7 +31,7 @@ class Outcome:
 class Report:
     outcomes: list[Outcome] = field(default_factory=list)
     coverage: list[str] = field(default_factory=list)  # what the sampled checks covered, one line each
-    health: Any = None  # fabricgen.health.collect.HealthRun of `validate --health`
+    health: Any = None  # fabricgen.validate.health_collect.HealthRun of `validate --health`
 
     @property
     def failures(self) -> list[Outcome]:
@@ -73,7 +73,7 @@ def check_bgp(sw: Switch, bgp: dict[str, Any]) -> list[Outcome]:
 
 
 def expected_ecmp(plan: Plan, sw: Switch) -> int:
-    from fabricgen.underlay import equal_cost_paths
+    from fabricgen.plan.underlay import equal_cost_paths
 
     assert sw.bgp is not None
     return min(sw.bgp.maximum_paths, equal_cost_paths(plan.envelope, "leaf"))
@@ -237,7 +237,7 @@ def check_bfd(sw: Switch, peers: list[dict[str, Any]] | None) -> list[Outcome]:
 
 
 def check_routes(sw: Switch, bgp: dict[str, Any], expected: dict[str, int]) -> list[Outcome]:
-    """IPv4 prefixes received and accepted per planned session, against the plan (fabricgen.expect)."""
+    """IPv4 prefixes received and accepted per planned session, against the plan (fabricgen.plan.expect)."""
     assert sw.bgp is not None
     peers = bgp.get("global", {}).get("peers", {})
     out = []

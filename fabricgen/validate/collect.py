@@ -1,7 +1,7 @@
 """Live collection: switches through nornir/napalm getters, servers over SSH, then the pure checks.
 
 Switch configs are compared with the checked build (its manifest), never with a fresh
-render.  Every SSH connection verifies host keys (fabricgen.ssh).
+render.  Every SSH connection verifies host keys (fabricgen.base.ssh).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 
 from nornir.core.task import Result, Task
 
-from fabricgen.manifest import Build
-from fabricgen.model import Plan, Server, Switch
+from fabricgen.plan.model import Plan, Server, Switch
+from fabricgen.render.manifest import Build
 from fabricgen.validate.checks import (
     CHECKS,
     LinkEnd,
@@ -57,7 +57,7 @@ def _compare_with_build(device: Any, candidate: str) -> tuple[str, str | None]:
 def collect_switch(task: Task, plan: Plan, checks: tuple[str, ...], build: Build | None,
                    expected: dict[str, dict[str, int]]) -> Result:
     """nornir task: read every getter the checks need from one switch and compare."""
-    from fabricgen.deploy.phases import candidate_config
+    from fabricgen.render.manifest import candidate_config
 
     sw = plan.switches[task.host.name]
     device = task.host.get_connection("napalm", task.nornir.config)
@@ -105,18 +105,6 @@ def ping_script(pairs: list[tuple[str, str, str]]) -> str:
                      for s, d, _ in pairs)
 
 
-def ssh_run(host: str, creds: dict[str, Any], command: str, timeout: float = 60.0) -> str:
-    """One command on its own SSH exec channel (no shell prompt games), host key verified; returns stdout."""
-    from pathlib import Path
-
-    from fabricgen.ssh import connect
-
-    with connect(host, creds["username"], creds["password"], creds["key_file"], Path(creds["known_hosts"]),
-                 timeout=20) as client:
-        _, stdout, _ = client.exec_command(command, timeout=timeout)
-        return str(stdout.read().decode(errors="replace"))
-
-
 def server_mtu(plan: Plan, srv: Server) -> int:
     """The MTU planned on the leaf ports the server's NICs are cabled to (the smallest of them)."""
     ports = {(sw.hostname, itf.name): itf.mtu for sw in plan.switches.values() for itf in sw.interfaces}
@@ -144,7 +132,7 @@ def collect_servers(plan: Plan, creds: dict[str, Any], workers: int,
                     full: bool = False) -> tuple[list[Outcome], dict[LinkEnd, int], list[str]]:
     """From every server over SSH: its NICs' MTU, and the GPU pings (`gpu_sample`, or every pair with
     ``full``) at the planned MTU, don't fragment; and what the pings covered."""
-    from fabricgen.deploy.run import describe
+    from fabricgen.connect import describe, ssh_run
 
     sample = None if full else gpu_sample(plan)
 
@@ -178,11 +166,10 @@ def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None
     ``health_window``: also judge lossless health (fabricgen.health): two counter reads that many
     seconds apart around the other checks, and the servers' live NIC settings.
     """
-    from fabricgen.deploy.run import describe, select
-    from fabricgen.expect import expected_prefixes
-    from fabricgen.health import collect as health
+    from fabricgen.connect import connection_settings, describe, lab_state, nornir_for, select
     from fabricgen.lab.lossless_counters import LAB_COUNTERS_DIR
-    from fabricgen.nornir_inventory import connection_settings, lab_state, nornir_for
+    from fabricgen.plan.expect import expected_prefixes
+    from fabricgen.validate import health_collect as health
 
     report = Report()
     creds = connection_settings(plan, lab_dir, known_hosts)

@@ -11,7 +11,7 @@ from xml.etree import ElementTree as ET
 from rich.console import Console
 from rich.table import Table
 
-from fabricgen.cli import positive_int
+from fabricgen.base.options import add_build, add_connection, add_intent, add_scope, add_workers
 from fabricgen.validate.checks import CHECKS, Outcome, Report
 
 FOLD = 20  # lines of one finding shown in the table; the rest is folded with its count
@@ -31,12 +31,12 @@ def render_report(report: Report, fmt: str) -> str:
                                   "checked": len(report.outcomes),
                                   "coverage": report.coverage}
         if report.health is not None:
-            from fabricgen.health.report import health_json
+            from fabricgen.validate.health_report import health_json
 
             doc["health"] = health_json(report.health)
         return json.dumps(doc, indent=2, sort_keys=True) + "\n"
     if fmt == "prometheus":
-        from fabricgen.health.prometheus import render
+        from fabricgen.validate.prometheus import render
 
         return render(report, report.health)
     if fmt == "junit":
@@ -80,9 +80,9 @@ def print_table(report: Report, con: Console) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from fabricgen import manifest
     from fabricgen.errors import FabricError
-    from fabricgen.plan import load_plan
+    from fabricgen.plan.build import load_plan
+    from fabricgen.render import manifest
 
     plan = load_plan(args.intent)
     checks = tuple(c for c in CHECKS if c not in set(args.skip or []))
@@ -111,7 +111,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                           known_hosts=args.known_hosts, full=args.full,
                           health_window=window)
     if args.output:
-        from fabricgen.outdir import write_atomically
+        from fabricgen.base.outdir import write_atomically
 
         # the table is for the terminal: with it, the file gets the JSON report
         write_atomically(args.output, render_report(report, "json" if args.format == "table" else args.format))
@@ -149,7 +149,7 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("validate", help="compare live BGP (sessions, timers, BFD, routes), ECMP, LLDP, "
                                         "interfaces, MTU, config (running and saved) and GPU reachability "
                                         "with the plan")
-    p.add_argument("-i", "--intent", default="inventory/fabric.yaml")
+    add_intent(p)
     p.add_argument("--format", choices=["table", "json", "junit", "prometheus"], default="table",
                    help="prometheus: text exposition for node_exporter's textfile collector")
     p.add_argument("-o", "--output", default=None,
@@ -159,21 +159,14 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
                         "health: limits, and every server's live NIC settings")
     p.add_argument("--window", type=window_seconds, default=None,
                    help="seconds between the two counter reads of --health (default: health.window_seconds, 10)")
-    scope = p.add_mutually_exclusive_group()
-    scope.add_argument("--limit", help="comma-separated hostnames")
-    scope.add_argument("--role", choices=["leaf", "spine", "super_spine"], help="only the switches of this role")
+    add_scope(p)
     p.add_argument("--skip", action="append", choices=list(CHECKS), help="skip a check (repeatable)")
-    p.add_argument("--workers", type=positive_int, default=10, help="devices read in parallel (default 10)")
+    add_workers(p, 10, "devices read in parallel")
     p.add_argument("--full", action="store_true",
                    help="ping every GPU NIC to every other server (default: a sample that reaches every NIC, rail, "
                         "leaf pair and leaf -> spine link at least once, and says so)")
-    p.add_argument("-b", "--build", default="build", help="the checked build to compare configs with (default build/)")
+    add_build(p, "the checked build to compare configs with")
     p.add_argument("--force", action="store_true", help="compare with build files that changed after their check")
-    p.add_argument("--lab-dir", default=None,
-                   help="the lab's state directory (default: wherever `fabricgen lab up` of this fabric put it, "
-                        "else .fabricgen/lab/)")
-    p.add_argument("--known-hosts", default=None,
-                   help="SSH known_hosts to verify devices against (default $FABRICGEN_KNOWN_HOSTS, the lab's, "
-                        "or ~/.ssh/known_hosts)")
+    add_connection(p)
     p.set_defaults(func=cmd_validate)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from fabricgen.analyze.fabric import Fabric, from_plan
-from fabricgen.intent import Intent
-from fabricgen.plan import build_plan
+from fabricgen.intent.model import Intent
+from fabricgen.plan.build import build_plan
 from tests.conftest import small_intent
 
 

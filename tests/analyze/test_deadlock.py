@@ -10,8 +10,8 @@ from fabricgen.analyze.fabric import Fabric, from_plan
 from fabricgen.analyze.failures import parse_failures
 from fabricgen.analyze.routing import RouteBase, compute_routes, static_routes
 from fabricgen.cli import main
-from fabricgen.intent import Intent
-from fabricgen.plan import build_plan
+from fabricgen.intent.model import Intent
+from fabricgen.plan.build import build_plan
 from tests.analyze.conftest import fabric_of, two_su
 from tests.conftest import EXAMPLE, small_intent
 from tests.test_topology import three_tier

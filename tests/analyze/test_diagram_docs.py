@@ -12,7 +12,7 @@ import pytest
 from fabricgen.analyze import diagram
 from fabricgen.analyze.fabric import from_plan
 from fabricgen.cli import main
-from fabricgen.plan import summary
+from fabricgen.render.summary import summary
 from tests.conftest import EXAMPLE
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -31,8 +31,8 @@ def test_diagram_aggregates_large_fabrics() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
     from bench_render import intent_for
 
-    from fabricgen.intent import Intent
-    from fabricgen.plan import build_plan
+    from fabricgen.intent.model import Intent
+    from fabricgen.plan.build import build_plan
 
     plan = build_plan(Intent.model_validate(intent_for(4096)))
     svg = ET.fromstring(diagram.draw(from_plan(plan)))

@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 import yaml
 
-from fabricgen.check.findings import Finding
-from fabricgen.check.nxos import RULES, check_nxos_config, check_nxos_text, parse_numbers
+from fabricgen.base.findings import Finding
 from fabricgen.check.roce import RULES as ROCE_RULES
 from fabricgen.check.roce import check_fabric
-from fabricgen.intent import Intent
-from fabricgen.model import Plan
-from fabricgen.plan import build_plan, load_plan
-from fabricgen.platforms import nxos
-from fabricgen.render import environment, render_all
+from fabricgen.intent.model import Intent
+from fabricgen.plan.build import build_plan, load_plan
+from fabricgen.plan.model import Plan
+from fabricgen.platforms.nxos import render as nxos
+from fabricgen.platforms.nxos.check import RULES, check_nxos_config, check_nxos_text, parse_numbers
+from fabricgen.render.build import environment, render_all
 from tests.conftest import EXAMPLE, EXAMPLES, without_skus
 
 SPINE = "ai256-spine01"

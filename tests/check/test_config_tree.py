@@ -6,12 +6,12 @@ import re
 
 import pytest
 
-from fabricgen.check.config_tree import ConfigLine, parse_tree
-from fabricgen.check.nxos import check_nxos_text, parse
-from fabricgen.model import Plan
-from fabricgen.plan import load_plan
-from fabricgen.platforms import nxos
-from fabricgen.render import environment
+from fabricgen.base.config_tree import ConfigLine, parse_tree
+from fabricgen.plan.build import load_plan
+from fabricgen.plan.model import Plan
+from fabricgen.platforms.nxos import render as nxos
+from fabricgen.platforms.nxos.check import check_nxos_text, parse
+from fabricgen.render.build import environment
 from tests.conftest import EXAMPLE
 
 SPINE = "ai256-spine01"

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from fabricgen.check.findings import Finding, format_findings, sorted_findings
+from fabricgen.base.findings import Finding, format_findings, sorted_findings
 
 FINDINGS = [
     Finding("leaf10", "leaf10/frr.conf", "L12", "frr-parse", "Unknown command: ip adress 198.18.0.1/31"),

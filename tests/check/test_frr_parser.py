@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fabricgen.check.findings import Finding
+from fabricgen.base.findings import Finding
 from fabricgen.check.frr_parser import FrrCheckSetupError, check_frr_configs
 
 pytestmark = pytest.mark.skipif(shutil.which("vtysh") is None, reason="FRR's vtysh is not installed")

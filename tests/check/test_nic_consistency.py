@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from fabricgen.check.facts import DeviceFacts
-from fabricgen.check.findings import Finding
+from fabricgen.base.findings import Finding
 from fabricgen.check.nic import RULES, check_nic_scripts, plan_side, port_side
 from fabricgen.check.roce import check_facts, extract_facts
-from fabricgen.intent import Intent
-from fabricgen.model import Plan
-from fabricgen.plan import build_plan, load_plan
-from fabricgen.render import render_all
+from fabricgen.intent.model import Intent
+from fabricgen.plan.build import build_plan, load_plan
+from fabricgen.plan.model import Plan
+from fabricgen.platforms.facts import DeviceFacts
+from fabricgen.render.build import render_all
 from tests.conftest import EXAMPLE, ROOT, small_intent
 
 LAB = ROOT / "inventory" / "lab" / "fabric.yaml"

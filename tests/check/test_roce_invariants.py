@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from fabricgen.check.facts import DeviceFacts, ipv4_int, parse_asn, pointer
-from fabricgen.check.findings import Finding
+from fabricgen.base.findings import Finding
 from fabricgen.check.nic import check_nic_scripts
 from fabricgen.check.roce import RULES, check_fabric, check_facts, extract_facts
-from fabricgen.model import Plan
-from fabricgen.plan import load_plan
-from fabricgen.render import render_all
+from fabricgen.plan.build import load_plan
+from fabricgen.plan.model import Plan
+from fabricgen.platforms.facts import DeviceFacts, ipv4_int, parse_asn, pointer
+from fabricgen.render.build import render_all
 from tests.conftest import EXAMPLE, EXAMPLES, ROOT
 
 LAB = ROOT / "inventory" / "lab" / "fabric.yaml"

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from fabricgen.base.findings import Finding, sorted_findings
 from fabricgen.check import run
-from fabricgen.check.findings import Finding, sorted_findings
-from fabricgen.model import Plan
-from fabricgen.plan import load_plan
-from fabricgen.render import render_all
+from fabricgen.plan.build import load_plan
+from fabricgen.plan.model import Plan
+from fabricgen.render.build import render_all
 from tests.conftest import EXAMPLE
 
 pytestmark = [pytest.mark.skipif(shutil.which("vtysh") is None, reason="needs vtysh"),

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from fabricgen.check.findings import Finding
+from fabricgen.base.findings import Finding
 from fabricgen.check.sonic_yang import (
     SonicYangSetupError,
     SonicYangValidator,

@@ -25,7 +25,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from fabricgen.ssh import CommandResult, Transport
+from fabricgen.base.ssh import CommandResult, Transport
 
 
 class UnexpectedCommand(AssertionError):

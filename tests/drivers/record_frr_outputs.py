@@ -17,8 +17,8 @@ from pathlib import Path
 
 from napalm.base.exceptions import ReplaceConfigException
 
+from fabricgen.base.ssh import Transport
 from fabricgen.lab import lab_down, lab_up, prune_stale_labs
-from fabricgen.ssh import Transport
 from napalm_frr import FrrDriver
 from tests.drivers import lab_fabric as lf
 from tests.drivers.fake_transport import RecordingTransport

@@ -27,9 +27,9 @@ from napalm.base.exceptions import ReplaceConfigException
 from pyeapi.eapilib import CommandError
 
 from fabricgen.deploy import phases
-from fabricgen.intent import Intent
-from fabricgen.plan import build_plan
-from fabricgen.render import render_switch
+from fabricgen.intent.model import Intent
+from fabricgen.plan.build import build_plan
+from fabricgen.render.build import render_switch
 from napalm_eos_fabricgen.eos import EosDriver, plan_change
 from tests.conftest import small_intent
 
@@ -274,3 +274,34 @@ def test_free_ports_shut_unless_the_switch_put_them_in_service(rendered: str) ->
     assert "198.18.200.3/31" not in fake.running
     driver.load_replace_candidate(config=rendered)  # the kept port is no change the next time either
     assert driver.compare_config() == "" and driver.last_changes == ""
+
+
+# --------------------------------------------------------------------------- --drain (the EOS record's transform)
+
+
+def test_drain_puts_the_switch_in_maintenance_and_undrain_takes_it_out(rendered: str) -> None:
+    from fabricgen.deploy import drain
+
+    assert drain.can_drain("eos")
+    drained = drain.drained("eos", rendered)
+    assert "\nmaintenance\n   unit System\n      quiesce\n!\nend\n" in drained
+    assert drain.drained("eos", drained) == drained  # idempotent
+    assert drain.drained("eos", drained, on=False) == rendered
+    on = plan_change(rendered, drained)  # the switch runs the build; the drain adds only the maintenance block
+    assert [ln[1:] for ln in on.diff.splitlines() if ln[:1] == "+" and not ln.startswith("+++")] == [
+        "maintenance", "   unit System", "      quiesce"]
+    assert "maintenance\n   unit System\n      quiesce" in on.candidate
+    off = plan_change(on.candidate, rendered)  # undrain: the block goes, nothing else changes
+    assert [ln[1:] for ln in off.diff.splitlines() if ln[:1] == "-" and not ln.startswith("---")] == [
+        "maintenance", "   unit System", "      quiesce"]
+    assert "maintenance" not in off.candidate
+
+
+def test_drain_leaves_a_maintenance_setup_of_the_switchs_own(rendered: str) -> None:
+    """A switch with its own maintenance profiles: fabricgen neither takes the section over nor removes it."""
+    from fabricgen.deploy import drain
+
+    theirs = rendered.replace("\nend\n", "\nmaintenance\n   profile unit UP1 default\n!\nend\n")
+    change = plan_change(theirs, drain.drained("eos", rendered))
+    assert "maintenance\n   profile unit UP1 default" in change.candidate and "quiesce" not in change.candidate
+    assert plan_change(theirs, rendered).diff == ""

@@ -22,8 +22,8 @@ from napalm import get_network_driver
 from napalm.base.exceptions import ReplaceConfigException
 
 from fabricgen.deploy import phases
-from fabricgen.plan import load_plan
-from fabricgen.render import render_switch
+from fabricgen.plan.build import load_plan
+from fabricgen.render.build import render_switch
 from napalm_nxos_fabricgen.nxos import BreakoutMismatch, NxosDriver, plan_change
 from tests.conftest import EXAMPLE
 
@@ -340,7 +340,7 @@ def test_dlb_change_says_it_needs_a_reload() -> None:
 def test_ctrl_c_stops_reads_but_never_a_commit_or_rollback(rendered: str) -> None:
     import threading
 
-    from fabricgen.ssh import CommandInterrupted
+    from fabricgen.base.ssh import CommandInterrupted
 
     d = driver()
     d.cancel = threading.Event()

@@ -11,7 +11,7 @@ import pytest
 from napalm.base import models
 from typing_extensions import is_typeddict
 
-from fabricgen.ssh import redact
+from fabricgen.base.ssh import redact
 from napalm_frr import parsers as P
 from napalm_sonic import parsers as SP
 

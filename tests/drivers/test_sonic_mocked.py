@@ -334,7 +334,7 @@ def test_rollback_without_checkpoint() -> None:
 def test_sn5600_takes_the_rendered_leaf_and_a_leafref_refusal_rolls_back() -> None:
     """The example leaf (HWSKU Mellanox-SN5600-O128) against an SN5600's own ConfigDB (sonic-factory-config's
     PORT, buffers and QoS, plus a booted box's identity, management and FEATURE tables)."""
-    from fabricgen.platforms.sonic_configdb import dangling_references
+    from fabricgen.platforms.sonic.configdb import dangling_references
 
     leaf = Path(__file__).resolve().parents[1] / "golden" / "ai256-leaf01"
     d = driver("sn5600")

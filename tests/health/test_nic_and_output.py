@@ -18,18 +18,18 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from fabricgen.base.outdir import write_atomically
 from fabricgen.cli import main
-from fabricgen.health.checks import Finding, SwitchHealth
-from fabricgen.health.collect import HealthRun
-from fabricgen.health.models import Snapshot, queue_counters
-from fabricgen.health.nic import judge_server, parse_readings, read_script
-from fabricgen.health.prometheus import render
-from fabricgen.health.report import health_json
 from fabricgen.lab.nic_emulation import emulated_nics, sysfs_commands, write_stubs
-from fabricgen.model import Plan, Server
-from fabricgen.outdir import write_atomically
-from fabricgen.plan import load_plan
+from fabricgen.plan.build import load_plan
+from fabricgen.plan.model import Plan, Server
+from fabricgen.platforms.health import Snapshot, queue_counters
 from fabricgen.validate import Outcome, Report, render_report
+from fabricgen.validate.health import Finding, SwitchHealth
+from fabricgen.validate.health_collect import HealthRun
+from fabricgen.validate.health_report import health_json
+from fabricgen.validate.nic import judge_server, parse_readings, read_script
+from fabricgen.validate.prometheus import render
 from tests.conftest import EXAMPLE
 
 MLNX_QOS = """DCBX mode: OS controlled

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 import yaml
 
-from fabricgen.health.checks import judge_switch
-from fabricgen.health.models import Snapshot, read_snapshot
-from fabricgen.model import HealthLimits, Plan, Switch
-from fabricgen.plan import load_plan
-from fabricgen.ssh import CommandResult
+from fabricgen.base.ssh import CommandResult
+from fabricgen.plan.build import load_plan
+from fabricgen.plan.model import HealthLimits, Plan, Switch
+from fabricgen.platforms.health import Snapshot, read_snapshot
+from fabricgen.validate.health import judge_switch
 from napalm_frr import FrrDriver
 from napalm_nxos_fabricgen.nxos import NxosDriver
 from napalm_sonic import SonicDriver
@@ -46,7 +46,7 @@ class Replay:
             raise AssertionError(f"no recorded output for {command!r}")
         return outputs[command]
 
-    # fabricgen.ssh.Transport
+    # fabricgen.base.ssh.Transport
     def run(self, command: str, stdin: str | None = None, timeout: float | None = None,
             cancel: threading.Event | None = None) -> CommandResult:
         if command not in self.reads[self.phase]:  # an optional SONiC command this sample lacks

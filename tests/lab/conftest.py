@@ -13,7 +13,7 @@ import pytest
 from fabricgen.lab import LabState, lab_down, lab_up, prune_stale_labs
 from fabricgen.lab.daemons import missing_tools
 from fabricgen.lab.from_plan import lab_topology
-from fabricgen.model import Plan
+from fabricgen.plan.model import Plan
 
 
 def lab_skip_reason() -> str | None:
@@ -64,6 +64,6 @@ LAB_INTENT = Path(__file__).resolve().parents[2] / "inventory" / "lab" / "fabric
 @pytest.fixture(scope="module")
 def lab_plan() -> Plan:
     """The plan of inventory/lab/fabric.yaml (2 spines, 4 leaves, 8 servers)."""
-    from fabricgen.plan import load_plan
+    from fabricgen.plan.build import load_plan
 
     return load_plan(LAB_INTENT)

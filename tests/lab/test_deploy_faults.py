@@ -21,15 +21,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fabricgen import manifest
 from fabricgen.cli import main
 from fabricgen.deploy import DeployOptions, DeployRefused, DeployReport, run_deploy
 from fabricgen.deploy.state import FabricLock, Journal, state_dir
 from fabricgen.lab import LabState, lab_down, lab_status, lab_up, node_exec, prune_stale_labs
 from fabricgen.lab.from_plan import lab_topology
-from fabricgen.manifest import Build
-from fabricgen.model import Plan
-from fabricgen.plan import load_plan
+from fabricgen.plan.build import load_plan
+from fabricgen.plan.model import Plan
+from fabricgen.render import manifest
+from fabricgen.render.manifest import Build
 from fabricgen.validate import Outcome, run_validate
 from napalm_frr.parsers import parse_frr_reload_test
 

@@ -20,14 +20,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fabricgen import manifest
 from fabricgen.cli import main
 from fabricgen.deploy import DeployOptions, DeployRefused, DeployReport, run_deploy
 from fabricgen.lab import LabState, lab_down, node_exec
 from fabricgen.lab.engine import DEFAULT_LAB_DIR
-from fabricgen.manifest import Build
-from fabricgen.model import Plan
-from fabricgen.plan import load_plan
+from fabricgen.plan.build import load_plan
+from fabricgen.plan.model import Plan
+from fabricgen.render import manifest
+from fabricgen.render.manifest import Build
 from fabricgen.validate import Outcome, gpu_sample, run_validate
 from tests.lab.conftest import fabric_lab
 

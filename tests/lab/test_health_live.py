@@ -21,18 +21,18 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from fabricgen import manifest
 from fabricgen.cli import main
+from fabricgen.connect import connection_settings, nornir_for
 from fabricgen.deploy import DeployOptions, run_deploy
-from fabricgen.health import collect as health
-from fabricgen.health.prometheus import render
 from fabricgen.lab import LabState
 from fabricgen.lab.lossless_counters import LAB_COUNTERS_DIR, bump, host_dir
 from fabricgen.lab.nic_emulation import STUB_LOG, emulated_nics, nic_state_file
-from fabricgen.manifest import Build
-from fabricgen.model import Plan
-from fabricgen.nornir_inventory import connection_settings, nornir_for
+from fabricgen.plan.model import Plan
+from fabricgen.render import manifest
+from fabricgen.render.manifest import Build
 from fabricgen.validate import Report, run_validate
+from fabricgen.validate import health_collect as health
+from fabricgen.validate.prometheus import render
 from tests.lab.conftest import LAB_INTENT, fabric_lab
 
 pytestmark = [pytest.mark.lab, pytest.mark.usefixtures("lab_host")]

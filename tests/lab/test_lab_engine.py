@@ -17,6 +17,7 @@ from typing import TypeVar
 import paramiko
 import pytest
 
+from fabricgen.base.ssh import strict_client
 from fabricgen.lab import (
     LabError,
     LabInterface,
@@ -35,7 +36,6 @@ from fabricgen.lab import (
     validate_topology,
 )
 from fabricgen.lab import netns as ln
-from fabricgen.ssh import strict_client
 
 T = TypeVar("T")
 MGMT = {"s1": "198.18.255.11", "s2": "198.18.255.12", "h1": "198.18.255.21"}

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from fabricgen import manifest
 from fabricgen.cli import main
 from fabricgen.deploy import DeployOptions, run_deploy
 from fabricgen.lab import LabState, node_exec
 from fabricgen.lab.nic_emulation import STUB_LOG
-from fabricgen.model import NicAttachment, Plan
-from fabricgen.plan import load_plan
+from fabricgen.plan.build import load_plan
+from fabricgen.plan.model import NicAttachment, Plan
+from fabricgen.render import manifest
 from tests.lab.conftest import fabric_lab
 
 pytestmark = [pytest.mark.lab, pytest.mark.usefixtures("lab_host")]

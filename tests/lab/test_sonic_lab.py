@@ -16,14 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from fabricgen import manifest, skus
+from fabricgen.catalog import skus
 from fabricgen.cli import main
 from fabricgen.deploy import DeployOptions, DeployReport, run_deploy
 from fabricgen.lab import LabState, netns, node_exec
 from fabricgen.lab.from_plan import lab_topology
-from fabricgen.manifest import Build
-from fabricgen.model import Plan
-from fabricgen.plan import load_plan
+from fabricgen.plan.build import load_plan
+from fabricgen.plan.model import Plan
+from fabricgen.render import manifest
+from fabricgen.render.manifest import Build
 from tests.lab.conftest import fabric_lab
 from tests.lab.test_fabric_workflow import wait_for
 

@@ -20,14 +20,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fabricgen import manifest
 from fabricgen.cli import main
 from fabricgen.deploy import DeployOptions, DeployReport, run_deploy
 from fabricgen.lab import LabState, lab_down, lab_up
 from fabricgen.lab.from_plan import lab_topology
-from fabricgen.manifest import Build
-from fabricgen.model import Plan
-from fabricgen.plan import load_plan
+from fabricgen.plan.build import load_plan
+from fabricgen.plan.model import Plan
+from fabricgen.render import manifest
+from fabricgen.render.manifest import Build
 from fabricgen.validate import gpu_targets, run_validate
 
 pytestmark = [pytest.mark.lab, pytest.mark.usefixtures("lab_host")]

@@ -19,8 +19,8 @@ from napalm.base.test import helpers
 from napalm.base.test.double import BaseTestDouble
 from napalm.base.test.getters import BaseTestGetters, wrap_test_cases
 
-from fabricgen.health.getters import HEALTH_GETTERS
-from fabricgen.ssh import CommandResult
+from fabricgen.base.ssh import CommandResult
+from fabricgen.napalm_kit import HEALTH_GETTERS
 from tests.drivers.fake_transport import FakeTransport
 
 RECORDED = Path(__file__).resolve().parent.parent / "mocked_data"

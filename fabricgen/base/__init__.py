@@ -1,0 +1,1 @@
+"""What every stage uses and that knows nothing of fabrics: process pools, output directories, SSH, templates."""

@@ -1,0 +1,57 @@
+"""The one Jinja2 environment every renderer uses: each platform's templates, shipped in its folder.
+
+A template is named by its platform: "nxos/nxos.cfg.j2" is fabricgen/platforms/nxos/templates/nxos.cfg.j2,
+so one platform's template can include another's ("frr/bgp.j2" from SONiC's frr.conf).
+
+Python computes; templates only lay out text.  StrictUndefined makes a template that names a
+missing value fail instead of printing nothing.  One environment per process: compiling a
+template per device or server cost milliseconds each.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import orjson
+
+PLATFORMS_DIR = Path(__file__).resolve().parents[1] / "platforms"
+
+
+def template_dirs() -> dict[str, Path]:
+    """Platform name -> its templates folder."""
+    return {d.parent.name: d for d in sorted(PLATFORMS_DIR.glob("*/templates"))}
+
+
+_JSON = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+
+
+def to_json(value: Any) -> str:
+    """Deterministic JSON: sorted keys, 2-space indent, trailing newline added by the caller.
+
+    orjson writes exactly what json.dumps(indent=2, sort_keys=True) writes for our ASCII
+    data, ~14x faster: ConfigDB serialisation was 70% of SONiC render time.
+    """
+    return orjson.dumps(value, option=_JSON).decode()
+
+
+def to_json_file(value: Any) -> bytes:
+    """`to_json` plus its trailing newline, as the bytes of the file: plan.json is ~200 MB at 32K GPUs,
+    and a round trip through str (decode, append, encode) cost more than the serialisation."""
+    return orjson.dumps(value, option=_JSON | orjson.OPT_APPEND_NEWLINE)
+
+
+@functools.lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PrefixLoader({name: jinja2.FileSystemLoader(str(d)) for name, d in template_dirs().items()}),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,  # noqa: S701 - network configs and shell scripts, not HTML
+    )
+    env.filters["to_json"] = to_json
+    return env

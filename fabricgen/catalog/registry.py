@@ -1,0 +1,457 @@
+"""The platform registry: one declarative record per platform (netlab's device files, in Python).
+
+Everything fabricgen knows about a platform lives in its `PlatformRecord`: the files it renders
+and with which function, how it names ports without a SKU and where its SKU data comes from,
+its napalm driver, its containerlab kind, whether the namespace lab can run it, the function
+that extracts its RoCE facts from rendered files, its structural checks, what its configs do
+not deploy, and its **capabilities**.  render, deploy, inventory, check, lab and the tests ask
+`platform(name)`; nothing else branches on a platform's name.  Adding a platform is adding a
+record here (and its own renderer, template and extractor modules).
+
+This module imports no other part of fabricgen at import time (the intent validates platform
+names against it); functions are named by "module:attribute" and loaded on first use.
+
+Capability sources (the team's RoCE vendor reference, roce-fabric-vendor-reference.md):
+
+* NX-OS dynamic load balancing (§1.10): flowlet and per-packet modes on Cloud Scale
+  9300-FX3/GX/GX2/HX-TOR from 10.5(1)F; it steers traffic to a DLB MAC that every participating
+  switch must own, so a port joins DLB only when its neighbour does DLB too; changing
+  `hardware profile dlb` is reload-pending.
+* NX-OS pause buffers (§5.3): `pause buffer-size ... pause-threshold ... resume-threshold` is
+  mandatory on no-drop classes of cables longer than 100 m (Cisco Nexus 9000 QoS guide, PFC
+  guidelines).  Cloud Scale thresholds are in bytes; every published value is a whole number of
+  208-byte buffer cells (e.g. 101920 / 46800 / 34320), so fabricgen rounds to cells too.
+* NX-OS PFC watchdog (§1.7): the watchdog polls every `watch-dog interval` (100..1000 ms, default
+  100 ms; Nexus Dashboard offers 101..1000), declares a queue stuck after `shutdown-multiplier`
+  intervals (1..10) and drops its traffic -- NX-OS has no forward or alert-only action.
+* SONiC (§2): PFC_WD per port with detection / restoration times and drop / forward / alert
+  actions, the dynamic buffer model (headroom computed by buffermgrd's Lua); SONiC renders no
+  adaptive routing today (ARS needs SKU support, issue 9's SONiC half).
+* Linux + FRR: BGP and BFD only; no QoS in frr.conf, the MTU is the kernel interface's.
+* ECN defaults of the RoCE queue (§0.1, §5.4): Cisco Nexus Dashboard's AI/ML QoS 950 / 3,000 KB at
+  probability 7 % (published for 100-400G); SONiC's community QoS template 1 / 2 MiB at 5 %
+  (a SONiC SKU's own QoS template may differ: `skus.HardwareSku.ecn_default`); NVIDIA Cumulus
+  `nv set qos roce` 150,000 / 1,501,500 B at 100 %.  The ECN maximum is never compared with a
+  PG's `xoff`: that is headroom above the pause trigger, not the trigger (§5.4 erratum).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any, Literal
+
+# --------------------------------------------------------------------------- ECN defaults
+
+
+@dataclass(frozen=True, slots=True)
+class EcnDefault:
+    """The ECN/WRED thresholds a vendor ships for the lossless queue (bytes, percent)."""
+
+    min_bytes: int
+    max_bytes: int
+    probability: int
+    source: str
+    speeds: tuple[int, ...] = ()  # Gb/s the vendor publishes it for; () = every speed
+
+    def applies_to(self, speed: int) -> bool:
+        return not self.speeds or speed in self.speeds
+
+
+KBYTE = 1024  # NX-OS `kbytes`
+# SONiC's community QoS template (files/build_templates/qos_config.j2, WRED_PROFILE AZURE_LOSSLESS),
+# used by every SKU whose own qos.json.j2 does not generate WRED profiles.
+SONIC_COMMUNITY_ECN = EcnDefault(1_048_576, 2_097_152, 5,
+                                 "SONiC community QoS template (qos_config.j2 WRED_PROFILE AZURE_LOSSLESS)")
+# Cisco Nexus Dashboard AI/ML QoS defaults (Cisco's ND Ansible collection, vendor reference §0.1)
+CISCO_ND_ECN = EcnDefault(950 * KBYTE, 3000 * KBYTE, 7, "Cisco Nexus Dashboard AI/ML QoS (NX-OS)",
+                          speeds=(100, 200, 400))
+# NVIDIA Cumulus `nv set qos roce` (Spectrum), vendor reference §3.1
+CUMULUS_ECN = EcnDefault(150_000, 1_501_500, 100, "NVIDIA Cumulus nv set qos roce (Spectrum)")
+# Every vendor default fabricgen knows: the range a configured threshold is compared with.
+VENDOR_ECN_DEFAULTS = (CUMULUS_ECN, CISCO_ND_ECN, SONIC_COMMUNITY_ECN)
+
+
+def vendor_ecn_range(speed: int) -> tuple[tuple[int, int], tuple[int, int], list[EcnDefault]]:
+    """(min range, max range, sources): the span of the vendors' published defaults for `speed`."""
+    sources = [d for d in VENDOR_ECN_DEFAULTS if d.applies_to(speed)]
+    mins = [d.min_bytes for d in sources]
+    maxes = [d.max_bytes for d in sources]
+    return (min(mins), max(mins)), (min(maxes), max(maxes)), sources
+
+
+# --------------------------------------------------------------------------- capabilities
+
+
+@dataclass(frozen=True, slots=True)
+class WatchdogFacts:
+    """How a platform's PFC watchdog timers are configured (whole multiples of its poll interval)."""
+
+    interval_ms: tuple[int, int]  # poll interval range
+    detection_multiplier: tuple[int, int]  # intervals before a stuck queue is shut
+    restore_multiplier: tuple[int, int]  # intervals without PFC before it is restored
+
+
+@dataclass(frozen=True, slots=True)
+class WatchdogTimers:
+    """The intent's PFC watchdog in a platform's terms: a poll interval and two multiples of it."""
+
+    interval_ms: int
+    detection_multiplier: int  # stuck after this many intervals (detection = interval x multiplier)
+    restore_multiplier: int  # restored after this many intervals without PFC
+
+    @property
+    def detection_ms(self) -> int:
+        return self.interval_ms * self.detection_multiplier
+
+    @property
+    def restoration_ms(self) -> int:
+        return self.interval_ms * self.restore_multiplier
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a platform's rendered config can express, as far as fabricgen's plan depends on it."""
+
+    lossless_qos: bool = False  # PFC, ECN, DWRR / strict scheduling in its config
+    adaptive_routing_modes: frozenset[str] = frozenset()  # modes it renders; empty = no adaptive routing
+    adaptive_routing_needs_reload: bool = False  # enabling it only takes effect after a reload
+    qp_hashing: bool = False  # can hash on the RoCE queue pair (UDF on the BTH destination QP)
+    pfc_watchdog: bool = False  # renders a PFC watchdog
+    watchdog_actions: frozenset[str] = frozenset()  # storm actions it implements (intent names: drop, forward, alert)
+    watchdog_timers: WatchdogFacts | None = None  # None: any timers the intent validates are rendered as they are
+    dynamic_buffers: bool = False  # headroom computed on the switch from cable length and speed
+    bfd: bool = False
+    sets_mtu: bool = True  # the config carries the interface MTU
+    max_mtu: int = 9216  # largest interface MTU it takes
+    strict_queues_highest: bool = False  # strict-priority queues must all be above the round-robin ones
+    maximum_paths: int = 1024  # largest `maximum-paths` the BGP implementation takes
+    pause_buffer_above_m: float | None = None  # static ingress pause buffer needed above this cable length
+    buffer_cell_bytes: int = 1  # granularity of buffer thresholds
+    ecn_default: EcnDefault | None = None  # the vendor's RoCE-queue ECN; None: SONiC's (the config has no ECN)
+    ecn_from_sku: bool = False  # the SKU's own QoS template sets the ECN default (SONiC), not the platform
+    breakout_in_config: bool = False  # its hardware models break cages out in the config (NX-OS), not a SKU file
+
+    def adaptive_routing(self, mode: str) -> bool:
+        """True if the platform renders adaptive routing in this mode."""
+        return mode in self.adaptive_routing_modes
+
+    def needs_pause_buffer(self, cable_m: float) -> bool:
+        return self.pause_buffer_above_m is not None and cable_m > self.pause_buffer_above_m
+
+    def has(self, capability: str) -> bool:
+        """By name, as `plan` reports a missing one: "bfd", "pfc-watchdog", "adaptive-routing flowlet" ..."""
+        kind, _, arg = capability.partition(" ")
+        if kind == "adaptive-routing":
+            return self.adaptive_routing(arg)
+        return bool(getattr(self, kind.replace("-", "_")))
+
+
+# --------------------------------------------------------------------------- port naming
+
+
+def slot_port_name(cage: int, sub: int, breakout: int, lanes_per_port: int) -> str:
+    """Ethernet1/<cage> on a fixed switch, Ethernet1/<cage>/<sub> when the cage is broken out (NX-OS)."""
+    return f"Ethernet1/{cage + 1}" if breakout == 1 else f"Ethernet1/{cage + 1}/{sub + 1}"
+
+
+def lane_port_name(cage: int, sub: int, breakout: int, lanes_per_port: int) -> str:
+    """Ethernet<first SerDes lane> (SONiC, and Linux + FRR on the same netdevs)."""
+    return f"Ethernet{cage * lanes_per_port + sub * (lanes_per_port // breakout)}"
+
+
+def cage_lane_port_name(cage: int, sub: int, breakout: int, lanes_per_port: int) -> str:
+    """Ethernet<cage>/<first lane>: every lane of a multi-lane cage is addressable (EOS)."""
+    return f"Ethernet{cage + 1}/{sub * max(1, lanes_per_port // breakout) + 1}"
+
+
+PortNaming = Callable[[int, int, int, int], str]  # (cage, sub-port, breakout, lanes per cage), all 0-based
+
+
+# --------------------------------------------------------------------------- deploy gaps
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformGap:
+    """An intent setting a platform's config does not carry (see fabricgen.plan.deployable)."""
+
+    setting: str  # dotted intent path; a prefix covers everything under it
+    why: str
+    fix: str
+    refuse: bool = True  # False: a plan warning only (deploy checks it live)
+
+
+# --------------------------------------------------------------------------- the record
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformRecord:
+    """One platform, declared.  "module:attribute" strings are loaded on first use."""
+
+    name: str
+    description: str
+    kind: Literal["switch", "host"]
+    files: tuple[str, ...]  # rendered per device, the main (startup) config first; "{device}" = the device's name
+    renderer: str  # (switch, plan, jinja2 env) -> {file name: text}
+    port_name: PortNaming | None  # generic port naming without a SKU (None: hosts)
+    sku_catalog: Literal["sonic", "nxos", ""]  # where its hardware SKUs come from ("" = none)
+    napalm_driver: str  # nornir-napalm platform (napalm's get_network_driver name)
+    containerlab_kind: str
+    containerlab_image: str
+    extractor: str  # (plan, configs dir, hostname) -> check.facts.DeviceFacts
+    capabilities: Capabilities
+    # Structural checks of `fabricgen check` (full): batch checkers over one of its files (check.run knows
+    # "sonic-yang" and "frr-parse"), and/or a per-device analyzer that parses a config once for its own
+    # structural rules and its RoCE facts: (plan, configs, host, structural) -> (findings, DeviceFacts).
+    file_checks: tuple[tuple[str, str], ...] = ()  # (checker, file name)
+    analyzer: str = ""
+    structural_rules: str = ""  # the analyzer's rule ids (a tuple of str)
+    lab_node: bool = False  # the namespace lab runs its rendered config as it is
+    output_dir: str = "configs"  # where render writes its files, below the output directory
+    per_device_dir: bool = True  # <output_dir>/<device>/<file>; False: <output_dir>/<file>
+    executable: bool = False  # its files are scripts
+    pointer_file: str = ""  # the file JSON-pointer locations ("/PORT/...") point into
+    bgp_file: str = ""  # the file holding `router bgp` (default: the main file)
+    leaf_announces_own_only: bool = False  # its leaves export only their own prefixes (PL-LOCAL)
+    candidate: Literal["text", "json-bundle"] = "text"  # one file as is, or every file in one JSON document
+    fact_cost_s: float = 0.001  # estimated fact extraction time per device (pool decisions)
+    extract_in_pool: bool = False  # worth a worker process (parse cost above the pickling of its facts)
+    not_deployed: tuple[PlatformGap, ...] = ()
+    plan_warnings: str = ""  # (plan) -> [Problem]: what the platform has to say about a plan (SONiC: buffers)
+    impact: str = ""  # platforms.change.Labeller: the impact rules of its config diffs ("" = none: deploy refuses)
+    drain: str = ""  # (candidate, on) -> candidate: BGP graceful shutdown ("" = it cannot be drained)
+    saved_config: Literal["startup", "running"] = "startup"  # the get_config() side that holds the saved config
+    lab_box: str = ""  # (plan, switch) -> lab.topology.SonicBox-like extras of its lab node ("" = plain FRR node)
+
+    @property
+    def main_file(self) -> str:
+        return self.files[0]
+
+    @property
+    def bgp_config_file(self) -> str:
+        return self.bgp_file or self.files[0]
+
+    def location_file(self, loc: str) -> str:
+        """The file a finding's location points into: JSON pointers (/...) or lines (L12) of the text config."""
+        if self.pointer_file and loc.startswith("/"):
+            return self.pointer_file
+        return self.bgp_config_file if self.pointer_file else self.main_file
+
+    def render_fn(self) -> Callable[..., dict[str, str]]:
+        return load(self.renderer)
+
+    def extractor_fn(self) -> Callable[..., Any]:
+        return load(self.extractor)
+
+    def rule_ids(self) -> tuple[str, ...]:
+        """Every structural check id `fabricgen check` runs on a device of this platform."""
+        rules: tuple[str, ...] = load(self.structural_rules) if self.structural_rules else ()
+        return tuple(checker for checker, _ in self.file_checks) + rules
+
+
+_LOADED: dict[str, Any] = {}
+
+
+def load(ref: str) -> Any:
+    """The object a "package.module:attribute" reference names (imported once)."""
+    obj = _LOADED.get(ref)
+    if obj is None:
+        module, _, attr = ref.partition(":")
+        obj = _LOADED[ref] = getattr(importlib.import_module(module), attr)
+    return obj
+
+
+_FRR_NO_QOS = (
+    PlatformGap("qos.mtu", "frr.conf has no interface MTU (FRR 8.4's zebra has no `mtu` command); the MTU "
+                           "is the Linux interface's", "set the MTU on the switch ports themselves (the lab "
+                                                       "does at `fabricgen lab up`)", refuse=False),
+    PlatformGap("qos.nic", "NIC settings go to the servers' NIC scripts, not to switches",
+                "run the hosts/*.sh scripts on the servers", refuse=False),
+    PlatformGap("qos", "Linux + FRR switches get no QoS from fabricgen (no PFC, ECN, scheduling or buffers "
+                       "in frr.conf)", "use platform sonic or nxos for lossless RoCE switches"),
+)
+
+_NXOS = PlatformRecord(
+    name="nxos",
+    description="Cisco NX-OS (Nexus 9000 Cloud Scale)",
+    kind="switch",
+    files=("nxos.cfg",),
+    renderer="fabricgen.platforms.nxos.render:render",
+    port_name=slot_port_name,
+    sku_catalog="nxos",
+    napalm_driver="nxos_fabricgen",  # napalm_nxos_fabricgen: nxos_ssh with owned-section candidates
+    containerlab_kind="cisco_n9kv",
+    containerlab_image="vrnetlab/cisco_n9kv:10.5",
+    extractor="fabricgen.platforms.nxos.extract:extract_nxos",
+    analyzer="fabricgen.platforms.nxos.extract:analyze_nxos",
+    structural_rules="fabricgen.platforms.nxos.check:RULES",
+    capabilities=Capabilities(
+        lossless_qos=True,
+        adaptive_routing_modes=frozenset({"flowlet", "per-packet"}),
+        adaptive_routing_needs_reload=True,
+        qp_hashing=False,
+        pfc_watchdog=True,
+        watchdog_actions=frozenset({"drop"}),  # NX-OS has no forward or alert-only action
+        watchdog_timers=WatchdogFacts(interval_ms=(100, 1000), detection_multiplier=(1, 10),
+                                      restore_multiplier=(0, 100)),
+        bfd=True,
+        pause_buffer_above_m=100.0,
+        buffer_cell_bytes=208,
+        ecn_default=CISCO_ND_ECN,
+        breakout_in_config=True,  # `interface breakout module 1 port N map ...`
+    ),
+    fact_cost_s=0.0025,
+    extract_in_pool=True,
+    impact="fabricgen.platforms.nxos.change:impact",
+    drain="fabricgen.platforms.nxos.change:drained",
+    saved_config="running",  # the driver saves at every commit: running is what it saved (copy r s)
+)
+
+# Linux + FRR: the lab's switches, and the routing half SONiC shares (the record SONiC's inherits from).
+_FRR = PlatformRecord(
+    name="frr",
+    description="Linux + FRR (routing only; the lab's switches)",
+    kind="switch",
+    files=("frr.conf",),
+    renderer="fabricgen.platforms.frr.render:render",
+    port_name=lane_port_name,
+    sku_catalog="sonic",  # SONiC's routing stack on the same netdevs: SONiC SKUs name its ports
+    napalm_driver="frr",
+    containerlab_kind="sonic-vs",
+    containerlab_image="docker-sonic-vs:latest",
+    extractor="fabricgen.platforms.frr.extract:extract_frr",
+    file_checks=(("frr-parse", "frr.conf"),),
+    capabilities=Capabilities(bfd=True, sets_mtu=False, max_mtu=65535, maximum_paths=256),  # MULTIPATH_NUM
+    lab_node=True,
+    leaf_announces_own_only=True,
+    not_deployed=_FRR_NO_QOS,
+    impact="fabricgen.platforms.frr.change:impact",
+    drain="fabricgen.platforms.frr.change:drained",
+)
+
+_SONIC = replace(
+    _FRR,
+    name="sonic",
+    description="SONiC (ConfigDB config_db.json + FRR split-unified frr.conf)",
+    files=("config_db.json", "frr.conf"),
+    renderer="fabricgen.platforms.sonic.render:render",
+    napalm_driver="sonic",
+    extractor="fabricgen.platforms.sonic.extract:extract_sonic",
+    file_checks=(("sonic-yang", "config_db.json"), ("frr-parse", "frr.conf")),
+    capabilities=replace(_FRR.capabilities, lossless_qos=True, pfc_watchdog=True,
+                         watchdog_actions=frozenset({"drop", "forward", "alert"}),  # PFC_WD.action
+                         dynamic_buffers=True, sets_mtu=True, max_mtu=9216, ecn_default=SONIC_COMMUNITY_ECN,
+                         ecn_from_sku=True),
+    not_deployed=(),
+    pointer_file="config_db.json",
+    bgp_file="frr.conf",
+    candidate="json-bundle",  # napalm_sonic takes both files as one JSON document keyed by file name
+    fact_cost_s=0.003,
+    plan_warnings="fabricgen.platforms.sonic.buffers:buffer_warnings",
+    impact="fabricgen.platforms.sonic.change:impact",
+    drain="fabricgen.platforms.sonic.change:drained",
+    # FRR as the bgp container starts it, with a ConfigDB stand-in (lab.sonic_box)
+    lab_box="fabricgen.lab.from_plan:sonic_node_box",
+)
+
+_EOS = PlatformRecord(
+    name="eos",
+    description="Arista EOS (Trident / Tomahawk: 7050X, 7060X)",
+    kind="switch",
+    files=("eos.cfg",),
+    renderer="fabricgen.platforms.eos.render:render",
+    port_name=cage_lane_port_name,
+    sku_catalog="",
+    napalm_driver="eos_fabricgen",  # napalm's eos driver (config sessions) with owned-section candidates
+    containerlab_kind="arista_ceos",
+    containerlab_image="ceos:4.32.0F",
+    extractor="fabricgen.platforms.eos.extract:extract_eos",
+    capabilities=Capabilities(
+        lossless_qos=True,
+        pfc_watchdog=True,
+        watchdog_actions=frozenset({"drop", "forward"}),  # `pause watchdog action drop | no-drop`
+        bfd=True,
+        max_mtu=9214,
+        strict_queues_highest=True,  # `no priority` makes a tx-queue and every lower one round-robin
+        maximum_paths=600,  # `maximum-paths <1-600>`
+    ),
+    fact_cost_s=0.0025,
+    extract_in_pool=True,
+    impact="fabricgen.platforms.eos.change:impact",
+    drain="fabricgen.platforms.eos.change:drained",
+)
+
+_RECORDS: tuple[PlatformRecord, ...] = (_NXOS, _SONIC, _FRR, _EOS)
+
+_HOST = PlatformRecord(
+    name="host",
+    description="GPU server back-end NICs: Linux addressing, routing per NIC, ConnectX RoCE QoS (a bring-up script)",
+    kind="host",
+    files=("{device}.sh",),
+    renderer="fabricgen.platforms.host.render:render",
+    port_name=None,
+    sku_catalog="",
+    napalm_driver="",
+    containerlab_kind="linux",
+    containerlab_image="alpine:3",
+    extractor="",
+    capabilities=Capabilities(lossless_qos=True),
+    output_dir="hosts",
+    per_device_dir=False,
+    executable=True,
+)
+_RECORDS += (_HOST,)
+
+PLATFORMS: Mapping[str, PlatformRecord] = MappingProxyType({r.name: r for r in _RECORDS})
+SWITCH_PLATFORMS: tuple[str, ...] = tuple(r.name for r in _RECORDS if r.kind == "switch")
+
+
+class UnknownPlatform(KeyError):
+    """A platform name no record has."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def platform(name: str) -> PlatformRecord:
+    """The record of a platform; UnknownPlatform (a KeyError) names the known ones."""
+    try:
+        return PLATFORMS[name]
+    except KeyError:
+        raise UnknownPlatform(f"unknown platform {name!r} (known: {', '.join(sorted(PLATFORMS))})") from None
+
+
+def host_platform() -> PlatformRecord:
+    """The record GPU servers render with (their NIC scripts)."""
+    return _HOST
+
+
+def capabilities(name: str) -> Capabilities:
+    return platform(name).capabilities
+
+
+def watchdog_timers(poll_ms: int, detection_ms: int, restoration_ms: int, facts: WatchdogFacts) -> WatchdogTimers:
+    """Poll interval = the intent's poll_ms; detection and restoration rounded up to whole intervals.
+
+    Rounding up never makes the watchdog fire earlier than the intent says.  Raises ValueError
+    naming the intent field when the platform cannot express the timers.
+    """
+    lo, hi = facts.interval_ms
+    if not lo <= poll_ms <= hi:
+        raise ValueError(f"poll_ms: {poll_ms} ms is outside the watchdog interval range {lo}..{hi} ms")
+    detect = math.ceil(detection_ms / poll_ms)
+    restore = math.ceil(restoration_ms / poll_ms)
+    for name, value, (low, high), ms in (("detection_ms", detect, facts.detection_multiplier, detection_ms),
+                                         ("restoration_ms", restore, facts.restore_multiplier, restoration_ms)):
+        if not low <= value <= high:
+            raise ValueError(f"{name}: {ms} ms is {value} x the {poll_ms} ms poll interval, the platform takes "
+                             f"{low}..{high} intervals (at most {high * poll_ms} ms)")
+    return WatchdogTimers(poll_ms, detect, restore)
+
+
+__all__ = ["PLATFORMS", "SWITCH_PLATFORMS", "VENDOR_ECN_DEFAULTS", "Capabilities", "EcnDefault", "PlatformGap",
+           "PlatformRecord", "UnknownPlatform", "WatchdogFacts", "WatchdogTimers", "capabilities", "lane_port_name",
+           "load", "platform", "slot_port_name", "vendor_ecn_range", "watchdog_timers"]

@@ -1,0 +1,1 @@
+"""Arista EOS: renderer and config facts."""

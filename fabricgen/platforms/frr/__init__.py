@@ -1,0 +1,1 @@
+"""Linux + FRR: renderer, the BGP part SONiC shares, config facts, ethtool counters."""

@@ -1,0 +1,125 @@
+"""What a change does on Linux + FRR (and to SONiC's frr.conf), and how to drain the switch first.
+
+Drain: ``bgp graceful-shutdown`` under ``router bgp``: every route leaves with the GRACEFUL_SHUTDOWN
+community (RFC 8326), which fabricgen's import policy turns into LOCAL_PREF 0 on the receivers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+from fabricgen.platforms.change import (
+    BGP_RESET,
+    DAEMON_RESTART,
+    HITLESS,
+    PORT_FLAP,
+    Change,
+    Context,
+    Hunk,
+    Impact,
+    with_bgp_line,
+)
+
+DRAIN_LINE = " bgp graceful-shutdown"
+
+_BGP_RESET_NEIGHBOR = re.compile(r"^neighbor \S+ (remote-as|timers|update-source|ebgp-multihop|password|local-as|"
+                                 r"capability|shutdown|port|ttl-security|interface)\b")
+_HITLESS_NEIGHBOR = re.compile(r"^neighbor \S+ (description|bfd|route-map|prefix-list|filter-list|allowas-in|"
+                               r"soft-reconfiguration|next-hop-self|send-community|weight|maximum-prefix|"
+                               r"advertisement-interval|default-originate|as-override|remove-private-AS)\b")
+
+
+_NEIGHBOR_AS = re.compile(r"^neighbor (\S+) remote-as ")
+
+
+def session_changes(changes: Iterable[Change]) -> tuple[set[str], set[str]]:
+    """Neighbors a diff adds and removes as a whole (a ``remote-as`` line on one side only)."""
+    added: set[str] = set()
+    removed: set[str] = set()
+    for c in changes:
+        m = _NEIGHBOR_AS.match(c.text)
+        if m:
+            (added if c.sign == "+" else removed).add(m.group(1))
+    return added - removed, removed - added
+
+
+def frr_rule(c: Change, new_sessions: set[str] | None = None, gone_sessions: set[str] | None = None) -> Impact:
+    """FRR config lines (frr.conf on Linux + FRR and SONiC); ``new_sessions``/``gone_sessions`` are the
+    neighbors the whole diff adds or removes (their other lines share that fate)."""
+    text, top = c.text, c.path[0] if c.path else c.text
+    m = re.match(r"^neighbor (\S+) ", text)
+    if m and top.startswith("router bgp ") and not _NEIGHBOR_AS.match(text):
+        if m.group(1) in (new_sessions or set()):
+            return Impact(HITLESS, f"part of the new session to {m.group(1)}")
+        if m.group(1) in (gone_sessions or set()):
+            return Impact(BGP_RESET, f"part of the session to {m.group(1)}, which is removed")
+    if text.startswith("frr version") or text in ("end", "exit", "!", "exit-address-family"):
+        return Impact(HITLESS, "not config (a version banner or a stanza end)")
+    if not c.path:
+        if text.startswith("frr defaults"):
+            return Impact(DAEMON_RESTART, "FRR reads `frr defaults` only when its daemons start: restart them")
+        if text.startswith("router bgp "):
+            return Impact(BGP_RESET, "the BGP instance is deleted and created again: every session resets")
+        if text.startswith(("hostname ", "log ", "service ", "line vty", "ip route ", "ipv6 route ")):
+            return Impact(HITLESS, "host setting or static route")
+        if text.startswith(("ip prefix-list ", "ipv6 prefix-list ", "route-map ", "bgp as-path ",
+                            "bgp community-list ", "bgp large-community-list ")):
+            return Impact(HITLESS, "routing policy: applied by a route refresh, sessions stay up")
+        if text.startswith(("interface ", "bfd")):
+            return Impact(HITLESS, "stanza header; its lines carry the impact")
+        return Impact(DAEMON_RESTART, f"no impact rule for `{text}`: assumed the worst short of a reload")
+    if top.startswith("interface "):
+        if text.startswith(("ip address", "ipv6 address")):
+            if c.sign == "-":
+                return Impact(BGP_RESET, "an address is removed: the sessions over it drop")
+            return Impact(HITLESS, "an address is added")
+        if text == "shutdown":
+            return Impact(PORT_FLAP, "the port is shut down") if c.sign == "+" else \
+                Impact(PORT_FLAP, "the port comes up")
+        if text.startswith("description"):
+            return Impact(HITLESS, "description only")
+        return Impact(PORT_FLAP, f"interface setting `{text}`: assumed to flap the port")
+    if top.startswith(("ip prefix-list", "ipv6 prefix-list", "route-map ", "bgp as-path", "bgp community-list")):
+        return Impact(HITLESS, "routing policy: applied by a route refresh, sessions stay up")
+    if top == "bfd":
+        return Impact(HITLESS, "BFD timers: renegotiated with a poll sequence, sessions stay up")
+    if top.startswith("router bgp "):
+        if text.startswith("bgp router-id"):
+            return Impact(BGP_RESET, "a new router-id resets every session")
+        if text.startswith("timers bgp") or re.match(r"^neighbor \S+ timers", text):
+            return Impact(BGP_RESET, "keepalive/hold apply only when a session re-establishes (validate's "
+                                     "`timers` check names sessions still on the old ones)")
+        if text.startswith("address-family") and len(c.path) == 1:
+            return Impact(HITLESS, "stanza header; its lines carry the impact")
+        if re.match(r"^neighbor \S+ activate", text):
+            return Impact(BGP_RESET, "activating or deactivating an address family renegotiates the session")
+        if re.match(r"^neighbor \S+ remote-as", text):
+            if c.sign == "+":
+                return Impact(HITLESS, "a new session (a changed peer AS shows its removal too)")
+            return Impact(BGP_RESET, "the session is removed or its peer AS changes")
+        if _BGP_RESET_NEIGHBOR.match(text):
+            return Impact(BGP_RESET, f"`{text.split()[2]}` resets the session")
+        if _HITLESS_NEIGHBOR.match(text):
+            return Impact(HITLESS, "per-session policy or description: route refresh, the session stays up")
+        if text.startswith(("bgp bestpath", "maximum-paths", "redistribute", "network ", "no bgp default",
+                            "bgp log-neighbor-changes", "aggregate-address", "bgp deterministic-med")):
+            return Impact(HITLESS, "best-path or origination: routes are recomputed, sessions stay up")
+        return Impact(BGP_RESET, f"no impact rule for `{text}` under router bgp: assumed to reset sessions")
+    return Impact(DAEMON_RESTART, f"no impact rule for `{text}` under `{top}`: assumed the worst short of a reload")
+
+
+def impact(hunks: list[Hunk], ctx: Context, sides: dict[str, tuple[Sequence[str], Sequence[str]]] | None) -> None:
+    """frr.conf rules; sessions a diff adds or removes as a whole are known across the file's hunks."""
+    label_frr(hunks, frr_rule)
+
+
+def label_frr(hunks: list[Hunk], rule: Callable[[Change, set[str] | None, set[str] | None], Impact]) -> None:
+    """Label FRR-like config text (FRR, EOS) with `rule`, given the sessions the diff adds and removes."""
+    added, removed = session_changes(c for h in hunks for c in h.changes)
+    for hunk in hunks:
+        hunk.impacts = [rule(c, added, removed) for c in hunk.changes]
+
+
+def drained(candidate: str, on: bool = True) -> str:
+    return with_bgp_line(candidate, on, DRAIN_LINE)

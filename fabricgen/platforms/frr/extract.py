@@ -1,0 +1,19 @@
+"""Linux + FRR facts: addresses and BGP from frr.conf (no QoS, no MTU in its config)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fabricgen.plan.model import Plan
+from fabricgen.platforms.facts import DeviceFacts, read_config, scan_frr
+
+FRR_CONF = "frr.conf"
+
+
+def extract_frr(plan: Plan, configs: Path, host: str) -> DeviceFacts:
+    """Linux + FRR switch: addresses and BGP from frr.conf; no QoS, no MTU in its config."""
+    f = DeviceFacts(host, "frr")
+    text = read_config(f, configs, FRR_CONF)
+    if text is not None:
+        scan_frr(text.splitlines(), f, with_interfaces=True)
+    return f

@@ -1,0 +1,1 @@
+"""GPU servers: the NIC bring-up script."""

@@ -1,0 +1,108 @@
+"""GPU servers: the script that brings a server's back-end NICs up (templates/nic.sh.j2).
+
+One bash script per server, run at every boot (nothing it sets survives a reboot or a driver
+reload).  Per NIC, from the plan: the /31 address and MTU; one routing table with a source rule,
+the connected /31 and routes to the GPU pool and the switch loopbacks through the NIC's own leaf,
+so traffic sourced from a NIC leaves on its rail; ARP and reverse-path settings a multi-NIC host
+needs.  Then the RoCE QoS of the fabric (DSCP trust, PFC, ToS, ECN) through mlnx-tools and sysfs,
+and the NCCL settings that match it.
+
+Nothing is assumed about the host: the RDMA device of each netdev is read from
+/sys/class/infiniband/*/device/net/ (the mlx5 PCI order is not the netdev order), every tool
+and sysfs path is checked before use with a message naming the driver or package it needs
+(tc/*/traffic_class and ecn/* exist only with NVIDIA MLNX_OFED / DOCA-OFED), and a failed step
+is reported without aborting the rest (vendor reference §3.3).
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+
+import jinja2
+
+from fabricgen.base.templating import environment
+from fabricgen.plan.model import Plan, QosPolicy, Server
+from fabricgen.plan.qos import pfc_mask
+
+TEMPLATE = "host/nic.sh.j2"
+NIC_TABLE_BASE = 100  # routing table (and rule preference) of the server's n-th back-end NIC: 100 + n
+_HEADER = re.compile(r"^# fabricgen: (.*)$", re.MULTILINE)
+_NIC_HEADER = re.compile(r"^# fabricgen-nic: (.*)$", re.MULTILINE)
+
+
+def roce_gid(ip: str) -> str:
+    """The RoCEv2 GID of an IPv4 address as mlx5 shows it in ports/1/gids/N (IPv4-mapped, 8 full groups)."""
+    a, b, c, d = socket.inet_aton(ip)
+    return f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}"
+
+
+def _network(address: str) -> str:
+    """"198.18.32.1/31" -> "198.18.32.0/31" (ipaddress costs ~10 us a call, 32K NICs a render)."""
+    ip, _, plen = address.partition("/")
+    bits = int(plen)
+    value = int.from_bytes(socket.inet_aton(ip), "big") & ((0xFFFFFFFF << (32 - bits)) & 0xFFFFFFFF)
+    return f"{socket.inet_ntoa(value.to_bytes(4, 'big'))}/{bits}"
+
+
+def nic_table(position: int) -> int:
+    return NIC_TABLE_BASE + position
+
+
+def render(server: Server, plan: Plan, env: jinja2.Environment) -> dict[str, str]:
+    """The host platform's renderer (registry record "host"): {"<server>.sh": the bring-up script}."""
+    return {f"{server.name}.sh": nic_script(server, plan, env)}
+
+
+def nic_script(server: Server, plan: Plan, env: jinja2.Environment | None = None) -> str:
+    """The bring-up script of one GPU server (see the module docstring)."""
+    policy: QosPolicy | None = plan.qos
+    assert policy is not None, "plan has no QoS policy; build it with fabricgen.plan.build.build_plan"
+    addressing = plan.settings.pools
+    # mlx5's default DSCP trust map is DSCP >> 3; only remap DSCPs whose class differs.
+    wanted = {d: policy.roce_tc for d in policy.roce_dscp} | {policy.nic_cnp_dscp: policy.cnp_tc}
+    remap = sorted((d, prio) for d, prio in wanted.items() if d >> 3 != prio)
+    nics = []
+    for pos, n in enumerate(sorted(server.nics, key=lambda n: (n.nic, n.port))):
+        ip = n.ip.split("/")[0]
+        nics.append({
+            "ifname": n.ifname, "nic": n.nic, "port": n.port, "fw_port": n.port + 1, "rail": n.rail,
+            "plane": n.plane, "leaf": n.leaf, "leaf_port": n.leaf_port, "address": n.ip, "ip": ip,
+            "gateway": n.gateway, "network": _network(n.ip),
+            "table": nic_table(pos), "gid": roce_gid(ip),
+        })
+    return (env or environment()).get_template(TEMPLATE).render(
+        server=server.name,
+        nics=nics,
+        mtu=policy.mtu,
+        pools=[str(addressing.gpu), str(addressing.loopbacks)],
+        trust=policy.nic_trust,
+        pfc_mask=pfc_mask(policy.lossless_tcs),
+        roce_dscp=",".join(str(d) for d in policy.roce_dscp),
+        roce_tos=policy.nic_roce_tos,
+        roce_prio=policy.roce_tc,
+        cnp_dscp=policy.nic_cnp_dscp,
+        cnp_prio=policy.cnp_tc,
+        ecn=1 if policy.nic_ecn else 0,
+        remap=remap,
+    )
+
+
+def _fields(lines: list[str]) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    for line in lines:
+        for token in line.split():
+            key, sep, value = token.partition("=")
+            if sep:
+                fields[key] = value
+    return fields
+
+
+def parse_nic_header(script: str) -> dict[str, str]:
+    """key=value pairs of every ``# fabricgen:`` line of a NIC script, for consistency checkers."""
+    return _fields(_HEADER.findall(script))
+
+
+def parse_nic_lines(script: str) -> list[dict[str, str]]:
+    """One dict per ``# fabricgen-nic:`` line: the script's per-NIC plan (ifname, ip, gateway, table, ...)."""
+    return [_fields([line]) for line in _NIC_HEADER.findall(script)]

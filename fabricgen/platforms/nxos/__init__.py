@@ -1,0 +1,1 @@
+"""Cisco NX-OS: renderer, hardware models, config facts, structural check, counters."""

@@ -1,0 +1,1 @@
+"""SONiC: ConfigDB + FRR renderer, buffers, ConfigDB ownership, shipped SKU facts, counters."""

@@ -1,0 +1,204 @@
+"""SONiC facts: ports, QoS and buffers from config_db.json; BGP from the split-unified frr.conf."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from fabricgen.plan.model import Plan
+from fabricgen.platforms.facts import (
+    DeviceFacts,
+    Ecn,
+    LosslessPg,
+    PortFacts,
+    QosMaps,
+    Queue,
+    as_int,
+    escape_token,
+    int_map,
+    key_range,
+    pointer,
+    read_config,
+    scan_frr,
+)
+
+CONFIG_DB = "config_db.json"
+FRR_CONF = "frr.conf"
+SONIC_DEFAULT_MTU = 9100  # PORT.mtu default in SONiC's YANG model
+
+
+def _wred_ecn(wname: str, w: dict[str, Any]) -> tuple[bool, tuple[Ecn, ...]]:
+    """ECN marking on? and one threshold pair per distinct (min, max) of the enabled colours."""
+    marks = str(w.get("ecn", "ecn_none")) not in ("ecn_none", "")
+    by_value: dict[tuple[int, int], list[str]] = {}
+    for color in ("green", "yellow", "red"):
+        if str(w.get(f"wred_{color}_enable", "false")).lower() != "true":
+            continue
+        lo, hi = w.get(f"{color}_min_threshold"), w.get(f"{color}_max_threshold")
+        if lo is not None and hi is not None:
+            by_value.setdefault((as_int(lo), as_int(hi)), []).append(color)
+    return marks, tuple(
+        Ecn(lo, hi, pointer("WRED_PROFILE", wname, f"{colors[0]}_max_threshold"),
+            f"WRED_PROFILE {wname} {'/'.join(colors)}")
+        for (lo, hi), colors in by_value.items()
+    )
+
+
+class _SonicTables:
+    """Shared, per-name objects of one config_db (maps, queues, buffer profiles)."""
+
+    def __init__(self, db: dict[str, Any]) -> None:
+        self.db = db
+        self.maps: dict[tuple[str, str, str, str], QosMaps | None] = {}
+        self.queues: dict[tuple[str, str], Queue] = {}
+        self.lossless_pgs: dict[str, LosslessPg | None] = {}
+
+    def table(self, name: str) -> dict[str, Any]:
+        t = self.db.get(name)
+        return t if isinstance(t, dict) else {}
+
+    def qos_maps(self, entry: dict[str, Any]) -> QosMaps | None:
+        names = (str(entry.get("dscp_to_tc_map", "")), str(entry.get("tc_to_queue_map", "")),
+                 str(entry.get("tc_to_pg_map", "")), str(entry.get("pfc_to_queue_map", "")))
+        if names in self.maps:
+            return self.maps[names]
+        dscp_name, queue_name, pg_name, pfc_name = names
+        dscp_tables = self.table("DSCP_TO_TC_MAP")
+        result: QosMaps | None = None
+        if dscp_name and dscp_name in dscp_tables:
+            dscp = int_map(dscp_tables[dscp_name])
+            identity = {tc: tc for tc in range(8)}
+            tq = self.table("TC_TO_QUEUE_MAP")
+            tpg = self.table("TC_TO_PRIORITY_GROUP_MAP")
+            pfcq = self.table("MAP_PFC_PRIORITY_TO_QUEUE")
+            result = QosMaps(
+                name=dscp_name,
+                dscp_to_tc=dscp,
+                tc_to_queue=int_map(tq[queue_name]) if queue_name in tq else identity,
+                tc_to_pg=int_map(tpg[pg_name]) if pg_name in tpg else {},
+                pfc_to_queue=int_map(pfcq[pfc_name]) if pfc_name in pfcq else identity,
+                dscp_locs={d: pointer("DSCP_TO_TC_MAP", dscp_name, str(d)) for d in range(64)},
+                pfc_to_queue_loc=pointer("MAP_PFC_PRIORITY_TO_QUEUE", pfc_name) if pfc_name else "",
+                tc_to_pg_loc=pointer("TC_TO_PRIORITY_GROUP_MAP", pg_name) if pg_name in tpg else "",
+            )
+        self.maps[names] = result
+        return result
+
+    def queue(self, key: str, entry: dict[str, Any]) -> Queue:
+        sname, wname = str(entry.get("scheduler", "")), str(entry.get("wred_profile", ""))
+        cached = self.queues.get((sname, wname))
+        loc = f"/QUEUE/{escape_token(key)}"
+        if cached is not None:
+            return Queue(cached.scheduler, cached.strict, cached.weight, cached.marks, cached.ecn, loc,
+                         cached.sched_loc)
+        sched = self.table("SCHEDULER").get(sname)
+        strict, weight, sched_loc = False, 0, pointer("QUEUE", key, "scheduler")
+        if isinstance(sched, dict):
+            strict = str(sched.get("type", "")).upper() == "STRICT"
+            weight = 0 if strict else as_int(sched.get("weight"), 0)
+            sched_loc = pointer("SCHEDULER", sname, "type" if strict or "weight" not in sched else "weight")
+        marks: bool = False
+        ecn: tuple[Ecn, ...] = ()
+        wred = self.table("WRED_PROFILE").get(wname) if wname else None
+        if isinstance(wred, dict):
+            marks, ecn = _wred_ecn(wname, wred)
+        q = Queue(sname, strict, weight, marks, ecn, loc, sched_loc)
+        self.queues[(sname, wname)] = q
+        return q
+
+    def lossless_profile(self, name: str, pg_loc: str) -> LosslessPg | None:
+        """A PG's buffering if lossless: "NULL" under the dynamic buffer model (buffermgrd computes the
+        headroom from speed, cable length and MTU), or a profile with xoff headroom."""
+        if name == "NULL":
+            meta = self.table("DEVICE_METADATA").get("localhost")
+            dynamic = isinstance(meta, dict) and meta.get("buffer_model") == "dynamic"
+            return LosslessPg(name, pg_loc) if dynamic else None
+        if name in self.lossless_pgs:
+            return self.lossless_pgs[name]
+        prof = self.table("BUFFER_PROFILE").get(name)
+        x = None
+        if isinstance(prof, dict) and "xoff" in prof:
+            static = as_int(prof.get("static_th")) if "static_th" in prof else None
+            x = LosslessPg(name, pointer("BUFFER_PROFILE", name), static)
+        self.lossless_pgs[name] = x
+        return x
+
+
+def extract_sonic(plan: Plan, configs: Path, host: str) -> DeviceFacts:
+    """SONiC: ports, QoS and buffers from config_db.json; BGP from the split-unified frr.conf."""
+    f = DeviceFacts(host, "sonic", qos=True)
+    text = read_config(f, configs, CONFIG_DB)
+    db: Any = None
+    if text is not None:
+        try:
+            db = json.loads(text)
+        except ValueError as exc:
+            f.errors.append((CONFIG_DB, f"not JSON: {exc}"))
+        if db is not None and not isinstance(db, dict):
+            f.errors.append((CONFIG_DB, "not a JSON object"))
+            db = None
+    if db is not None:
+        _sonic_ports(f, _SonicTables(db))
+    frr = read_config(f, configs, FRR_CONF)
+    if frr is not None:
+        scan_frr(frr.splitlines(), f, with_interfaces=False)
+    return f
+
+
+def _split_key(key: str) -> tuple[str, str]:
+    name, _, rest = key.partition("|")
+    return name, rest
+
+
+def _sonic_ports(f: DeviceFacts, t: _SonicTables) -> None:
+    ports = f.ports
+    for name, entry in t.table("PORT").items():
+        e = entry if isinstance(entry, dict) else {}
+        n = escape_token(name)
+        ports[name] = PortFacts(name, f"/PORT/{n}", mtu=as_int(e.get("mtu", SONIC_DEFAULT_MTU)),
+                                mtu_loc=f"/PORT/{n}/mtu" if "mtu" in e else f"/PORT/{n}")
+    for table in ("INTERFACE", "LOOPBACK_INTERFACE", "MGMT_INTERFACE", "PORTCHANNEL_INTERFACE", "VLAN_INTERFACE"):
+        for key in t.table(table):
+            name, addr = _split_key(key)
+            if not addr:
+                continue
+            loc = pointer(table, key)
+            f.addresses.append((name, addr, loc))
+            port = ports.get(name) if table == "INTERFACE" else None
+            if port is not None and ":" not in addr and not port.ipv4:
+                port.ipv4, port.ipv4_loc = addr, loc
+    qos_map = t.table("PORT_QOS_MAP")
+    wd = t.table("PFC_WD")
+    for name, port in ports.items():
+        entry = qos_map.get(name)
+        n = escape_token(name)
+        port.maps_loc = port.pfc_loc = f"/PORT_QOS_MAP/{n}"
+        if isinstance(entry, dict):
+            port.maps = t.qos_maps(entry)
+            port.maps_loc = f"/PORT_QOS_MAP/{n}/dscp_to_tc_map"
+            if "pfc_enable" in entry:
+                port.pfc = frozenset(as_int(x, -1) for x in str(entry["pfc_enable"]).split(",") if x.strip())
+                port.pfc_loc = f"/PORT_QOS_MAP/{n}/pfc_enable"
+                port.pfc_on = bool(port.pfc)
+        port.watchdog = isinstance(wd.get(name), dict)
+        port.watchdog_loc = f"/PFC_WD/{n}"
+    for key, entry in t.table("QUEUE").items():
+        name, rest = _split_key(key)
+        port = ports.get(name)
+        if port is None or not isinstance(entry, dict):
+            continue
+        q = t.queue(key, entry)
+        for qi in key_range(rest):
+            port.queues[qi] = q
+    for key, entry in t.table("BUFFER_PG").items():
+        name, rest = _split_key(key)
+        port = ports.get(name)
+        if port is None:
+            continue
+        loc = f"/BUFFER_PG/{escape_token(key)}/profile"
+        x = t.lossless_profile(str(entry.get("profile", "")), loc) if isinstance(entry, dict) else None
+        for pg in key_range(rest):
+            port.pg_locs[pg] = loc
+            if x is not None:
+                port.lossless[pg] = x

@@ -1,0 +1,1 @@
+"""Render: the plan through each platform's renderer into a checked, hashed build directory."""

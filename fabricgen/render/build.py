@@ -1,0 +1,153 @@
+"""Render: Plan -> files on disk, via one thin Jinja2 template set per platform.
+
+Python computes; templates only lay out text.  Each platform module exposes
+`render(switch, plan, env) -> {filename: text}`.  Output is written into a
+scratch directory beside the target and swapped in at the end (fabricgen.base.outdir),
+so a failed render leaves the previous output intact, and only a directory an
+earlier render made is ever replaced.  Large fabrics render in worker
+processes (fork: the plan is shared copy-on-write, nothing is pickled).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from fabricgen.base import pool
+from fabricgen.base.outdir import replaced_dir
+from fabricgen.base.templating import environment, to_json_file
+from fabricgen.catalog.registry import host_platform, platform
+from fabricgen.errors import FabricError
+from fabricgen.plan.model import Plan, Switch
+from fabricgen.plan.physical import build_physical
+from fabricgen.render import inventory, manifest
+from fabricgen.render.summary import cabling_csv, plan_dict
+
+RenderFn = Callable[[Switch, Plan, jinja2.Environment], dict[str, str]]
+
+
+def renderer(name: str) -> RenderFn:
+    """The render function the platform's registry record names."""
+    return platform(name).render_fn()
+
+
+def render_switch(sw: Switch, plan: Plan, env: jinja2.Environment | None = None) -> dict[str, str]:
+    return renderer(sw.platform)(sw, plan, env or environment())
+
+
+@dataclass
+class RenderResult:
+    outdir: Path
+    files: int
+    lines: int
+    switches: int
+
+
+def inside(root: str | Path, *names: str) -> Path:
+    """root/names..., each name one plain path component, so nothing is written outside `root`.
+
+    Defence in depth: the intent model already restricts hostnames and server names to
+    RFC 1123 labels; a name that escaped it still cannot climb out of the output.
+    """
+    for name in names:
+        if not name or name in (".", "..") or "/" in name or "\0" in name:
+            raise FabricError.single(str(root), "", f"refusing to write {name!r}: not a plain file name",
+                                     "report this as a fabricgen bug: the intent model should have refused it")
+    return Path(root, *names)
+
+
+Job = tuple[str, list[str]]  # (kind, names): kind is "switches", "hosts" or "fabric"
+
+
+def _write(root: str, rel: str, text: str | bytes, hashes: dict[str, str]) -> Path:
+    """Write one output file and note its hash for the manifest (no second read of what was just written)."""
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
+    path = inside(root, *rel.split("/"))
+    path.write_bytes(data)
+    hashes[rel] = manifest.text_sha256(data)
+    return path
+
+
+def _run_job(args: tuple[Job, str]) -> tuple[int, int, dict[str, str]]:
+    """Write one slice of the output; returns (files, config lines, their hashes).  Runs in a forked worker."""
+    (kind, names), root = args
+    plan: Plan = pool.shared()
+    hashes: dict[str, str] = {}
+    if kind == "switches":
+        env = environment()
+        files = lines = 0
+        for host in names:
+            outputs = render_switch(plan.switches[host], plan, env)
+            inside(root, "configs", host).mkdir(parents=True, exist_ok=True)
+            for name, text in outputs.items():
+                _write(root, f"configs/{host}/{name}", text, hashes)
+                files += 1
+                lines += text.count("\n")
+        return files, lines, hashes
+    if kind == "hosts":
+        record = host_platform()
+        render_host = record.render_fn()
+        servers = {s.name: s for s in plan.hosts()}
+        inside(root, record.output_dir).mkdir(exist_ok=True)
+        files = 0
+        for name in names:
+            for fname, text in render_host(servers[name], plan, environment()).items():
+                path = _write(root, f"{record.output_dir}/{fname}", text, hashes)
+                if record.executable:
+                    path.chmod(0o755)
+                files += 1
+        return files, 0, hashes
+    if kind == "plan":
+        physical = build_physical(plan)  # the summary and the cabling sheet read the same cables
+        _write(root, "plan.json", to_json_file(plan_dict(plan, physical)), hashes)
+        _write(root, "cabling.csv", cabling_csv(plan, physical), hashes)
+        return 2, 0, hashes
+    inventory.write(plan, Path(root, "inventory"))
+    return 3, 0, hashes
+
+
+def _jobs(plan: Plan, workers: int) -> list[Job]:
+    """Slices of similar cost, the big single files first so they do not finish last."""
+    jobs: list[Job] = [("plan", []), ("inventory", [])]
+    jobs += [("switches", c) for c in _chunks(list(plan.switches), workers * 4)]
+    jobs += [("hosts", c) for c in _chunks([s.name for s in plan.hosts()], workers * 2)]
+    return jobs
+
+
+def _chunks(items: list[str], n: int) -> list[list[str]]:
+    size = max(1, -(-len(items) // n))
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def render_all(plan: Plan, outdir: str | Path, workers: int | None = None,
+               checks: Callable[[Path], None] | None = None, force: bool = False) -> RenderResult:
+    """Write every output of the plan into `outdir` atomically.
+
+    `outdir` must be new, empty or an earlier render's output (`force` replaces any other
+    directory; see fabricgen.base.outdir for what is refused even then).  `checks` (if given) runs
+    on the scratch directory before the swap; raising there keeps the previous output in place.
+    """
+    target = Path(outdir)
+    hosts = list(plan.switches)
+    workers = workers if workers is not None else (min(os.cpu_count() or 1, 8) if len(hosts) > 200 else 1)
+    source = Path(plan.source)
+    keep = [source] if source.is_file() else []
+    with replaced_dir(target, force=force, keep=keep) as tmp:
+        jobs = [(job, str(tmp)) for job in _jobs(plan, workers)]
+        if workers > 1:
+            with pool.forked_pool(workers, plan) as workers_pool:  # the plan is shared copy-on-write
+                counts = workers_pool.map(_run_job, jobs, chunksize=1)
+        else:
+            with pool.serial(plan):
+                counts = [_run_job(job) for job in jobs]
+        files = sum(c[0] for c in counts)
+        lines = sum(c[1] for c in counts)
+        if checks is not None:
+            checks(tmp)  # reads the files; never rewrites them, so the hashes taken at write time hold
+        written = {rel: sha for c in counts for rel, sha in c[2].items()}
+        manifest.write(tmp, plan, checked=checks is not None, known=written)  # what deploy and validate will push
+    return RenderResult(target, files + 2, lines, len(hosts))  # + the manifest and the marker

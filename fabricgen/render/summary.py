@@ -1,0 +1,114 @@
+"""The plan as an operator reads it: the summary `fabricgen plan` prints and plan.json carries, and the
+cabling plan.  Rendered from the plan; the per-platform tables (SONiC's headroom) come from their platform."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from fabricgen.plan.build import warning_lines
+from fabricgen.plan.model import TIERS, Plan
+from fabricgen.plan.physical import Physical, build_physical, cabling_rows
+from fabricgen.platforms.sonic.buffers import headroom_table
+
+
+def summary(plan: Plan, physical: Physical | None = None) -> dict[str, Any]:
+    """Counts an operator checks first: switches per role, links per tier, ratios, the physical layer
+    (logical ports, transceiver modules by part class and physical cables, each counted apart), pool use."""
+    roles = Counter(s.role for s in plan.switches.values())
+    tiers = Counter(link.tier for link in plan.links)
+    phys = physical or build_physical(plan)
+    d = plan.envelope
+    return {
+        "fabric": plan.settings.name,
+        "tiers": d.tiers,
+        "planes": d.planes,
+        "pods": plan.pods,
+        "gpus": sum(s.gpus for s in plan.servers),
+        "servers": len(plan.servers),
+        "endpoints": dict(sorted(Counter(h.role for h in plan.endpoints).items())),
+        "leaves": roles["leaf"],
+        "spines": roles["spine"],
+        "super_spines": roles["super_spine"],
+        "switches": len(plan.switches),
+        "links": {t: tiers[t] for t in TIERS},
+        "oversubscription": {k: f"{v:.2f}:1" for k, v in plan.oversubscription.items()},
+        "ports": phys.ports,
+        "modules": dict(sorted(phys.modules.items())),
+        "cables": dict(sorted(phys.cable_counts().items())),
+        "pools": {k: {"used": u, "size": n} for k, (u, n) in plan.pool_use.items()},
+        "envelope": {"max_leaves": d.max_leaves, "max_spines": d.max_spines,
+                     "max_super_spines": d.max_super_spines, "max_pods": d.max_pods},
+        "hardware": hardware_summary(plan),
+        "port_use": port_use(plan),
+        "adaptive_routing": {"enabled": plan.adaptive_routing.enabled, "mode": plan.adaptive_routing.mode,
+                             "active_ports": plan.adaptive_routing.active_ports,
+                             "switches": plan.adaptive_routing.switches},
+        "warnings": warning_lines(plan),
+        "headroom": headroom_table(plan),
+        "choices": [{"name": c.name, "value": c.value, "why": c.why} for c in d.choices],
+    }
+
+
+def cabling_csv(plan: Plan, physical: Physical | None = None) -> str:
+    """The cabling plan, one row per physical cable (see fabricgen.plan.physical), for the data hall."""
+    return cabling_rows(plan, physical)
+
+
+def plan_dict(plan: Plan, physical: Physical | None = None) -> dict[str, Any]:
+    """The whole plan for build/plan.json.
+
+    The model's dataclasses are handed to orjson as they are (templating.to_json): it
+    serialises slotted dataclasses natively, where dataclasses.asdict deep-copied
+    every leaf and took 30 s at 32K GPUs.
+    """
+    return {
+        "summary": summary(plan, physical),
+        "switches": list(plan.switches.values()),
+        "links": plan.links,
+        "servers": plan.servers,
+        "endpoints": plan.endpoints,
+        "qos": plan.qos,
+        "qos_profiles": plan.qos_profiles,
+    }
+
+
+def port_use(plan: Plan) -> dict[str, dict[str, list[int]]]:
+    """Per role, the busiest switch's ports in use against the design's budget: {"down": [used, budget], "up": ...}.
+
+    The budget is what the design sets aside per switch (the derived choices); oversubscription is measured
+    on the ports in use, so a leaf with room to grow shows both."""
+    d = plan.envelope
+    out: dict[str, dict[str, list[int]]] = {}
+    for role in ("leaf", "spine", "super_spine"):
+        switches = plan.by_role(role)
+        if not switches:
+            continue
+        down_side, up_side = d.sides(role)
+        used = {direction: max(sum(1 for i in sw.interfaces if i.direction == direction) for sw in switches)
+                for direction in ("down", "up")}
+        out[role] = {"down": [used["down"], down_side.ports], "up": [used["up"], up_side.ports]}
+    return out
+
+
+def hardware_summary(plan: Plan) -> dict[str, dict[str, str]]:
+    """Per role: the SKU (or generic naming) and the cages the fabric uses."""
+    out: dict[str, dict[str, str]] = {}
+    for role, hw in plan.hardware.items():
+        model = plan.settings.models[role]
+        cages = f"{model.ports} x {model.port_speed}G cages" + (f" ({model.breakout} x {model.logical_speed}G)"
+                                                                 if model.breakout > 1 else "")
+        if model.split:
+            (ds, db), (us, ub) = model.down, model.up
+            cages += f" (down {db} x {ds}G, up {ub} x {us}G)"
+        if hw.sku is not None:
+            cages += f", {hw.cages[0][0].name} .. {hw.cages[-1][-1].name}"
+        out[role] = {
+            "platform": plan.settings.platforms[role],
+            "sku": hw.describe(),
+            "ports": cages,
+            "port_names": "generic" if hw.generic else "SKU",
+            "buffer_model": hw.sku.buffer_model or "" if hw.sku is not None else "",
+            "facts": hw.sku.origin if hw.sku is not None else "",
+        }
+    return out
