@@ -1,7 +1,7 @@
 """The README's commands table and docs/commands.md, generated from the CLI itself so they cannot drift.
 
     python tools/cli_docs.py           rewrite both (`make docs-cli`)
-    python tools/cli_docs.py --check   exit 1 if either is stale (tests/test_cli_docs.py runs the same check)
+    python tools/cli_docs.py --check   exit 1 if either is stale (tests/test_readme.py runs the same check)
 
 The README holds the table between the `<!-- commands:start -->` and `<!-- commands:end -->` markers.
 """
@@ -64,9 +64,11 @@ def readme_table() -> str:
 def reference() -> str:
     out = ["# Command reference", "",
            "Generated from the CLI by `make docs-cli` (tools/cli_docs.py); a test fails when it is stale.",
-           "Every command also takes `-i/--intent INTENT` (default `inventory/fabric.yaml`) where it reads an",
-           "intent, `--sonic-platform DIR` (SONiC SKU files fabricgen does not ship) and `--debug` (the traceback",
-           "of an unexpected error).", ""]
+           "Every command also takes `-i/--intent INTENT` where it reads an intent (default",
+           "`inventory/fabric.yaml`; for `lab`, `inventory/lab/fabric.yaml`), `--sonic-platform DIR` (SONiC SKU",
+           "files fabricgen does not ship) and `--debug` (the traceback of an unexpected error). On `lab` and",
+           "`analyze` those two go before the sub-command: `fabricgen lab --sonic-platform DIR up -i INTENT`.",
+           ""]
     for name, text, parser in commands():
         out += [f"## `fabricgen {name}`", "", _cell(text) + ".", "", "| option | what it does |", "|---|---|"]
         for a in _options(parser):
