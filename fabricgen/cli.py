@@ -222,12 +222,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     for register in _stage_commands():
         register(sub)
-    for command in sub.choices.values():  # every command reads the intent, so every one takes the SKU data
+    for command in _every_command(parser):  # every command reads the intent, so every one takes the SKU data
         _add_sonic_platform(command, argparse.SUPPRESS)
         _add_debug(command, argparse.SUPPRESS)
     _add_sonic_platform(parser, None)
     _add_debug(parser, False)
     return parser
+
+
+def _every_command(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every sub-command's parser, nested ones too (`lab up`, `analyze ecmp`), so the global options work
+    wherever a user puts them."""
+    out = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out += [sub, *_every_command(sub)]
+    return out
 
 
 def _add_debug(p: argparse.ArgumentParser, default: object) -> None:

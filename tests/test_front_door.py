@@ -122,3 +122,24 @@ def test_check_without_yang_still_finds_what_the_other_checks_find(tmp_path: Pat
     capsys.readouterr()
     assert main(["check", "-i", str(EXAMPLE), "--configs", str(out / "configs"), "--format", "json"]) == 1
     assert any(f["device"] == "ai256-leaf01" for f in json.loads(capsys.readouterr().out))
+
+
+def test_check_without_frr_runs_the_rest_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "build"
+    assert main(["render", "-i", str(EXAMPLE), "-o", str(out)]) == 0
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))  # no vtysh anywhere
+    capsys.readouterr()
+    rc = main(["check", "-i", str(EXAMPLE), "--configs", str(out / "configs"), "--format", "json"])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    assert "not run: frr-parse" in captured.err and "apt install frr" in captured.err
+    assert "Traceback" not in captured.err
+
+
+@pytest.mark.parametrize("argv", [["lab", "up", "--sonic-platform", "/nowhere", "--help"],
+                                  ["analyze", "ecmp", "--debug", "--help"]])
+def test_global_options_work_after_nested_commands(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 0 and "--sonic-platform DIR" in capsys.readouterr().out

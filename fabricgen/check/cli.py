@@ -12,7 +12,7 @@ from fabricgen.render import manifest
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from fabricgen.check.run import checked_pairs, run_checks, yang_unavailable
+    from fabricgen.check.run import checked_pairs, run_checks, unavailable_checks
     from fabricgen.check.sonic_yang import SonicYangSetupError
     from fabricgen.plan.build import load_plan
 
@@ -24,13 +24,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 2
     hosts = Path(args.hosts) if args.hosts else configs.parent / "hosts"
     yang_dir = Path(args.sonic_yang) if args.sonic_yang else None
-    skip: frozenset[str] = frozenset()
-    why = None if args.fast else yang_unavailable(plan, configs, yang_dir)
-    if why is not None:
-        if args.require_yang:
-            print(f"error: the SONiC YANG check cannot run: {why}", file=sys.stderr)
-            return 2
-        skip = frozenset({"sonic-yang"})
+    unavailable = {} if args.fast else unavailable_checks(plan, configs, yang_dir)
+    if "sonic-yang" in unavailable and args.require_yang:
+        print(f"error: the SONiC YANG check cannot run: {unavailable['sonic-yang']}", file=sys.stderr)
+        return 2
+    skip = frozenset(unavailable)
     try:
         findings = run_checks(plan, configs, hosts, yang_dir, full=not args.fast, workers=args.workers,
                               cache=not args.no_cache, skip=skip)
@@ -38,9 +36,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     sys.stdout.write(format_findings(findings, args.format, checked_pairs(plan, not args.fast, skip)))
-    if why is not None:
-        print(f"not run: sonic-yang (SONiC's YANG models on every config_db.json): {why}; every other check ran, "
-              "and the build is not recorded as checked (--require-yang makes this an error)", file=sys.stderr)
+    what = {"sonic-yang": "SONiC's YANG models on every config_db.json", "frr-parse": "FRR's parser on every frr.conf"}
+    for checker, why in unavailable.items():
+        print(f"not run: {checker} ({what[checker]}): {why}; every other check ran, and the build is not recorded "
+              "as checked" + (" (--require-yang makes this an error)" if checker == "sonic-yang" else ""),
+              file=sys.stderr)
     failed = any(f.severity == "error" for f in findings)
     if not args.fast and not skip and manifest.record_check(configs.parent, passed=not failed):
         # a hand-edited build that passes the full check is what deploy may push

@@ -138,6 +138,19 @@ def run_checks(plan: Plan, configs: Path, hosts: Path | None = None, yang_dir: P
                 skip)
 
 
+def unavailable_checks(plan: Plan, configs: Path, yang_dir: Path | None) -> dict[str, str]:
+    """The file checkers that cannot run here, each with why and the fix ({} = all that the build needs can)."""
+    import shutil
+
+    out: dict[str, str] = {}
+    why = yang_unavailable(plan, configs, yang_dir)
+    if why is not None:
+        out["sonic-yang"] = why
+    if files_by_check(plan, Path(configs))["frr-parse"] and not shutil.which("vtysh"):
+        out["frr-parse"] = "vtysh not found (fix: install FRR, e.g. apt install frr)"
+    return out
+
+
 def yang_unavailable(plan: Plan, configs: Path, yang_dir: Path | None) -> str | None:
     """Why the SONiC YANG check cannot run here (no models, no libyang), or None when it can or is not needed."""
     if not files_by_check(plan, Path(configs))["sonic-yang"]:
