@@ -253,7 +253,7 @@ def _add_sonic_platform(p: argparse.ArgumentParser, default: object) -> None:
                         "sonic-buildimage checkout or its device/ tree; default $FABRICGEN_SONIC_PLATFORM)")
 
 
-def _stage_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
+def _stage_commands() -> list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]]:
     """The later pipeline stages (check, lab, deploy, validate) each register their own sub-command."""
     import importlib
 

@@ -9,6 +9,7 @@ from files in the repository.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,8 +54,19 @@ def lab_state(plan: Plan, lab_dir: str | Path | None = None) -> LabState | None:
     return state if state is not None and state.name == plan.settings.name else None
 
 
+@dataclass(frozen=True)
+class ConnectionSettings:
+    """How every device and server is logged in to, and which SSH host keys are trusted (never printed:
+    the password stays out of repr and logs)."""
+
+    username: str | None
+    password: str | None = field(default=None, repr=False)
+    key_file: str | None = None
+    known_hosts: str = ""
+
+
 def connection_settings(plan: Plan, lab_dir: str | Path | None = None,
-                        known_hosts: str | Path | None = None) -> dict[str, Any]:
+                        known_hosts: str | Path | None = None) -> ConnectionSettings:
     """How to log in and which host keys to trust.
 
     Credentials: FABRICGEN_USERNAME / _PASSWORD / _SSH_KEY, else the lab's key as root.
@@ -71,14 +83,13 @@ def connection_settings(plan: Plan, lab_dir: str | Path | None = None,
             known_hosts = lab.known_hosts
         else:
             known_hosts = default_known_hosts()
-    return {"username": user, "password": os.environ.get("FABRICGEN_PASSWORD"), "key_file": key,
-            "known_hosts": str(known_hosts)}
+    return ConnectionSettings(user, os.environ.get("FABRICGEN_PASSWORD"), key, str(known_hosts))
 
 
 class PlanInventory:
     """nornir inventory plugin: one host per switch of the plan, grouped by role and platform."""
 
-    def __init__(self, plan: Plan, settings: dict[str, Any], timeout: int = 30,
+    def __init__(self, plan: Plan, settings: ConnectionSettings, timeout: int = 30,
                  driver_args: dict[str, Any] | None = None) -> None:
         self.plan = plan
         self.settings = settings
@@ -87,14 +98,14 @@ class PlanInventory:
 
     def load(self) -> Inventory:
         creds = self.settings
-        optional: dict[str, Any] = {"known_hosts": creds["known_hosts"], **self.driver_args}
-        if creds["key_file"]:
-            optional.update(key_file=creds["key_file"], use_keys=True)
-        defaults = Defaults(username=creds["username"], password=creds["password"], connection_options={
+        optional: dict[str, Any] = {"known_hosts": creds.known_hosts, **self.driver_args}
+        if creds.key_file:
+            optional.update(key_file=creds.key_file, use_keys=True)
+        defaults = Defaults(username=creds.username, password=creds.password, connection_options={
             "napalm": ConnectionOptions(extras={"timeout": self.timeout, "optional_args": optional}),
-            "netmiko": ConnectionOptions(extras={"key_file": creds["key_file"], "use_keys": bool(creds["key_file"]),
+            "netmiko": ConnectionOptions(extras={"key_file": creds.key_file, "use_keys": bool(creds.key_file),
                                                  "timeout": self.timeout, "ssh_strict": True,
-                                                 "alt_host_keys": True, "alt_key_file": creds["known_hosts"]}),
+                                                 "alt_host_keys": True, "alt_key_file": creds.known_hosts}),
         })
         groups = Groups()
         for role in sorted({s.role for s in self.plan.switches.values()}):
@@ -112,7 +123,7 @@ class PlanInventory:
 InventoryPluginRegister.register("FabricgenPlanInventory", PlanInventory)
 
 
-def nornir_for(plan: Plan, settings: dict[str, Any], workers: int = 10,
+def nornir_for(plan: Plan, settings: ConnectionSettings, workers: int = 10,
                driver_args: dict[str, Any] | None = None) -> Nornir:
     """nornir over the plan's switches; ``settings`` from :func:`connection_settings`."""
     return InitNornir(
@@ -147,13 +158,13 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def ssh_run(host: str, creds: dict[str, Any], command: str, timeout: float = 60.0) -> str:
+def ssh_run(host: str, creds: ConnectionSettings, command: str, timeout: float = 60.0) -> str:
     """One command on its own SSH exec channel (no shell prompt games), host key verified; returns stdout."""
     from pathlib import Path
 
     from fabricgen.base.ssh import connect
 
-    with connect(host, creds["username"], creds["password"], creds["key_file"], Path(creds["known_hosts"]),
+    with connect(host, creds.username, creds.password, creds.key_file, Path(creds.known_hosts),
                  timeout=20) as client:
         _, stdout, _ = client.exec_command(command, timeout=timeout)
         return str(stdout.read().decode(errors="replace"))

@@ -283,8 +283,8 @@ class FrrDriver(LinuxHealthGetters, NetworkDriver):
         return P.parse_bgp_neighbors_detail(neighbors if isinstance(neighbors, dict) else {},
                                             neighbor_address)
 
-    def get_route_to(self, destination: str = "", protocol: str = "",
-                     longer: bool = False) -> dict[str, models.RouteDict]:
+    def get_route_to(  # type: ignore[override]  # napalm's base says one RouteDict; its drivers return a list
+            self, destination: str = "", protocol: str = "", longer: bool = False) -> dict[str, list[models.RouteDict]]:
         """Routes to ``destination`` (prefix or address) in the default VRF, one entry per next hop.
 
         Note the value is a *list* of RouteDicts per prefix (napalm's documented shape,
@@ -320,7 +320,8 @@ class FrrDriver(LinuxHealthGetters, NetworkDriver):
         if retrieve in ("all", "candidate"):
             out["candidate"] = self._candidate or ""
         if sanitized:
-            out = {k: P.sanitize_frr_config(v) for k, v in out.items()}
+            out = {"running": P.sanitize_frr_config(out["running"]), "startup": P.sanitize_frr_config(out["startup"]),
+                   "candidate": P.sanitize_frr_config(out["candidate"])}
         return out
 
     def cli(self, commands: list[str], encoding: str = "text") -> dict[str, str | dict[str, Any]]:

@@ -245,8 +245,11 @@ def parse_interfaces_ip(ip_addr: list[dict[str, Any]]) -> dict[str, models.Inter
             local = addr.get("local")
             if family is None or not local:
                 continue
-            table = entry.setdefault(family, {})
-            table[str(local)] = {"prefix_length": _int(addr.get("prefixlen"))}
+            length: models.InterfacesIPDictEntry = {"prefix_length": _int(addr.get("prefixlen"))}
+            if family == "ipv4":
+                entry.setdefault("ipv4", {})[str(local)] = length
+            else:
+                entry.setdefault("ipv6", {})[str(local)] = length
         if entry:
             out[name] = entry
     return dict(sorted(out.items(), key=lambda kv: natural_key(kv[0])))

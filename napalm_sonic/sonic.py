@@ -210,7 +210,8 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
         if retrieve in ("all", "candidate") and self._db_candidate is not None:
             out["candidate"] = make_bundle(self._db_candidate, self._candidate or "")
         if sanitized:
-            out = {k: P.sanitize_frr_config(v) for k, v in out.items()}
+            out = {"running": P.sanitize_frr_config(out["running"]), "startup": P.sanitize_frr_config(out["startup"]),
+                   "candidate": P.sanitize_frr_config(out["candidate"])}
         return out
 
     # ------------------------------------------------------------------ config

@@ -25,6 +25,8 @@ import pytest
 from fabricgen.render.build import render_all
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.slow
+
 NORNIR_FILES = {"defaults.yaml", "groups.yaml", "hosts.yaml"}
 INTENTS = sorted(p for p in (ROOT / "inventory").rglob("*.yaml") if p.name not in NORNIR_FILES)
 _NAME = re.compile(r"^[A-Za-z0-9._-]+")

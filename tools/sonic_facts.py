@@ -10,8 +10,8 @@ fabricgen renders SONiC SKUs offline from records in ``fabricgen/catalog/sonic_f
   per table, field, operation and ASIC family, from sonic-utilities'
   ``gcu_field_operation_validators.conf.json``.
 
-The facts carry over; the layout is fabricgen's.  tests/test_skus.py and
-tests/test_deploy_impact.py regenerate both from the test oracle (../shared/sonic-platform) and
+The facts carry over; the layout is fabricgen's.  tests/catalog/test_skus.py and
+tests/deploy/test_deploy_impact.py regenerate both from the test oracle (../shared/sonic-platform) and
 fail on any difference, so a drift between the shipped records and SONiC's files fails CI.
 
     python tools/sonic_facts.py [SRC]   SRC: a sonic-buildimage tree (or the test oracle's pack);

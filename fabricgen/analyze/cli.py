@@ -249,7 +249,7 @@ def _intent(p: argparse.ArgumentParser) -> None:
     p.add_argument("-i", "--intent", default=DEFAULT_INTENT, help=f"fabric intent YAML (default {DEFAULT_INTENT})")
 
 
-def register_cli(sub: argparse._SubParsersAction) -> None:
+def register_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("analyze", help="predict ECMP collisions, failure impact and PFC deadlock from the plan")
     asub = p.add_subparsers(dest="analysis", required=True)
 

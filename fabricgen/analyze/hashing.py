@@ -93,7 +93,8 @@ def hash_keys(kind: str, key: np.ndarray, seed: np.ndarray) -> np.ndarray:
     if kind == "xor":
         words = key[:, 0:12].astype(np.uint32).reshape(len(key), 6, 2)
         folded = np.bitwise_xor.reduce((words[:, :, 0] << np.uint32(8)) | words[:, :, 1], axis=1)
-        return (folded ^ (key[:, 12].astype(np.uint32) << np.uint32(8)) ^ seed) & np.uint32(0xFFFF)
+        out: np.ndarray = (folded ^ (key[:, 12].astype(np.uint32) << np.uint32(8)) ^ seed) & np.uint32(0xFFFF)
+        return out
     raise ValueError(f"unknown hash {kind!r}; use one of {', '.join(HASHES)}")
 
 
@@ -116,7 +117,8 @@ class HashModel:
         """Index of the next hop each flow takes in its group of `size` members at `node`."""
         h = hash_keys(self.kind, key, self.seeds[node])
         h = rotate_right(h, self.offsets[node], WIDTH[self.kind])
-        return (h % np.maximum(size, 1).astype(np.uint32)).astype(np.int64)
+        index: np.ndarray = (h % np.maximum(size, 1).astype(np.uint32)).astype(np.int64)
+        return index
 
 
 def _mix(x: np.ndarray) -> np.ndarray:

@@ -118,7 +118,7 @@ def cmd_platforms(args: argparse.Namespace) -> int:
     return 0
 
 
-def register_cli(sub: argparse._SubParsersAction) -> None:
+def register_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("platforms", help="list the platforms, the hardware models fabricgen knows and what each "
                                          "can do")
     p.add_argument("--format", choices=["table", "json"], default="table", help="tables, or JSON for scripts")

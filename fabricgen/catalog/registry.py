@@ -241,10 +241,12 @@ class PlatformRecord:
         return self.bgp_config_file if self.pointer_file else self.main_file
 
     def render_fn(self) -> Callable[..., dict[str, str]]:
-        return load(self.renderer)
+        fn: Callable[..., dict[str, str]] = load(self.renderer)
+        return fn
 
     def extractor_fn(self) -> Callable[..., Any]:
-        return load(self.extractor)
+        fn: Callable[..., Any] = load(self.extractor)
+        return fn
 
     def rule_ids(self) -> tuple[str, ...]:
         """Every structural check id `fabricgen check` runs on a device of this platform."""

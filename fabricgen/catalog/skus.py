@@ -17,8 +17,8 @@ supports ship as such records in ``fabricgen/catalog/sonic_facts/skus/<HWSKU>.js
 by ``make sonic-platform``, tools/sonic_facts.py), so a clone or a wheel renders offline.
 What the files do not state plainly (which egress queues the SKU's buffer templates make
 lossless, the ECN thresholds of its QoS template) is in `SONIC_SKU_FACTS`;
-tests/test_sonic_factory.py checks every entry against the ConfigDB SONiC's own
-`sonic-cfggen` generates for the SKU, and tests/test_skus.py checks every shipped record
+tests/platforms/test_sonic_factory.py checks every entry against the ConfigDB SONiC's own
+`sonic-cfggen` generates for the SKU, and tests/catalog/test_skus.py checks every shipped record
 against the SKU files it was made from.
 
 Where a SONiC SKU is looked up, first hit wins: ``--sonic-platform DIR`` (`use_platform_dir()`),
@@ -181,7 +181,7 @@ _LOSSY_ONLY = SonicSkuFacts(lossless_queues=(), ecn=None)
 _COMMUNITY = SonicSkuFacts(lossless_queues=SONIC_COMMUNITY_LOSSLESS_QUEUES, ecn=SONIC_COMMUNITY_ECN)
 _SPECTRUM = SonicSkuFacts(SONIC_COMMUNITY_LOSSLESS_QUEUES, SONIC_COMMUNITY_ECN, buffers=_SPECTRUM_BUFFERS)
 
-# Checked against SONiC's own sonic-cfggen output for the SKU by tests/test_sonic_factory.py.
+# Checked against SONiC's own sonic-cfggen output for the SKU by tests/platforms/test_sonic_factory.py.
 SONIC_SKU_FACTS: dict[str, SonicSkuFacts] = {
     "Mellanox-SN5600-O128": _SPECTRUM,
     "ACS-SN5600": _SPECTRUM,

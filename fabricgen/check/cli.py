@@ -48,7 +48,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def register_cli(sub: argparse._SubParsersAction) -> None:
+def register_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("check", help="validate rendered configs: SONiC YANG, FRR parser, NX-OS structure, "
                                      "RoCE invariants, NIC consistency")
     add_intent(p)

@@ -238,7 +238,7 @@ def _describe(ltype: Any, leaf_path: str, refs: list[str]) -> str:
         return f"a {_ref_table(target)} key"
     if base == Type.UNION:
         parsed = ltype.cdata_parsed
-        members = list(ly_array_iter(parsed.types)) if parsed is not None and parsed.types != ffi.NULL else []
+        members = list(ly_array_iter(parsed.types)) if parsed is not None and parsed.types != ffi.NULL else []  # type: ignore[no-untyped-call]
         texts = []
         for i, member in enumerate(ltype.union_types()):
             typed = Type(ltype.context, member.cdata, members[i] if i < len(members) else None)

@@ -59,7 +59,7 @@ def cmd_deploy(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
-def register_cli(sub: argparse._SubParsersAction) -> None:
+def register_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("deploy", help="push the checked build with nornir + napalm, device by device")
     add_intent(p)
     add_build(p, "rendered build to push: its manifest must match the intent")

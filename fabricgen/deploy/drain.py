@@ -26,10 +26,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fabricgen.catalog.registry import load, platform
 from fabricgen.plan.model import Plan, Switch
+
+if TYPE_CHECKING:
+    from napalm.base import NetworkDriver
 
 
 class DrainFailed(Exception):
@@ -46,7 +49,7 @@ def can_drain(platform_name: str) -> bool:
     return bool(platform(platform_name).drain)
 
 
-def saved_candidate(device: Any, platform_name: str) -> str:
+def saved_candidate(device: NetworkDriver, platform_name: str) -> str:
     """The device's saved config in the form its driver takes as a candidate."""
     side = platform(platform_name).saved_config
     return str(device.get_config(retrieve=side)[side])

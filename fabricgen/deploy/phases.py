@@ -13,10 +13,13 @@ import contextlib
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fabricgen.deploy.impact import DeviceImpact, device_impact
 from fabricgen.plan.model import Switch
+
+if TYPE_CHECKING:
+    from napalm.base import NetworkDriver, models
 
 CHECK_TIMEOUT = 60.0  # seconds the post-commit check waits for every session and prefix
 
@@ -41,16 +44,19 @@ class Sessions:
     accepted: dict[str, int] = field(default_factory=dict)
 
 
-def accepted_prefixes(peer: dict[str, Any]) -> int:
+def accepted_prefixes(peer: models.BGPStateNeighborDict) -> int:
     """IPv4 prefixes a napalm ``get_bgp_neighbors`` peer accepted; drivers that cannot tell report
     -1 (napalm's nxos_ssh), and then the received count stands in."""
-    af = peer.get("address_family", {}).get("ipv4", {})
+    af = peer.get("address_family", {}).get("ipv4")
+    if af is None:
+        return 0
     accepted = int(af.get("accepted_prefixes", 0) or 0)
     return accepted if accepted >= 0 else max(0, int(af.get("received_prefixes", 0) or 0))
 
 
-def sessions(device: Any) -> Sessions:
-    peers = device.get_bgp_neighbors().get("global", {}).get("peers", {})
+def sessions(device: NetworkDriver) -> Sessions:
+    vrf = device.get_bgp_neighbors().get("global")
+    peers = vrf.get("peers", {}) if vrf is not None else {}
     out = Sessions()
     for ip, p in peers.items():
         if p.get("is_up"):
@@ -59,7 +65,7 @@ def sessions(device: Any) -> Sessions:
     return out
 
 
-def live_mtu_gaps(device: Any, sw: Switch) -> list[str]:
+def live_mtu_gaps(device: NetworkDriver, sw: Switch) -> list[str]:
     """Ports whose live MTU differs from the plan on a platform whose config cannot set it."""
     from fabricgen.plan.deployable import mtu_mismatches, platform_sets_mtu
 
@@ -68,20 +74,20 @@ def live_mtu_gaps(device: Any, sw: Switch) -> list[str]:
     return mtu_mismatches(sw, device.get_interfaces())
 
 
-def lock(device: Any, run: str, owner: str, takeover: frozenset[str] = frozenset()) -> None:
+def lock(device: NetworkDriver, run: str, owner: str, takeover: frozenset[str] = frozenset()) -> None:
     """Take the device's own deploy lock (drivers that have one); raises naming the holder."""
     take = getattr(device, "fabricgen_lock", None)
     if take is not None:
         take(run, owner, takeover)
 
 
-def unlock(device: Any, run: str) -> None:
+def unlock(device: NetworkDriver, run: str) -> None:
     release = getattr(device, "fabricgen_unlock", None)
     if release is not None:
         release(run)
 
 
-def diff(device: Any, candidate: str) -> Diff:
+def diff(device: NetworkDriver, candidate: str) -> Diff:
     """Load the candidate and compare; the candidate stays loaded for :func:`commit`."""
     device.load_replace_candidate(config=candidate)
     text = device.compare_config()
@@ -96,23 +102,23 @@ def impact(sw: Switch, d: Diff) -> DeviceImpact:
     return device_impact(sw.hostname, sw.platform, sides, d.text, hwsku=sw.sku)
 
 
-def discard(device: Any) -> None:
+def discard(device: NetworkDriver) -> None:
     device.discard_config()
 
 
-def _uninterruptible(device: Any) -> contextlib.AbstractContextManager[Any]:
+def _uninterruptible(device: NetworkDriver) -> contextlib.AbstractContextManager[Any]:
     """A commit or rollback is never cut short by Ctrl-C (drivers that can cancel their reads)."""
     guard = getattr(device, "uninterruptible", None)
     return guard() if guard is not None else contextlib.nullcontext()
 
 
-def commit(device: Any) -> None:
+def commit(device: NetworkDriver) -> None:
     """Commit the loaded candidate; the driver restores the previous config on any failure inside."""
     with _uninterruptible(device):
         device.commit_config()
 
 
-def repair(device: Any) -> list[str]:
+def repair(device: NetworkDriver) -> list[str]:
     """Post-commit consistency (drivers that verify themselves): saved = running, every daemon
     holds its config; re-applies what a daemon lacks.  Returns what it repaired; raises
     CheckFailed for what it could not."""
@@ -140,7 +146,7 @@ def wanted_prefixes(before: Sessions, expected: dict[str, int]) -> dict[str, int
     return out
 
 
-def check(device: Any, before: Sessions, expected: dict[str, int], timeout: float,
+def check(device: NetworkDriver, before: Sessions, expected: dict[str, int], timeout: float,
           cancel: threading.Event | None = None, grace: float = 10.0, poll: float = 1.0) -> None:
     """Wait until every session up before the commit is up again with its prefixes.
 
@@ -176,7 +182,7 @@ def check(device: Any, before: Sessions, expected: dict[str, int], timeout: floa
         (cancel.wait(poll) if cancel is not None and cancelled_at is None else time.sleep(poll))
 
 
-def reset_sessions(device: Any) -> None:
+def reset_sessions(device: NetworkDriver) -> None:
     """Reset every BGP session of the device (drivers that can), so changed timers take effect."""
     reset = getattr(device, "fabricgen_reset_bgp", None)
     if reset is not None:
@@ -184,6 +190,6 @@ def reset_sessions(device: Any) -> None:
             reset()
 
 
-def rollback(device: Any) -> None:
+def rollback(device: NetworkDriver) -> None:
     with _uninterruptible(device):
         device.rollback()

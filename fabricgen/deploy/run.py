@@ -19,10 +19,10 @@ import contextlib
 import signal
 import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from nornir.core import Nornir
 from nornir.core.filter import F
@@ -59,6 +59,9 @@ from fabricgen.deploy.waves import Wave, auto_waves, load_waves
 from fabricgen.plan.expect import expected_prefixes
 from fabricgen.plan.model import Plan
 from fabricgen.render.manifest import Build, candidate_config
+
+if TYPE_CHECKING:
+    from napalm.base import NetworkDriver
 
 GRACE = 10.0  # seconds a commit in flight gets after Ctrl-C to pass its check or be rolled back
 
@@ -260,17 +263,19 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
                 phases.unlock(device, ctx.run)
 
 
-def _open_neighbor(ctx: _Context) -> Any:
+def _open_neighbor(ctx: _Context) -> Callable[[str], NetworkDriver]:
     """A function opening a fresh napalm driver of a neighbor switch (never a connection another thread uses)."""
-    from napalm import get_network_driver
+    from napalm.base import get_network_driver
 
-    def open_device(name: str) -> Any:
+    def open_device(name: str) -> NetworkDriver:
         assert ctx.nornir is not None
         host = ctx.nornir.inventory.hosts[name]
         params = host.get_connection_parameters("napalm")
         extras = dict(params.extras or {})
+        assert params.platform and params.hostname, f"{name}: no napalm platform or address in the inventory"
         device = get_network_driver(params.platform)(
-            hostname=params.hostname, username=params.username, password=params.password,
+            # None passes through as nornir has it (key-based logins carry no password)
+            hostname=params.hostname, username=cast(str, params.username), password=cast(str, params.password),
             timeout=extras.get("timeout", 60), optional_args=dict(extras.get("optional_args", {})))
         device.open()
         return device
@@ -278,7 +283,7 @@ def _open_neighbor(ctx: _Context) -> Any:
     return open_device
 
 
-def _drain(device: Any, sw: Any, ctx: _Context) -> tuple[str, float]:
+def _drain(device: NetworkDriver, sw: Any, ctx: _Context) -> tuple[str, float]:
     """Commit the switch's saved config with the drain on; wait for its neighbors to move traffic.
 
     Returns (the config to undrain to if the change fails, seconds the neighbors took).  On a
@@ -299,7 +304,7 @@ def _drain(device: Any, sw: Any, ctx: _Context) -> tuple[str, float]:
     return old, took
 
 
-def _undrain_after_failure(device: Any, sw: Any, ctx: _Context, undrain_to: str) -> str:
+def _undrain_after_failure(device: NetworkDriver, sw: Any, ctx: _Context, undrain_to: str) -> str:
     """After a failed change of a drained switch: its config (as rolled back) without the drain."""
     if not undrain_to:
         return ""

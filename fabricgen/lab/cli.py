@@ -93,7 +93,7 @@ def cmd_prune(args: argparse.Namespace) -> int:
     return status
 
 
-def register_cli(sub: argparse._SubParsersAction) -> None:
+def register_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     lab = sub.add_parser("lab", help="build, inspect or remove the live lab (namespaces + FRR + sshd + lldpd)")
     lab_sub = lab.add_subparsers(dest="lab_command", required=True)
     for name, func, text in (("up", cmd_up, "build the lab of the intent"),

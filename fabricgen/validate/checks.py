@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from fabricgen.plan.model import Plan, Server, Switch
 
@@ -137,7 +137,7 @@ def check_interfaces(sw: Switch, interfaces: dict[str, Any], ips: dict[str, Any]
                      "ipv4": {i.ipv4.split("/")[0]: {"prefix_length": int(i.ipv4.split("/")[1])}}}
             for i in sw.interfaces}
     live = {name: {**data, "ipv4": ips.get(name, {}).get("ipv4", {})} for name, data in interfaces.items()}
-    report = compare(want, live)
+    report = cast("dict[str, Any]", compare(want, live))  # napalm's compliance report of two dicts
     out = []
     for itf in sw.interfaces:
         expected = f"up, mtu {itf.mtu}, {itf.ipv4}"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nornir.core.task import Result, Task
 
@@ -35,6 +35,11 @@ from fabricgen.validate.checks import (
     server_mtus,
 )
 
+if TYPE_CHECKING:
+    from napalm.base import NetworkDriver
+
+    from fabricgen.connect import ConnectionSettings
+
 
 @dataclass
 class SwitchData:
@@ -42,7 +47,7 @@ class SwitchData:
     mtus: dict[LinkEnd, int]
 
 
-def _compare_with_build(device: Any, candidate: str) -> tuple[str, str | None]:
+def _compare_with_build(device: NetworkDriver, candidate: str) -> tuple[str, str | None]:
     """(running-vs-build diff, saved-vs-build diff or None when the driver cannot tell)."""
     device.load_replace_candidate(config=candidate)
     try:
@@ -112,7 +117,7 @@ def server_mtu(plan: Plan, srv: Server) -> int:
                default=plan.settings.mtu)
 
 
-def route_table(device: Any, plan: Plan, sw: Switch) -> dict[str, Any]:
+def route_table(device: NetworkDriver, plan: Plan, sw: Switch) -> dict[str, Any]:
     """The switch's routes to every loopback, in one read: ``get_route_to(<loopback pool>, longer=True)``.
 
     A driver without ``longer`` is asked per leaf loopback instead (one command per other leaf)."""
@@ -128,7 +133,7 @@ def route_table(device: Any, plan: Plan, sw: Switch) -> dict[str, Any]:
         return table
 
 
-def collect_servers(plan: Plan, creds: dict[str, Any], workers: int,
+def collect_servers(plan: Plan, creds: ConnectionSettings, workers: int,
                     full: bool = False) -> tuple[list[Outcome], dict[LinkEnd, int], list[str]]:
     """From every server over SSH: its NICs' MTU, and the GPU pings (`gpu_sample`, or every pair with
     ``full``) at the planned MTU, don't fragment; and what the pings covered."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
@@ -19,6 +19,9 @@ from fabricgen.platforms.health import Snapshot, read_snapshot
 from fabricgen.validate.checks import Outcome
 from fabricgen.validate.health import SwitchHealth, judge_switch
 from fabricgen.validate.nic import collect_nics, nccl_advice
+
+if TYPE_CHECKING:
+    from fabricgen.connect import ConnectionSettings
 
 
 @dataclass
@@ -73,7 +76,7 @@ def first_read(nr: Nornir, plan: Plan, window: float) -> Pending:
     return Pending(started, window, first, errors)
 
 
-def finish(pending: Pending, nr: Nornir, plan: Plan, creds: dict[str, Any], workers: int,
+def finish(pending: Pending, nr: Nornir, plan: Plan, creds: ConnectionSettings, workers: int,
            servers: bool) -> tuple[list[Outcome], HealthRun]:
     """Wait out the window, read again, judge; then the servers' NICs (``servers``)."""
     qos = plan.qos

@@ -24,10 +24,14 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from fabricgen.plan.model import Plan, QosPolicy, Server
 from fabricgen.plan.qos import pfc_mask
 from fabricgen.validate.checks import Outcome
+
+if TYPE_CHECKING:
+    from fabricgen.connect import ConnectionSettings
 
 NIC_CHECKS = ("nic-trust", "nic-pfc", "nic-roce-tos", "nic-ecn", "nic-cnp", "nccl-tc")
 MISSING = "(missing)"
@@ -211,7 +215,7 @@ def judge_server(server: Server, policy: QosPolicy, output: str) -> list[Outcome
     return out
 
 
-def collect_nics(plan: Plan, creds: dict[str, object], workers: int) -> list[Outcome]:
+def collect_nics(plan: Plan, creds: ConnectionSettings, workers: int) -> list[Outcome]:
     """Every server's NICs over SSH (host keys verified), judged against the plan."""
     from concurrent.futures import ThreadPoolExecutor
 

@@ -14,7 +14,7 @@ from fabricgen.intent.model import Intent
 from fabricgen.plan.build import build_plan
 from tests.analyze.conftest import fabric_of, two_su
 from tests.conftest import EXAMPLE, small_intent
-from tests.test_topology import three_tier
+from tests.plan.test_topology import three_tier
 
 
 @pytest.mark.parametrize("data", [two_su(), three_tier()], ids=["2-tier", "3-tier"])

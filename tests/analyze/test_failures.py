@@ -15,7 +15,7 @@ from fabricgen.cli import main
 from fabricgen.errors import FabricError
 from tests.analyze.conftest import fabric_of, two_su
 from tests.conftest import EXAMPLE, small_intent, write_intent
-from tests.test_topology import three_tier
+from tests.plan.test_topology import three_tier
 
 
 def _groups(routes):  # type: ignore[no-untyped-def]

@@ -268,8 +268,8 @@ def test_watchdog_timers_are_fabricgen_owned_and_deployed(rendered: str) -> None
 
 @pytest.fixture(scope="module")
 def broken_out() -> str:
-    """A GX2A leaf whose 32 GPU-facing cages are broken out 2 x 200G (tests/test_nxos_models.py)."""
-    from tests.test_nxos_models import intent, plan_of
+    """A GX2A leaf whose 32 GPU-facing cages are broken out 2 x 200G (tests/catalog/test_nxos_models.py)."""
+    from tests.catalog.test_nxos_models import intent, plan_of
     plan = plan_of(intent())
     return render_switch(plan.switches["nxm-leaf01"], plan)["nxos.cfg"]
 
@@ -316,7 +316,7 @@ def test_unused_port_in_service_on_the_switch_is_left_alone(rendered: str) -> No
 
 def test_dlb_change_says_it_needs_a_reload() -> None:
     """`hardware profile dlb` is reload-pending on NX-OS: the dry-run diff and the deploy report say so, once."""
-    from tests.test_nxos_models import intent, plan_of
+    from tests.catalog.test_nxos_models import intent, plan_of
     plan = plan_of(intent())
     text = render_switch(plan.switches["nxm-spine01"], plan)["nxos.cfg"]
     assert "hardware profile dlb" in text.splitlines()

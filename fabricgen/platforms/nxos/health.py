@@ -1,6 +1,6 @@
 """NX-OS lossless counters from CLI text (napalm's ``cli()`` over nxos_ssh).
 
-Shapes (tests/health/samples/nxos/ say where each sample comes from):
+Shapes (tests/validate/health/samples/nxos/ say where each sample comes from):
 
 * ``show queuing interface``: per port an ``Egress Queuing for EthernetX/Y`` part with one
   ``QOS GROUP n`` box per qos-group (rows ``Tx Pkts``, ``Tx Byts``, ``WRED/AFD & Tail Drop Pkts``

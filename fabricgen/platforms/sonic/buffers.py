@@ -104,7 +104,7 @@ def spectrum_headroom(speed: int, cable_m: float, port_mtu: int, lanes: int, cel
                       asic_generation: int = 4) -> tuple[int, int, int]:
     """(xon, xoff, size) as sonic-swss cfgmgr/buffer_headroom_mellanox.lua (e6b0c5b5d) computes them.
 
-    tests/test_sonic_buffers.py runs the Lua itself against this.
+    tests/platforms/test_sonic_buffers.py runs the Lua itself against this.
     """
     pause_quanta = PAUSE_QUANTA[speed]
     port_speed = speed * 1000  # Mb/s

@@ -36,7 +36,7 @@ from fabricgen.platforms.frr import change as frr
 CONFIG_DB = "config_db.json"
 
 # GCU's field rules as fabricgen ships them (tools/sonic_facts.py makes them from sonic-utilities'
-# gcu_field_operation_validators.conf.json; tests/test_deploy_impact.py checks them against it)
+# gcu_field_operation_validators.conf.json; tests/deploy/test_deploy_impact.py checks them against it)
 GCU_RULES = Path(__file__).resolve().parents[2] / "catalog" / "sonic_facts" / "gcu_rules.json"
 
 

@@ -1,6 +1,6 @@
 """SONiC's lossless counters as sonic-utilities prints them.
 
-Shapes (tests/health/samples/sonic/ say where each sample comes from):
+Shapes (tests/validate/health/samples/sonic/ say where each sample comes from):
 
 * ``show pfc counters`` (pfcstat): two tabulate "simple" tables, ``Port Rx`` and ``Port Tx``,
   columns PFC0..PFC7, thousands separated by commas, ``N/A`` where COUNTERS_DB has nothing;

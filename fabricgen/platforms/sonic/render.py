@@ -59,7 +59,7 @@ TEMPLATE_FRR = "sonic/frr.conf.j2"
 
 ROUTING_CONFIG_MODE = "split-unified"
 # dockers/docker-fpm-frr/docker_init.sh, write_default_zebra_config(): appended to frr.conf in split-unified
-# mode unless `^no fpm use-next-hop-groups` is already there (tests/test_sonic_bgp_container.py runs it).
+# mode unless `^no fpm use-next-hop-groups` is already there (tests/platforms/test_sonic_bgp_container.py runs it).
 BGP_CONTAINER_LINES: dict[str, tuple[str, ...]] = {
     "split-unified": ("no fpm use-next-hop-groups", "fpm address 127.0.0.1"),
 }

@@ -18,6 +18,8 @@ from fabricgen.plan.model import Plan
 from fabricgen.plan.physical import build_physical
 from fabricgen.render.summary import summary
 
+pytestmark = pytest.mark.slow
+
 FIBRE_RUNS = {"gpu_leaf_m": 3, "leaf_spine_m": 150, "spine_super_spine_m": 300}  # DAC to the nodes, DR optics above
 # DGX SuperPOD: nodes reach the leaf racks over multimode fibre (one cable per 400G port), DR optics above.
 SUPERPOD_RUNS = {"gpu_leaf_m": 50, "leaf_spine_m": 150, "spine_super_spine_m": 300}

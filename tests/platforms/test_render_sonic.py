@@ -91,6 +91,7 @@ def test_breakout_ports_pass_sonic_yang(validator: Any) -> None:
             assert port["speed"] == "400000"
 
 
+@pytest.mark.slow
 def test_validator_is_not_blind(example: Plan, validator: Any) -> None:
     sw = sonic_switches(example)[0]
     db = on_device(sw, example)
@@ -160,7 +161,7 @@ def test_ports_interfaces_and_neighbors(example: Plan) -> None:
 
 
 def test_no_table_a_routing_daemon_would_act_on(example: Plan) -> None:
-    # frr.conf is FRR's one writer: BGP lives there, not in BGP_NEIGHBOR (tests/test_sonic_bgp_container.py)
+    # frr.conf is FRR's one writer: BGP lives there, not in BGP_NEIGHBOR (tests/platforms/test_sonic_bgp_container.py)
     for sw in sonic_switches(example):
         db = rendered_db(sw, example)
         assert "BGP_NEIGHBOR" not in db

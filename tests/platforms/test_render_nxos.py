@@ -15,7 +15,7 @@ from fabricgen.plan.build import build_plan, load_plan
 from fabricgen.plan.model import Plan, QosProfile, Switch
 from fabricgen.platforms.nxos import render as nxos
 from fabricgen.render.build import environment
-from tests.conftest import EXAMPLE
+from tests.conftest import EXAMPLE, ROOT
 
 
 def render(sw: Switch, plan: Plan) -> str:
@@ -211,7 +211,7 @@ def test_breakout_names_of_unused_ports(tmp_path: Path) -> None:
 
 def test_maximum_paths_covers_the_envelope() -> None:
     """nxos-1024: one link per leaf-spine pair gave spines `maximum-paths 1`; the envelope's 32 uplinks rule."""
-    p = load_plan(Path(__file__).resolve().parent.parent / "inventory" / "examples" / "nxos-1024.yaml")
+    p = load_plan(ROOT / "inventory" / "examples" / "nxos-1024.yaml")
     for sw in p.switches.values():
         assert sw.bgp is not None and sw.bgp.maximum_paths == 32, sw.hostname
     text = render(p.switches["ai1k-spine01"], p)

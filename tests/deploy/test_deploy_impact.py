@@ -309,7 +309,7 @@ def test_text_diffs_label_like_sides() -> None:
 
 @pytest.fixture(scope="module")
 def eos() -> str:
-    from tests.test_render_eos import plan_of, text_of
+    from tests.platforms.test_render_eos import plan_of, text_of
 
     plan = plan_of()
     return text_of(plan, plan.by_role("leaf")[0].hostname)

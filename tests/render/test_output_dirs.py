@@ -247,6 +247,7 @@ def test_swap_keeps_a_complete_target(tmp_path: Path, monkeypatch: pytest.Monkey
         assert seen[-1] == "new" and "MISSING" in seen  # documented window of the fallback
 
 
+@pytest.mark.slow
 def test_concurrent_renders_into_one_directory(tmp_path: Path) -> None:
     """Was: two renders into one directory could crash in the cleanup.  Now they take turns."""
     out = tmp_path / "build"

@@ -21,7 +21,7 @@ from fabricgen.platforms.sonic.buffers import device_base
 from fabricgen.platforms.sonic.configdb import merge_owned
 from fabricgen.render.build import environment, render_switch
 from tests.conftest import small_intent
-from tests.test_render_sonic import validator  # noqa: F401 - the module-scoped fixture
+from tests.platforms.test_render_sonic import validator  # noqa: F401 - the module-scoped fixture
 
 LO6 = ipaddress.ip_network("2001:db8:0:1::/64")
 P2P6 = ipaddress.ip_network("2001:db8:1::/56")

@@ -13,8 +13,9 @@ from fabricgen.lab import sonic_box, sonic_cli
 from fabricgen.lab.from_plan import lab_topology, sonic_boot_config
 from fabricgen.lab.topology import LabError
 from fabricgen.plan.build import load_plan
+from tests.conftest import ROOT
 
-SONIC_LAB = Path(__file__).resolve().parents[1] / "inventory" / "lab" / "sonic.yaml"
+SONIC_LAB = ROOT / "inventory" / "lab" / "sonic.yaml"
 
 
 def test_daemons_are_the_templates_with_debians_fpm_module(sonic_platform: Path) -> None:

@@ -19,7 +19,7 @@ from fabricgen.plan.model import Plan
 from fabricgen.plan.topology import split_ports
 from fabricgen.render.summary import cabling_csv, summary
 from tests.conftest import override, small_intent, write_intent
-from tests.test_topology import _fingerprint
+from tests.plan.test_topology import _fingerprint
 
 
 def plan_of(data: dict[str, Any]):  # type: ignore[no-untyped-def]
