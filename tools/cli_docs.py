@@ -1,4 +1,5 @@
-"""The README's commands table and docs/commands.md, generated from the CLI itself so they cannot drift.
+"""The README's commands table, docs/commands.md and docs/rules.md, generated from the CLI and the rule
+catalogue (fabricgen/catalog/rules.py) so they cannot drift.
 
     python tools/cli_docs.py           rewrite both (`make docs-cli`)
     python tools/cli_docs.py --check   exit 1 if either is stale (tests/test_readme.py runs the same check)
@@ -19,6 +20,7 @@ from fabricgen.cli import build_parser  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 REFERENCE = ROOT / "docs" / "commands.md"
+RULES_DOC = ROOT / "docs" / "rules.md"
 START, END = "<!-- commands:start -->", "<!-- commands:end -->"
 COMMON = {"-h", "--help", "--sonic-platform", "--debug", "-i", "--intent"}  # every command has these
 
@@ -89,7 +91,9 @@ def with_table(readme: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     check = "--check" in (sys.argv[1:] if argv is None else argv)
-    wanted = {README: with_table(README.read_text(encoding="utf-8")), REFERENCE: reference()}
+    from fabricgen.catalog.rules import markdown
+
+    wanted = {README: with_table(README.read_text(encoding="utf-8")), REFERENCE: reference(), RULES_DOC: markdown()}
     stale = [p for p, text in wanted.items() if not p.is_file() or p.read_text(encoding="utf-8") != text]
     if check:
         for path in stale:

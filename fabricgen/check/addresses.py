@@ -6,10 +6,7 @@ reads the addresses `check.extract` takes from every platform's config (any inte
 fabric and GPU ports, loopbacks, management; IPv4 and IPv6).  NIC addresses in the server
 scripts are compared with the plan by ``nic-address``.
 
-Rule (stable id):
-
-* ``addr-duplicate``  one address is configured on two interfaces (of one device or two); the
-                      finding goes to every holder the plan does not give that address to
+Rule: ``addr-duplicate`` (catalog/rules.py).
 """
 
 from __future__ import annotations
@@ -17,11 +14,12 @@ from __future__ import annotations
 import ipaddress
 
 from fabricgen.base.findings import Finding
+from fabricgen.catalog.rules import ids
 from fabricgen.plan.model import Plan
 from fabricgen.plan.underlay import planned_addresses
 from fabricgen.platforms.facts import DeviceFacts
 
-RULES = ("addr-duplicate",)
+RULES = ids("config", "addr-")
 (DUPLICATE,) = RULES
 _LOOPBACK_NAMES = ("lo", "loopback")
 

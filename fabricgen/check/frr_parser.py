@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fabricgen.base.findings import Finding
+from fabricgen.catalog.rules import ids
 
-RULE = "frr-parse"
+(RULE,) = ids("config", "frr-parse")
 SEPARATOR = "line vty"
 BATCH_FILES = 64
 TIMEOUT_S = 120.0

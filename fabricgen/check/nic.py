@@ -13,21 +13,8 @@ The script body (``mlnx_qos --trust/--pfc``, ``cma_roce_tos``, ``traffic_class``
 ``CNP_DSCP_P<n>``) must repeat the header's values; a body line that differs is reported
 under the same rule at its own line.
 
-Rules (stable ids):
-
-* ``nic-roce-dscp``       a RoCE DSCP, the RoCE ToS (ToS >> 2 and its ECN bits) or the RoCE
-                          priority disagrees with the leaves
-* ``nic-cnp-dscp``        the NIC's CNP DSCP is not one the leaves put in their strict-priority CNP
-                          queue (DSCP 4 = NVIDIA network-operator ``roceOptimized``, named as such)
-* ``nic-pfc-mask``        the NIC's PFC mask differs from the leaves' lossless priorities, or it
-                          pauses the CNP priority / not the RoCE priority
-* ``nic-trust``           the NIC does not trust DSCP (GPU links are routed and untagged)
-* ``nic-missing-script``  a planned server has no script, or the script has no fabricgen header
-* ``nic-address``         a planned NIC has no `nic_up` line, or its address, /31, gateway or routing
-                          table differs from the plan, the gateway is not the leaf port's address, or
-                          two NICs share a routing table
-* ``nic-mtu``             the script's MTU is above the leaf ports' (frames dropped) or below what
-                          RoCE needs for its 4096-byte active MTU
+Rules: the ``script`` ids of catalog/rules.py (``nic-*``), which says what fails each; the live NIC
+check (validate.nic) reports the same property under the same id.
 """
 
 from __future__ import annotations
@@ -39,13 +26,13 @@ from pathlib import Path
 
 from fabricgen.base.findings import Finding
 from fabricgen.catalog.registry import host_platform
+from fabricgen.catalog.rules import ids
 from fabricgen.plan.model import Plan, QosPolicy, Server
 from fabricgen.plan.qos import ECT0, ROCE_OPTIMIZED_CNP_DSCP
 from fabricgen.platforms.facts import DeviceFacts, PortFacts
 from fabricgen.platforms.host.render import parse_nic_header
 
-RULES = ("nic-roce-dscp", "nic-cnp-dscp", "nic-pfc-mask", "nic-trust", "nic-missing-script", "nic-address",
-         "nic-mtu")
+RULES = ids("script")  # catalog/rules.py documents each
 ROCE, CNP, MASK, TRUST, MISSING, ADDRESS, MTU = RULES
 # RoCE's active MTU is the largest IB MTU (256..4096) that fits the netdev MTU with the RoCEv2 headers;
 # below this netdev MTU a ConnectX runs RoCE at 2048 bytes or less (4096 + IB/UDP/IP headers, rounded up).

@@ -14,28 +14,7 @@ so "identical across devices" means every device is compared with the one fabric
 a finding always names the device that deviates.  Where both ends of a link disagree the
 plan decides which end is wrong; the other end is not blamed.
 
-Rules (stable ids):
-
-* ``roce-lossless-chain``  RoCE DSCP -> TC -> lossless PG / no-drop class (-> PFC priority) ->
-                           egress queue with ECN marking is broken on a port, or differs from the plan
-* ``roce-cnp``             the CNP DSCP does not reach a strict-priority queue, or its class is
-                           lossless (PFC / no-drop) on some port
-* ``roce-ecn-order``       on a lossless queue ECN min >= max, or, where the lossless PG's pause
-                           trigger is a static threshold (SONiC ``static_th``), ECN max not below it.
-                           Never compared with the PG's ``xoff``: that is headroom above the trigger
-                           (vendor reference §5.4); NX-OS pause thresholds are check.nxos's
-* ``roce-ecn-range``       (warning) ECN thresholds outside the span of the vendors' published
-                           defaults for the port's speed (platforms.registry.VENDOR_ECN_DEFAULTS)
-* ``roce-bandwidth``       DWRR / `bandwidth remaining percent` shares of the non-strict queues do
-                           not sum to 100 (SONiC: the weights of the distinct DWRR schedulers in use)
-* ``roce-pfc-both-ends``   a fabric-link end or a GPU-facing leaf port lacks PFC on exactly the
-                           lossless priorities, or the PFC watchdog (when the plan enables it)
-* ``roce-mtu-both-ends``   the two ends of a switch-switch link have different MTUs
-* ``roce-maximum-paths``   `maximum-paths` is below what the switch's role needs (underlay.equal_cost_paths)
-* ``roce-p2p-pair``        the two ends of a /31 are not a distinct pair in one /31, a BGP neighbor
-                           is missing or its remote-as is not the peer's local AS, or a device's
-                           local AS is not the planned one
-* ``roce-missing-config``  a planned device has no (or an unreadable) rendered file
+Rules: the ``roce-*`` ids of catalog/rules.py, which says what fails each.
 
 Locations are JSON pointers into config_db.json ("/WRED_PROFILE/<name>/green_max_threshold") or "L<n>"
 lines of nxos.cfg / frr.conf.  Findings at a location shared by many ports (a WRED profile,
@@ -51,7 +30,9 @@ from pathlib import Path
 
 from fabricgen.base import pool
 from fabricgen.base.findings import Finding
+from fabricgen.catalog import rules as catalog_rules
 from fabricgen.catalog.registry import platform, vendor_ecn_range
+from fabricgen.catalog.rules import ids
 from fabricgen.plan.model import Interface, Plan, QosPolicy, Switch
 from fabricgen.platforms.facts import (
     DeviceFacts,
@@ -66,20 +47,9 @@ from fabricgen.platforms.facts import (
     pointer,
 )
 
-RULES = (
-    "roce-lossless-chain",
-    "roce-cnp",
-    "roce-ecn-order",
-    "roce-bandwidth",
-    "roce-pfc-both-ends",
-    "roce-mtu-both-ends",
-    "roce-maximum-paths",
-    "roce-p2p-pair",
-    "roce-missing-config",
-    "roce-ecn-range",
-)
+RULES = ids("config", "roce-")  # catalog/rules.py documents each
 CHAIN, CNP, ECN, BANDWIDTH, PFC, MTU, PATHS, P2P, MISSING, ECN_RANGE = RULES
-WARNING_RULES = frozenset({ECN_RANGE})  # advice, not a broken fabric
+WARNING_RULES = frozenset(r for r in RULES if catalog_rules.rule(r).severity == "warning")  # advice only
 MAX_PORTS_NAMED = 3
 _POOL_THRESHOLD_S = 1.0
 
@@ -378,16 +348,9 @@ def _bgp_device(plan: Plan, sw: Switch, f: DeviceFacts, out: _Out) -> None:
     if f.bgp_asn != sw.asn:
         out.add(f, f.device, P2P, f.bgp_loc, f"local AS {f.bgp_asn} differs from the plan's {sw.asn}: every peer's "
                 f"`remote-as {sw.asn}` would fail")
-    design = plan.design
-    if design is not None:
-        from fabricgen.plan.underlay import equal_cost_paths
-
-        need = equal_cost_paths(design, sw.role)
-    elif sw.bgp is not None:
-        need = sw.bgp.maximum_paths
-    else:
+    if sw.bgp is None:
         return
-    need = min(need, platform(f.platform).capabilities.maximum_paths)
+    need = min(sw.bgp.equal_cost_paths, platform(f.platform).capabilities.maximum_paths)
     if not f.maximum_paths and need > 1:
         out.add(f, f.device, PATHS, f.bgp_loc, f"no `maximum-paths`: a {sw.role} needs at least {need} "
                 "equal-cost paths")

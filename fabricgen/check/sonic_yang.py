@@ -77,11 +77,12 @@ from typing import Any
 import orjson
 
 from fabricgen.base.findings import Finding, Severity
+from fabricgen.catalog.rules import ids
 from fabricgen.check.yang_models import ENV_VAR as ENV_VAR  # re-exported: where the models are looked for
 from fabricgen.check.yang_models import SonicYangSetupError as SonicYangSetupError
 from fabricgen.check.yang_models import find_models
 
-RULE = "sonic-yang"
+(RULE,) = ids("config", "sonic-yang")
 MAX_ERRORS_PER_FILE = 200
 # Below this many files a process pool costs more (one context per worker) than it saves.
 _POOL_MIN_FILES = 16

@@ -167,7 +167,7 @@ class BgpNeighbor:
 class SwitchBgp:
     asn: int
     router_id: str
-    maximum_paths: int
+    maximum_paths: int  # what the config sets: the intent's bgp.maximum_paths, else `equal_cost_paths`
     keepalive: int
     holdtime: int
     neighbors: list[BgpNeighbor] = field(default_factory=list)
@@ -177,6 +177,7 @@ class SwitchBgp:
     bfd_min_rx: int = 300
     bfd_multiplier: int = 3
     bfd: bool = True
+    equal_cost_paths: int = 1  # next hops the switch's role has towards its farthest destination (underlay)
 
 
 @dataclass(slots=True)

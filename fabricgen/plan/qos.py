@@ -259,7 +259,6 @@ def assign_profiles(plan: Plan, intent: Intent) -> None:
 # --------------------------------------------------------------------------- invariants
 
 # SONiC PFC_WD YANG ranges (ms); the intent model enforces them too, this guards constructed intents.
-WATCHDOG_RANGES = {"detection_ms": (100, 5000), "restoration_ms": (100, 60000), "poll_ms": (100, 1000)}
 # NVIDIA NIC Configuration Operator "roceOptimized" sets CNP_DSCP_P1=4, not the switches' 48.
 ROCE_OPTIMIZED_CNP_DSCP = 4
 
@@ -284,22 +283,6 @@ def _headroom_problems(intent: Intent, classes: Iterable[tuple[int, int, int]]) 
         except ValueError as exc:
             problems.append(Problem("qos.headroom", str(exc), "use a port speed with a known pause quanta"))
             break
-    return problems
-
-
-def _ecn_problems(intent: Intent) -> list[Problem]:
-    """ECN min below max (pydantic enforces it on parsed intents; this guards constructed ones).
-
-    ECN is never compared with a PG's xoff: xoff is the headroom above the pause trigger, not the
-    trigger (vendor reference §5.4).  Where a platform has a static pause trigger (NX-OS pause
-    buffers) fabricgen derives it from the ECN maximum, and check.nxos / check.roce verify the order.
-    """
-    problems: list[Problem] = []
-    for speed, ecn in sorted(intent.qos.ecn.items()):
-        if ecn.min_bytes >= ecn.max_bytes:
-            problems.append(Problem(f"qos.ecn.{speed}.min_bytes",
-                                    f"ECN min {ecn.min_bytes} B is not below max {ecn.max_bytes} B at {speed}G",
-                                    "lower min_bytes"))
     return problems
 
 
@@ -356,10 +339,6 @@ def _policy_problems(q: Qos) -> list[Problem]:
             "sized for",
             "raise qos.mtu or lower qos.headroom.lossless_mtu")
     wd = q.pfc_watchdog
-    for fld, (lo, hi) in WATCHDOG_RANGES.items():
-        value = getattr(wd, fld)
-        if not lo <= value <= hi:
-            add(f"qos.pfc_watchdog.{fld}", f"{value} ms is outside SONiC's {lo}..{hi} ms", f"use {lo}..{hi}")
     if wd.poll_ms > min(wd.detection_ms, wd.restoration_ms):
         add("qos.pfc_watchdog.poll_ms", f"poll interval {wd.poll_ms} ms is longer than detection "
             f"{wd.detection_ms} ms / restoration {wd.restoration_ms} ms",
@@ -397,5 +376,5 @@ def check_invariants(intent: Intent, plan: Plan | None = None) -> list[Problem]:
     if low_mtu:
         problems.append(Problem("qos.mtu", f"ports with MTU {low_mtu} are below the lossless MTU "
                                 f"{intent.qos.headroom.lossless_mtu}", "raise the port MTU"))
-    problems += _headroom_problems(intent, classes) + _ecn_problems(intent)
+    problems += _headroom_problems(intent, classes)
     return problems

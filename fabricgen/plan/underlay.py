@@ -244,6 +244,7 @@ def build_bgp(intent: Intent, d: Design, plan: Plan) -> None:
                                     f"set it to at least {need} or leave it out to derive it"))
             break
         sb = SwitchBgp(asn=sw.asn, router_id=sw.loopback, maximum_paths=bgp.maximum_paths or need,
+                       equal_cost_paths=need,
                        keepalive=bgp.keepalive, holdtime=bgp.holdtime,
                        networks=[f"{sw.loopback}/32"] + ([f"{sw.loopback_v6}/128"] if sw.loopback_v6 else []),
                        connected_gpu_subnets=sw.role == "leaf", bfd=bgp.bfd.enabled,

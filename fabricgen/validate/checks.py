@@ -12,9 +12,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from fabricgen.catalog.rules import ids
 from fabricgen.plan.model import Plan, Server, Switch
 
-CHECKS = ("bgp", "timers", "bfd", "routes", "ecmp", "lldp", "interfaces", "mtu", "config", "persisted", "gpu")
+CHECKS = ids("live", platform="")  # the fabric's checks (catalog/rules.py); the NICs' are validate.nic's
 
 
 @dataclass(frozen=True)
@@ -73,10 +74,12 @@ def check_bgp(sw: Switch, bgp: dict[str, Any]) -> list[Outcome]:
 
 
 def expected_ecmp(plan: Plan, sw: Switch) -> int:
-    from fabricgen.plan.underlay import equal_cost_paths
-
+    """Next hops a route towards another leaf shows on `sw`: a leaf's equal-cost paths, up to `sw`'s
+    maximum-paths (both from the plan)."""
     assert sw.bgp is not None
-    return min(sw.bgp.maximum_paths, equal_cost_paths(plan.envelope, "leaf"))
+    leaf = next(s for s in plan.switches.values() if s.role == "leaf" and s.bgp is not None)
+    assert leaf.bgp is not None
+    return min(sw.bgp.maximum_paths, leaf.bgp.equal_cost_paths)
 
 
 def check_ecmp(plan: Plan, sw: Switch, routes: dict[str, Any]) -> list[Outcome]:

@@ -5,24 +5,7 @@ judged; the plan says which priorities are lossless, which queue carries RoCE an
 (fabricgen plans traffic class = PFC priority = queue).  Every failure names the device, port,
 priority or queue, counter, delta, window and limit.
 
-Rules:
-
-==================  ==============================================================================
-``pfc-pause``       pause frames on a lossless priority, rx or tx, per minute <= max_pause_per_minute
-``pfc-lossy``       no pause frames at all on a priority that is not lossless (the CNP priority
-                    above all: a paused CNP queue stalls DCQCN's feedback)
-``lossless-drops``  drops on a lossless queue per window <= max_lossless_drops (default 0)
-``cnp-drops``       drops on the CNP queue per window <= max_cnp_drops (default 0)
-``ecn-share``       ECN-marked share of the RoCE queue's packets <= max_ecn_marked_share, judged once
-                    the queue sent ecn_min_packets in the window
-``ecn-queue``       no ECN marks on a queue other than the RoCE queue (ECN configured on the wrong
-                    queue, or RoCE classified into another one)
-``pfc-watchdog``    storms detected per minute <= max_watchdog_storms_per_minute, and no queue in
-                    a storm now; storms both detected and restored in the window are flapping
-``pfc-oper``        PFC is operational on every planned port, for every lossless priority (where the
-                    platform shows it: NX-OS ``show interface priority-flow-control``)
-``counters``        every planned port has counters
-==================  ==============================================================================
+Rules: the ``health`` ids of catalog/rules.py, which says what fails each.
 
 A counter that went backwards in the window was cleared (SONiC's ``sonic-clear``) or the
 device restarted: its value then counts since the reset, a lower bound, and the finding says so.
@@ -33,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from fabricgen.catalog.rules import ids
 from fabricgen.plan.model import HealthLimits, QosPolicy, Switch
 from fabricgen.platforms.health import UNKNOWN, Snapshot
 from fabricgen.validate.checks import Outcome
 
-RULES = ("counters", "pfc-oper", "pfc-pause", "pfc-lossy", "lossless-drops", "cnp-drops", "ecn-share", "ecn-queue",
-         "pfc-watchdog")
+RULES = ids("health")  # catalog/rules.py documents each
 STATES = ("oper", "status")  # findings about a state, not a counter delta
 
 

@@ -26,6 +26,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from fabricgen.catalog.rules import ids
 from fabricgen.plan.model import Plan, QosPolicy, Server
 from fabricgen.plan.qos import pfc_mask
 from fabricgen.validate.checks import Outcome
@@ -33,7 +34,7 @@ from fabricgen.validate.checks import Outcome
 if TYPE_CHECKING:
     from fabricgen.connect import ConnectionSettings
 
-NIC_CHECKS = ("nic-trust", "nic-pfc", "nic-roce-tos", "nic-ecn", "nic-cnp", "nccl-tc")
+NIC_CHECKS = ids("live", platform="host")  # the same ids as the scripts' static check (catalog/rules.py)
 MISSING = "(missing)"
 _TRUST = re.compile(r"Priority trust state:\s*(\w+)")
 _PFC_ROW = re.compile(r"^\s*enabled:?\s+((?:[01]\s+){7}[01])\s*$", re.MULTILINE)
@@ -176,17 +177,17 @@ def judge_server(server: Server, policy: QosPolicy, output: str) -> list[Outcome
         r = readings.get(nic.ifname, NicReading(nic.ifname))
         name = f"{nic.ifname} ({r.rdma_dev or 'no RDMA device'})"
         if not r.rdma_dev:
-            out.append(Outcome(server.name, "nic-roce-tos", name, False, "an RDMA device for the netdev",
+            out.append(Outcome(server.name, "nic-roce-dscp", name, False, "an RDMA device for the netdev",
                                f"none under /sys/class/infiniband/*/device/net/{nic.ifname} (mlx5_ib not loaded?)"))
         add("nic-trust", name, f"trust {policy.nic_trust}", None if r.trust is None else f"trust {r.trust}",
             r.trust == policy.nic_trust, "mlnx_qos not installed")
         want_pfc = pfc_mask(policy.lossless_tcs)
-        add("nic-pfc", name, f"PFC {want_pfc}", None if r.pfc is None else f"PFC {r.pfc}", r.pfc == want_pfc,
+        add("nic-pfc-mask", name, f"PFC {want_pfc}", None if r.pfc is None else f"PFC {r.pfc}", r.pfc == want_pfc,
             "mlnx_qos not installed")
         tos_ok = r.roce_tos == policy.nic_roce_tos and r.traffic_class in (None, policy.nic_roce_tos)
         verbs = "" if r.traffic_class is None else f", verbs traffic_class {r.traffic_class}"
         got_tos = None if r.roce_tos is None else f"RDMA-CM ToS {r.roce_tos}{verbs}"
-        add("nic-roce-tos", name, f"ToS {policy.nic_roce_tos}", got_tos, tos_ok, "cma_roce_tos not installed")
+        add("nic-roce-dscp", name, f"ToS {policy.nic_roce_tos}", got_tos, tos_ok, "cma_roce_tos not installed")
         port = nic.port + 1
         if policy.nic_ecn:
             np_rp = r.ecn.get(prio, ("-", "-"))
@@ -206,7 +207,7 @@ def judge_server(server: Server, policy: QosPolicy, output: str) -> list[Outcome
             fw_dscp, fw_prio = r.firmware.get(f"CNP_DSCP_P{port}"), r.firmware.get(f"CNP_802P_PRIO_P{port}")
             got_cnp = None if fw_dscp is None else f"CNP_DSCP_P{port}={fw_dscp}, CNP_802P_PRIO_P{port}={fw_prio}"
             cnp_ok = fw_dscp == policy.nic_cnp_dscp and fw_prio in (None, cnp_prio)
-        add("nic-cnp", name, f"CNP DSCP {policy.nic_cnp_dscp}, 802.1p {cnp_prio}", got_cnp, cnp_ok,
+        add("nic-cnp-dscp", name, f"CNP DSCP {policy.nic_cnp_dscp}, 802.1p {cnp_prio}", got_cnp, cnp_ok,
             "no OFED ecn/ sysfs and no mlxconfig")
     m = _NCCL_TC.search(nccl)
     if m:

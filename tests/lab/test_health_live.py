@@ -85,7 +85,7 @@ def test_healthy_lab_passes_validate_health(plan: Plan, lab: LabState, build: Bu
     assert families["fabricgen_validate_ok"].samples[0].value == 1
     checked = {s.labels["check"]: s.value for s in families["fabricgen_validate_checked"].samples}
     nics = sum(len(s.nics) for s in plan.servers)
-    for check in ("nic-trust", "nic-pfc", "nic-roce-tos", "nic-ecn", "nic-cnp"):
+    for check in ("nic-trust", "nic-pfc-mask", "nic-roce-dscp", "nic-ecn", "nic-cnp-dscp"):
         assert checked[check] == nics
     for rule in ("counters", "pfc-pause", "pfc-lossy", "lossless-drops", "cnp-drops", "ecn-share"):
         assert checked[rule] == len(plan.switches)
@@ -131,7 +131,7 @@ def test_injected_faults_are_each_named(plan: Plan, lab: LabState) -> None:
     assert [o for o in nic if o.actual.startswith("unverified")] == []  # the stand-ins answer over SSH
     nic_failures = {(o.device, o.check, o.actual) for o in nic if not o.ok}
     assert nic_failures == {(srv_a.name, "nic-trust", "trust pcp"),
-                            (srv_b.name, "nic-cnp", "CNP_DSCP_P1=4, CNP_802P_PRIO_P1=6")}
+                            (srv_b.name, "nic-cnp-dscp", "CNP_DSCP_P1=4, CNP_802P_PRIO_P1=6")}
     storm_outcome = next(o for o in outcomes if o.check == "pfc-pause" and not o.ok)
     assert storm_outcome.device == storm[0] and storm[1] in storm_outcome.item and "priority 3" in storm_outcome.item
     assert "100000 in" in storm_outcome.actual and "at most 600 per minute" in storm_outcome.expected
@@ -148,6 +148,6 @@ def test_validate_health_fails_on_a_fault(plan: Plan, lab: LabState, build: Buil
     """The NIC faults above are still there: health alone names just them, the command exits 1."""
     report = run_validate(plan, (), lab_dir=lab.workdir, health_window=1)
     assert {(o.device, o.check) for o in report.failures} == {(plan.servers[0].name, "nic-trust"),
-                                                              (plan.servers[1].name, "nic-cnp")}
+                                                              (plan.servers[1].name, "nic-cnp-dscp")}
     assert main(["validate", "-i", str(LAB_INTENT), "-b", str(build.root), "--lab-dir", lab.workdir, "--health",
                  "--window", "1"]) == 1

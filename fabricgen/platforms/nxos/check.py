@@ -4,28 +4,7 @@ The file is parsed into its indentation tree (check.config_tree); only single li
 matched with small regexes to pull values out.  Every finding carries the
 1-based line number ("L12") of the line at fault, or of the block that lacks a line.
 
-Rules (stable ids):
-
-* ``nxos-parse``                file unreadable (missing, or not UTF-8 text)
-* ``nxos-undefined-ref``        a class-map, policy-map, route-map or prefix-list is used but not defined
-                                (network-qos / queuing classes must be 8-queue system classes)
-* ``nxos-system-qos``           `system qos` does not attach a queuing output or network-qos policy
-* ``nxos-ecn``                  (with a plan) the switch-wide WRED thresholds of a no-drop queue are not the
-                                plan's: the tightest ECN profile of the switch's ports, in whole kbytes
-* ``nxos-mtu``                  a network-qos class is not at the fabric MTU, or (with a plan) a class that
-                                carries traffic (RoCE, CNP) has no network-qos class, so it keeps NX-OS's
-                                default MTU 1500
-* ``nxos-bgp-neighbor-subnet``  a BGP neighbor is on no subnet of an interface address
-* ``nxos-pause-buffer``         a no-drop ingress class has no `pause buffer-size ... pause-threshold ...
-                                resume-threshold ...` where the port's cable is over 100 m (with a plan), its
-                                headroom above the pause threshold is below the plan's, resume is not below
-                                pause, or the pause threshold is not above the ECN maximum (reference §5.4)
-* ``nxos-watchdog``             (with a plan) a watchdog timer line is missing or differs from the intent's timers
-* ``nxos-breakout``             a broken-out port `Ethernet1/N/M` has no `interface breakout module 1 port N map
-                                <speed>g-<n>x` (or M > n), or (with a plan) the breakouts differ from the plan's
-                                front panel (fabricgen.plan.frontpanel)
-* ``nxos-unused-port``          a port described unused is not shut, or (with a plan) a front-panel port the plan
-                                leaves free is not configured shut
+Rules: the ``nxos-*`` ids of catalog/rules.py, which says what fails each.
 
 These are NX-OS's own structure and numbers only.  The RoCE chain itself (DSCP -> qos-group,
 no-drop classes and their CoS, egress queues, CNP strict priority, ECN on, ECN order,
@@ -47,22 +26,12 @@ from typing import Any
 from fabricgen.base.config_tree import ConfigLine, parse_tree
 from fabricgen.base.findings import Finding
 from fabricgen.catalog.registry import capabilities, watchdog_timers
+from fabricgen.catalog.rules import ids
 from fabricgen.plan.frontpanel import front_panel
 from fabricgen.plan.model import Plan, Switch
 from fabricgen.platforms.nxos import render as render_nxos
 
-RULES = (
-    "nxos-parse",
-    "nxos-undefined-ref",
-    "nxos-system-qos",
-    "nxos-ecn",
-    "nxos-mtu",
-    "nxos-bgp-neighbor-subnet",
-    "nxos-watchdog",
-    "nxos-pause-buffer",
-    "nxos-breakout",
-    "nxos-unused-port",
-)
+RULES = ids("config", "nxos-")  # catalog/rules.py documents each
 UNUSED_DESCRIPTION = "unused"  # descriptions of unplanned ports start with this word
 DEFAULT_MTU = 1500  # NX-OS interface default when no `mtu` line is present
 _NQ_CLASS = re.compile(r"^c-8q-nq(\d|-default)$")

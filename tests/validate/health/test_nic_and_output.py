@@ -86,21 +86,21 @@ def test_a_well_set_server_passes(plan: Plan, server: Server) -> None:
     assert plan.qos is not None
     outcomes = judge_server(server, plan.qos, output_for(server))
     assert outcomes and failures(outcomes) == set()
-    assert {o.check for o in outcomes} == {"nic-trust", "nic-pfc", "nic-roce-tos", "nic-ecn", "nic-cnp"}
+    assert {o.check for o in outcomes} == {"nic-trust", "nic-pfc-mask", "nic-roce-dscp", "nic-ecn", "nic-cnp-dscp"}
     assert not any(o.actual.startswith("unverified") for o in outcomes)
 
 
 @pytest.mark.parametrize(("override", "check", "actual"), [
     ({"trust": "pcp"}, "nic-trust", "trust pcp"),
-    ({"pfc": "0   0   0   0   0   0   0   0"}, "nic-pfc", "PFC 0,0,0,0,0,0,0,0"),
-    ({"tos": "0"}, "nic-roce-tos", "RDMA-CM ToS 0"),
-    ({"traffic_class": "Global tclass=0"}, "nic-roce-tos", "RDMA-CM ToS 106, verbs traffic_class 0"),
-    ({"firmware": "CNP_DSCP_P1 4\nCNP_802P_PRIO_P1 6\nROCE_CC_PRIO_MASK_P1 255"}, "nic-cnp",
+    ({"pfc": "0   0   0   0   0   0   0   0"}, "nic-pfc-mask", "PFC 0,0,0,0,0,0,0,0"),
+    ({"tos": "0"}, "nic-roce-dscp", "RDMA-CM ToS 0"),
+    ({"traffic_class": "Global tclass=0"}, "nic-roce-dscp", "RDMA-CM ToS 106, verbs traffic_class 0"),
+    ({"firmware": "CNP_DSCP_P1 4\nCNP_802P_PRIO_P1 6\nROCE_CC_PRIO_MASK_P1 255"}, "nic-cnp-dscp",
      "CNP_DSCP_P1=4, CNP_802P_PRIO_P1=6"),
     ({"firmware": "CNP_DSCP_P1 48\nCNP_802P_PRIO_P1 6\nROCE_CC_PRIO_MASK_P1 0"}, "nic-ecn",
      "ROCE_CC_PRIO_MASK_P1=0"),
     ({"ecn": "0 1"}, "nic-ecn", "roce_np 0, roce_rp 1 on priority 3"),
-    ({"cnp": "26 6"}, "nic-cnp", "CNP DSCP 26, 802.1p 6"),
+    ({"cnp": "26 6"}, "nic-cnp-dscp", "CNP DSCP 26, 802.1p 6"),
 ])
 def test_each_wrong_setting_is_named(plan: Plan, server: Server, override: dict[str, str], check: str,
                                      actual: str) -> None:
@@ -120,7 +120,7 @@ def test_unreadable_settings_are_unverified_not_failed(plan: Plan, server: Serve
     assert all(r.firmware == {} for r in readings.values())
     outcomes = judge_server(server, plan.qos, text)
     assert failures(outcomes) == set()
-    assert {o.check for o in outcomes if o.actual.startswith("unverified")} == {"nic-ecn", "nic-cnp"}
+    assert {o.check for o in outcomes if o.actual.startswith("unverified")} == {"nic-ecn", "nic-cnp-dscp"}
 
 
 def test_nccl_conf_tc_is_checked(plan: Plan, server: Server) -> None:
@@ -158,7 +158,7 @@ def test_read_script_against_the_lab_stand_ins(tmp_path: Path, plan: Plan, serve
     assert run.returncode == 0, run.stderr
     outcomes = judge_server(server, plan.qos, (tmp_path / "out").read_text())
     assert failures(outcomes) == {("nic-trust", nics[0].ifname)}
-    cnp = [o for o in outcomes if o.check == "nic-cnp"]
+    cnp = [o for o in outcomes if o.check == "nic-cnp-dscp"]
     assert len(cnp) == len(nics) and all(o.actual == "CNP_DSCP_P1=48, CNP_802P_PRIO_P1=6" for o in cnp)
 
 

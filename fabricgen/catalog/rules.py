@@ -1,0 +1,165 @@
+"""Every rule fabricgen checks, in one table: its stable id, where it runs, how bad a failure is, which
+platforms it applies to, and what it means.
+
+The modules that run the rules take their ids from here (`ids`), so an id is written once; the static
+check and the live check of one property share its id (``nic-pfc-mask`` in a NIC script and on a live
+NIC).  docs/rules.md is generated from this table (`make docs-cli`); a test fails when it is stale.
+
+Stages:
+
+* ``config``  `fabricgen check` over rendered (or hand-edited) switch configs
+* ``script``  `fabricgen check` over the servers' NIC scripts
+* ``live``    `fabricgen validate` against the running fabric
+* ``health``  `fabricgen validate --health`: counter deltas over a window
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Literal
+
+Stage = Literal["config", "script", "live", "health"]
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    stages: tuple[Stage, ...]
+    doc: str
+    platforms: tuple[str, ...] = ()  # () = every platform that has what the rule reads
+    severity: Severity = "error"
+
+
+RULES: tuple[Rule, ...] = (
+    # ---- file checkers: the vendor's own schema or parser
+    Rule("sonic-yang", ("config",), "config_db.json against SONiC's own YANG models (libyang), merged into the "
+         "SKU's device-owned tables", ("sonic",)),
+    Rule("frr-parse", ("config",), "frr.conf through FRR's own parser (vtysh --dryrun): every line it rejects",
+         ("sonic", "frr")),
+    # ---- NX-OS structure (platforms/nxos/check.py)
+    Rule("nxos-parse", ("config",), "the file is unreadable (missing, or not UTF-8 text)", ("nxos",)),
+    Rule("nxos-undefined-ref", ("config",), "a class-map, policy-map, route-map or prefix-list is used but not "
+         "defined (network-qos / queuing classes must be 8-queue system classes)", ("nxos",)),
+    Rule("nxos-system-qos", ("config",), "`system qos` does not attach a queuing output or network-qos policy",
+         ("nxos",)),
+    Rule("nxos-ecn", ("config",), "the switch-wide WRED thresholds of a no-drop queue are not the plan's: the "
+         "tightest ECN profile of the switch's ports, in whole kbytes", ("nxos",)),
+    Rule("nxos-mtu", ("config",), "a network-qos class is not at the fabric MTU, or a class that carries traffic "
+         "(RoCE, CNP) has no network-qos class, so it keeps NX-OS's default MTU 1500", ("nxos",)),
+    Rule("nxos-bgp-neighbor-subnet", ("config",), "a BGP neighbor is on no subnet of an interface address",
+         ("nxos",)),
+    Rule("nxos-watchdog", ("config",), "a PFC watchdog timer line is missing or differs from the intent's timers",
+         ("nxos",)),
+    Rule("nxos-pause-buffer", ("config",), "a no-drop ingress class has no `pause buffer-size ... pause-threshold "
+         "... resume-threshold ...` where the port's cable is over 100 m, its headroom above the pause threshold "
+         "is below the plan's, resume is not below pause, or the pause threshold is not above the ECN maximum",
+         ("nxos",)),
+    Rule("nxos-breakout", ("config",), "a broken-out port `Ethernet1/N/M` has no `interface breakout module 1 port "
+         "N map <speed>g-<n>x` (or M > n), or the breakouts differ from the plan's front panel", ("nxos",)),
+    Rule("nxos-unused-port", ("config",), "a port described unused is not shut, or a front-panel port the plan "
+         "leaves free is not configured shut", ("nxos",)),
+    # ---- fabric-wide RoCE invariants over every platform's config facts (check/roce.py)
+    Rule("roce-lossless-chain", ("config",), "RoCE DSCP -> TC -> lossless PG / no-drop class (-> PFC priority) -> "
+         "egress queue with ECN marking is broken on a port, or differs from the plan"),
+    Rule("roce-cnp", ("config",), "the CNP DSCP does not reach a strict-priority queue, or its class is lossless "
+         "(PFC / no-drop) on some port"),
+    Rule("roce-ecn-order", ("config",), "on a lossless queue ECN min >= max, or, where the lossless PG's pause "
+         "trigger is a static threshold (SONiC static_th), ECN max not below it; never compared with a PG's "
+         "xoff, which is headroom above the trigger"),
+    Rule("roce-bandwidth", ("config",), "the DWRR / `bandwidth remaining percent` shares of the non-strict queues "
+         "do not sum to 100"),
+    Rule("roce-pfc-both-ends", ("config",), "a fabric-link end or a GPU-facing leaf port lacks PFC on exactly the "
+         "lossless priorities, or the PFC watchdog (when the plan enables it)"),
+    Rule("roce-mtu-both-ends", ("config",), "the two ends of a switch-switch link have different MTUs"),
+    Rule("roce-maximum-paths", ("config",), "`maximum-paths` is below the plan's (what the switch's role needs)"),
+    Rule("roce-p2p-pair", ("config",), "the two ends of a /31 are not a distinct pair in one /31, a BGP neighbor is "
+         "missing or its remote-as is not the peer's local AS, or a device's local AS is not the planned one"),
+    Rule("roce-missing-config", ("config",), "a planned device has no (or an unreadable) rendered file"),
+    Rule("roce-ecn-range", ("config",), "ECN thresholds outside the span of the vendors' published defaults for the "
+         "port's speed", severity="warning"),
+    Rule("addr-duplicate", ("config",), "one address is configured on two interfaces (of one device or two); the "
+         "finding goes to every holder the plan does not give that address to"),
+    # ---- GPU NICs: the script (check/nic.py) and the live NIC (validate/nic.py), one id per property
+    Rule("nic-roce-dscp", ("script", "live"), "a RoCE DSCP, the RoCE ToS (ToS >> 2 and its ECN bits) or the RoCE "
+         "priority disagrees with the leaves (script), or the NIC's RDMA-CM ToS is not the plan's (live)",
+         ("host",)),
+    Rule("nic-cnp-dscp", ("script", "live"), "the NIC's CNP DSCP (and 802.1p priority) is not one the leaves put in "
+         "their strict-priority CNP queue (DSCP 4 = NVIDIA network-operator roceOptimized, named as such)",
+         ("host",)),
+    Rule("nic-pfc-mask", ("script", "live"), "the NIC's PFC mask differs from the leaves' lossless priorities, or "
+         "it pauses the CNP priority / not the RoCE priority", ("host",)),
+    Rule("nic-trust", ("script", "live"), "the NIC does not trust DSCP (GPU links are routed and untagged)",
+         ("host",)),
+    Rule("nic-ecn", ("live",), "ECN (DCQCN reaction and notification point) is not enabled on the RoCE priority",
+         ("host",)),
+    Rule("nccl-tc", ("live",), "/etc/nccl.conf sets an NCCL_IB_TC that is not the RoCE ToS", ("host",)),
+    Rule("nic-missing-script", ("script",), "a planned server has no script, or the script has no fabricgen header",
+         ("host",)),
+    Rule("nic-address", ("script",), "a planned NIC has no `nic_up` line, or its address, /31, gateway or routing "
+         "table differs from the plan, the gateway is not the leaf port's address, or two NICs share a table",
+         ("host",)),
+    Rule("nic-mtu", ("script",), "the script's MTU is above the leaf ports' (frames dropped) or below what RoCE "
+         "needs for its 4096-byte active MTU", ("host",)),
+    # ---- the live fabric (validate/checks.py)
+    Rule("bgp", ("live",), "every planned eBGP session is established, and no unplanned one exists"),
+    Rule("timers", ("live",), "every session runs the planned keepalive and hold time"),
+    Rule("bfd", ("live",), "every planned BFD session is up"),
+    Rule("routes", ("live",), "every session accepted the prefixes the plan's routing policy sends it"),
+    Rule("ecmp", ("live",), "routes to other leaves use as many next hops as the plan's equal-cost paths"),
+    Rule("lldp", ("live",), "every planned cable is seen by LLDP at both ends, on the planned ports"),
+    Rule("interfaces", ("live",), "every planned port is up, at its MTU, with its address"),
+    Rule("mtu", ("live",), "both ends of every link run the same MTU"),
+    Rule("config", ("live",), "the running config of fabricgen's sections is the checked build's"),
+    Rule("persisted", ("live",), "the saved (startup) config equals the running one: a reboot keeps the build"),
+    Rule("gpu", ("live",), "GPU NICs reach each other across the fabric at the planned MTU, don't fragment"),
+    # ---- lossless health over a window (validate/health.py)
+    Rule("counters", ("health",), "every planned port has counters"),
+    Rule("pfc-oper", ("health",), "PFC is operational on every planned port for every lossless priority (where the "
+         "platform shows it)"),
+    Rule("pfc-pause", ("health",), "pause frames on a lossless priority, rx or tx, per minute <= "
+         "health.max_pause_per_minute"),
+    Rule("pfc-lossy", ("health",), "no pause frames at all on a priority that is not lossless (the CNP priority "
+         "above all: a paused CNP queue stalls DCQCN's feedback)"),
+    Rule("lossless-drops", ("health",), "drops on a lossless queue per window <= health.max_lossless_drops"),
+    Rule("cnp-drops", ("health",), "drops on the CNP queue per window <= health.max_cnp_drops"),
+    Rule("ecn-share", ("health",), "ECN-marked share of the RoCE queue's packets <= health.max_ecn_marked_share, "
+         "once the queue sent ecn_min_packets in the window"),
+    Rule("ecn-queue", ("health",), "no ECN marks on a queue other than the RoCE queue"),
+    Rule("pfc-watchdog", ("health",), "storms detected per minute <= health.max_watchdog_storms_per_minute, and no "
+         "queue in a storm now"),
+)
+
+BY_ID: MappingProxyType[str, Rule] = MappingProxyType({r.id: r for r in RULES})
+assert len(BY_ID) == len(RULES), "a rule id is declared twice"
+
+
+def ids(stage: Stage, prefix: str = "", platform: str | None = None) -> tuple[str, ...]:
+    """The ids of one stage (and id prefix), in the table's order: what a checker module runs.  `platform`:
+    only the rules of that platform ("" = only the rules of every platform)."""
+    return tuple(r.id for r in RULES if stage in r.stages and r.id.startswith(prefix)
+                 and (platform is None or (r.platforms == () if platform == "" else platform in r.platforms)))
+
+
+def rule(rule_id: str) -> Rule:
+    return BY_ID[rule_id]
+
+
+def markdown() -> str:
+    """docs/rules.md: the table, by stage."""
+    out = ["# Rules", "", "Every rule fabricgen checks, generated from `fabricgen/catalog/rules.py` (`make docs-cli`).",
+           "A finding names its rule id; `check --format junit` and `validate --format junit` use it as the test "
+           "case name.", ""]
+    titles = {"config": "Rendered switch configs (`fabricgen check`)", "script": "NIC scripts (`fabricgen check`)",
+              "live": "The live fabric (`fabricgen validate`)", "health": "Lossless health (`validate --health`)"}
+    for stage, title in titles.items():
+        out += [f"## {title}", "", "| rule | platforms | what fails it |", "|---|---|---|"]
+        for r in RULES:
+            if stage in r.stages:
+                also = [s for s in r.stages if s != stage]
+                doc = r.doc + (f" (also: {', '.join(also)})" if also else "")
+                doc += " (a warning)" if r.severity == "warning" else ""
+                out.append(f"| `{r.id}` | {', '.join(r.platforms) or 'all'} | {doc} |")
+        out.append("")
+    return "\n".join(out)
