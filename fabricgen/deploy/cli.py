@@ -9,8 +9,8 @@ import sys
 from rich.console import Console
 
 from fabricgen.base.options import add_build, add_connection, add_intent, add_scope, add_workers
-from fabricgen.deploy.impact import LABELS
 from fabricgen.deploy.phases import CHECK_TIMEOUT
+from fabricgen.platforms.change import LABELS
 from fabricgen.validate.output import window_seconds_or_off
 
 

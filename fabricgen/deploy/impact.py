@@ -12,28 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from fabricgen.catalog.registry import load, platform
-from fabricgen.platforms.change import (
-    BGP_RESET,
-    BUFFER_RECARVE,
-    DAEMON_RESTART,
-    HITLESS,
-    LABELS,
-    PORT_FLAP,
-    REFUSED_LIVE,
-    RELOAD_REQUIRED,
-    Context,
-    Hunk,
-    Impact,
-    exceeds,
-    hunks_from_sides,
-    hunks_from_text,
-    worst,
-)
+from fabricgen.platforms.change import LABELS, Context, Hunk, Impact, hunks_from_sides, hunks_from_text, worst
 from fabricgen.platforms.change import needs_session_reset as hunks_need_session_reset
-
-__all__ = ["BGP_RESET", "BUFFER_RECARVE", "DAEMON_RESTART", "HITLESS", "LABELS", "PORT_FLAP", "REFUSED_LIVE",
-           "RELOAD_REQUIRED", "DeviceImpact", "Impact", "device_impact", "exceeds", "labelled_diff",
-           "needs_session_reset"]
 
 
 @dataclass

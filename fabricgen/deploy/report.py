@@ -12,9 +12,9 @@ from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
 
-from fabricgen.deploy.impact import LABELS, DeviceImpact, labelled_diff
+from fabricgen.deploy.impact import DeviceImpact, labelled_diff
 from fabricgen.deploy.waves import Wave
-from fabricgen.platforms.change import worst
+from fabricgen.platforms.change import LABELS, worst
 
 # Outcome statuses, in summary order.
 CHANGED, UNCHANGED, ROLLED_BACK, INTERRUPTED, FAILED = "changed", "unchanged", "rolled back", "interrupted", "failed"

@@ -32,7 +32,7 @@ from rich.console import Console
 from fabricgen.connect import describe, select
 from fabricgen.deploy import drain, phases
 from fabricgen.deploy import report as R
-from fabricgen.deploy.impact import HITLESS, exceeds, needs_session_reset
+from fabricgen.deploy.impact import needs_session_reset
 from fabricgen.deploy.state import (
     CHECKED,
     COMMITTED,
@@ -58,6 +58,7 @@ from fabricgen.deploy.state import (
 from fabricgen.deploy.waves import Wave, auto_waves, load_waves
 from fabricgen.plan.expect import expected_prefixes
 from fabricgen.plan.model import Plan
+from fabricgen.platforms.change import HITLESS, exceeds
 from fabricgen.render.manifest import Build, candidate_config
 
 if TYPE_CHECKING:

@@ -34,11 +34,24 @@ import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 
-HITLESS, BGP_RESET, PORT_FLAP, BUFFER_RECARVE = "hitless", "bgp-reset", "port-flap", "buffer-recarve"
-DAEMON_RESTART, RELOAD_REQUIRED, REFUSED_LIVE = "daemon-restart", "reload-required", "refused-live"
-LABELS = (HITLESS, BGP_RESET, PORT_FLAP, BUFFER_RECARVE, DAEMON_RESTART, RELOAD_REQUIRED, REFUSED_LIVE)
-SEVERITY = {label: rank for rank, label in enumerate(LABELS)}
+
+class Label(StrEnum):
+    """What a change does to traffic, least first (the order is the severity)."""
+
+    HITLESS = "hitless"
+    BGP_RESET = "bgp-reset"
+    PORT_FLAP = "port-flap"
+    BUFFER_RECARVE = "buffer-recarve"
+    DAEMON_RESTART = "daemon-restart"
+    RELOAD_REQUIRED = "reload-required"
+    REFUSED_LIVE = "refused-live"
+
+
+LABELS: tuple[Label, ...] = tuple(Label)
+HITLESS, BGP_RESET, PORT_FLAP, BUFFER_RECARVE, DAEMON_RESTART, RELOAD_REQUIRED, REFUSED_LIVE = LABELS
+SEVERITY: dict[str, int] = {label: rank for rank, label in enumerate(LABELS)}
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from fabricgen.deploy import impact as I
+from fabricgen.platforms import change as C
 from fabricgen.platforms.sonic import change as S
 from napalm_frr.config import canonical_lines
 from napalm_nxos_fabricgen.nxos import plan_change
@@ -52,7 +53,7 @@ def label_nxos(old: str, new: str) -> I.DeviceImpact:
     return I.device_impact("sw", "nxos", [("candidate", change.running, change.rendered)], change.diff)
 
 
-def only(impact: I.DeviceImpact) -> I.Impact:
+def only(impact: I.DeviceImpact) -> C.Impact:
     assert len(impact.hunks) == 1, [h.header for h in impact.hunks]
     return impact.hunks[0].impact
 
@@ -62,12 +63,12 @@ def only(impact: I.DeviceImpact) -> I.Impact:
 
 @pytest.mark.parametrize("platform", ["frr", "sonic"])
 @pytest.mark.parametrize(("label", "edit"), [
-    (I.HITLESS, lambda t: t.replace("description ai256-spine01:", "description moved:", 1)),
-    (I.HITLESS, lambda t: t.replace("seq 10 permit", "seq 10 deny", 1)),  # policy: route refresh
-    (I.HITLESS, lambda t: t.replace("maximum-paths 32", "maximum-paths 16")),
-    (I.BGP_RESET, lambda t: t.replace(" multipath-relax\n", " multipath-relax\n timers bgp 1 3\n")),
-    (I.BGP_RESET, lambda t: t.replace(" bgp router-id 198.18.0.9", " bgp router-id 198.18.0.99")),
-    (I.DAEMON_RESTART, lambda t: t.replace("frr defaults datacenter", "frr defaults traditional")),
+    (C.HITLESS, lambda t: t.replace("description ai256-spine01:", "description moved:", 1)),
+    (C.HITLESS, lambda t: t.replace("seq 10 permit", "seq 10 deny", 1)),  # policy: route refresh
+    (C.HITLESS, lambda t: t.replace("maximum-paths 32", "maximum-paths 16")),
+    (C.BGP_RESET, lambda t: t.replace(" multipath-relax\n", " multipath-relax\n timers bgp 1 3\n")),
+    (C.BGP_RESET, lambda t: t.replace(" bgp router-id 198.18.0.9", " bgp router-id 198.18.0.99")),
+    (C.DAEMON_RESTART, lambda t: t.replace("frr defaults datacenter", "frr defaults traditional")),
 ])
 def test_frr_labels(platform: str, label: str, edit: Callable[[str], str]) -> None:
     old = frr_text()
@@ -83,10 +84,10 @@ def test_frr_a_new_session_is_hitless_a_removed_one_resets() -> None:
     first = next(ln for ln in lines if ln.startswith(" neighbor ") and "remote-as" in ln)
     ip = first.split()[1]
     without = "\n".join(ln for ln in lines if f"neighbor {ip} " not in ln) + "\n"
-    assert label_frr("frr", without, old).worst == I.Impact(I.HITLESS, "a new session (a changed peer AS shows "
+    assert label_frr("frr", without, old).worst == C.Impact(C.HITLESS, "a new session (a changed peer AS shows "
                                                                        "its removal too)")
     removed = label_frr("frr", old, without)
-    assert removed.worst is not None and removed.worst.label == I.BGP_RESET
+    assert removed.worst is not None and removed.worst.label == C.BGP_RESET
 
 
 def test_frr_every_line_knows_its_stanza_even_far_below_the_header() -> None:
@@ -124,15 +125,15 @@ def edited(db: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("label", "path", "value"), [
-    (I.HITLESS, "PORT/Ethernet0/description", "moved"),
-    (I.HITLESS, "WRED_PROFILE/*/green_max_threshold", "262144"),
-    (I.PORT_FLAP, "PORT/Ethernet0/mtu", "9100"),
-    (I.PORT_FLAP, "PORT/Ethernet0/fec", "none"),
-    (I.BUFFER_RECARVE, "PORT_QOS_MAP/Ethernet0/pfc_enable", "3,4"),
-    (I.BUFFER_RECARVE, "BUFFER_PG/Ethernet0|3/profile", "ingress_lossy_profile"),
-    (I.DAEMON_RESTART, "DEVICE_METADATA/localhost/docker_routing_config_mode", "unified"),
-    (I.DAEMON_RESTART, "DEVICE_METADATA/localhost/frr_mgmt_framework_config", None),  # bfdd would stop
-    (I.RELOAD_REQUIRED, "DEVICE_METADATA/localhost/buffer_model", "the other model"),
+    (C.HITLESS, "PORT/Ethernet0/description", "moved"),
+    (C.HITLESS, "WRED_PROFILE/*/green_max_threshold", "262144"),
+    (C.PORT_FLAP, "PORT/Ethernet0/mtu", "9100"),
+    (C.PORT_FLAP, "PORT/Ethernet0/fec", "none"),
+    (C.BUFFER_RECARVE, "PORT_QOS_MAP/Ethernet0/pfc_enable", "3,4"),
+    (C.BUFFER_RECARVE, "BUFFER_PG/Ethernet0|3/profile", "ingress_lossy_profile"),
+    (C.DAEMON_RESTART, "DEVICE_METADATA/localhost/docker_routing_config_mode", "unified"),
+    (C.DAEMON_RESTART, "DEVICE_METADATA/localhost/frr_mgmt_framework_config", None),  # bfdd would stop
+    (C.RELOAD_REQUIRED, "DEVICE_METADATA/localhost/buffer_model", "the other model"),
 ])
 def test_config_db_labels(db: dict[str, Any], label: str, path: str, value: Any) -> None:
     if value == "the other model":
@@ -146,8 +147,8 @@ def test_config_db_a_removed_address_resets_the_sessions_over_it(db: dict[str, A
     without = copy.deepcopy(db)
     del without["INTERFACE"][key]
     got = only(label_db(db, without))
-    assert got.label == I.BGP_RESET and "sessions over it drop" in got.why
-    assert only(label_db(without, db)).label == I.HITLESS  # adding it back
+    assert got.label == C.BGP_RESET and "sessions over it drop" in got.why
+    assert only(label_db(without, db)).label == C.HITLESS  # adding it back
 
 
 def test_config_db_bgp_neighbor_timers_reset_the_session(db: dict[str, Any]) -> None:
@@ -156,13 +157,13 @@ def test_config_db_bgp_neighbor_timers_reset_the_session(db: dict[str, Any]) -> 
     with_neighbor["BGP_NEIGHBOR"] = {"198.18.16.0": {"asn": "4200100000", "holdtime": "9", "name": "spine01"}}
     changed = copy.deepcopy(with_neighbor)
     changed["BGP_NEIGHBOR"]["198.18.16.0"]["holdtime"] = "180"
-    assert only(label_db(with_neighbor, changed)).label == I.BGP_RESET
+    assert only(label_db(with_neighbor, changed)).label == C.BGP_RESET
 
 
 def test_gcu_refuses_buffer_pool_changes_live(db: dict[str, Any]) -> None:
     pool = next(iter(db["BUFFER_POOL"]))
     got = only(label_db(db, edited(db, f"BUFFER_POOL/{pool}/size", "12345678")))
-    assert got.label == I.REFUSED_LIVE and "BUFFER_POOL" in got.why
+    assert got.label == C.REFUSED_LIVE and "BUFFER_POOL" in got.why
 
 
 def test_gcu_buffer_profile_fields_by_asic_and_release(db: dict[str, Any]) -> None:
@@ -170,26 +171,26 @@ def test_gcu_buffer_profile_fields_by_asic_and_release(db: dict[str, Any]) -> No
     field = "dynamic_th" if "dynamic_th" in db["BUFFER_PROFILE"][profile] else "static_th"
     tuned = edited(db, f"BUFFER_PROFILE/{profile}/{field}", "3")
     if field == "dynamic_th":  # GCU's "Dynamic threshold tuning": replace, spc4 since 20221100
-        assert only(label_db(db, tuned)).label == I.BUFFER_RECARVE
-        assert only(label_db(db, tuned, branch="20220500")).label == I.REFUSED_LIVE
-        assert only(label_db(db, tuned, hwsku="Arista-7060DX5-64S")).label == I.REFUSED_LIVE  # ASIC unknown to GCU
+        assert only(label_db(db, tuned)).label == C.BUFFER_RECARVE
+        assert only(label_db(db, tuned, branch="20220500")).label == C.REFUSED_LIVE
+        assert only(label_db(db, tuned, hwsku="Arista-7060DX5-64S")).label == C.REFUSED_LIVE  # ASIC unknown to GCU
     else:  # a static threshold has no GCU rule at all
-        assert only(label_db(db, tuned)).label == I.REFUSED_LIVE
+        assert only(label_db(db, tuned)).label == C.REFUSED_LIVE
     size = only(label_db(db, edited(db, f"BUFFER_PROFILE/{profile}/size", "1")))
-    assert size.label == I.REFUSED_LIVE and "no field rule allows it" in size.why
+    assert size.label == C.REFUSED_LIVE and "no field rule allows it" in size.why
     # a whole profile may be added or removed
     added = copy.deepcopy(db)
     added["BUFFER_PROFILE"]["pg_lossless_test_profile"] = {"dynamic_th": "0", "pool": "ingress_lossless_pool",
                                                            "size": "0"}
-    assert only(label_db(db, added)).label == I.BUFFER_RECARVE
+    assert only(label_db(db, added)).label == C.BUFFER_RECARVE
 
 
 def test_gcu_pfc_watchdog_by_asic(db: dict[str, Any]) -> None:
     port = next(k for k in db["PFC_WD"] if k != "GLOBAL")
     changed = edited(db, f"PFC_WD/{port}/detection_time", "400")
-    assert only(label_db(db, changed)).label == I.HITLESS  # spc4: allowed since 20221100
+    assert only(label_db(db, changed)).label == C.HITLESS  # spc4: allowed since 20221100
     refused = only(label_db(db, changed, hwsku="Arista-7060DX5-64S"))
-    assert refused.label == I.REFUSED_LIVE and "ASIC unknown" in refused.why
+    assert refused.label == C.REFUSED_LIVE and "ASIC unknown" in refused.why
 
 
 def test_gcu_rules_are_sonics_own(sonic_platform: Path) -> None:
@@ -225,7 +226,7 @@ def test_a_moved_trailing_comma_is_no_change(db: dict[str, Any]) -> None:
     impact = label_db(db, port)
     changes = [(d.table, d.parts, d.op) for h in impact.hunks for d, _ in S.config_db_changes(h.changes)]
     assert changes == [("PORT", ("Ethernet0", "tpid"), "add")]
-    assert only(impact).label == I.PORT_FLAP
+    assert only(impact).label == C.PORT_FLAP
 
 
 # --------------------------------------------------------------------------- NX-OS
@@ -237,15 +238,15 @@ def nxos() -> str:
 
 
 @pytest.mark.parametrize(("label", "old", "new"), [
-    (I.HITLESS, "  description leaf_spine:ai256-leaf01:Ethernet384", "  description moved"),
-    (I.HITLESS, "ip load-sharing address source-destination port source-destination",
+    (C.HITLESS, "  description leaf_spine:ai256-leaf01:Ethernet384", "  description moved"),
+    (C.HITLESS, "ip load-sharing address source-destination port source-destination",
      "ip load-sharing address source-destination"),
-    (I.BGP_RESET, "  router-id 198.18.0.1", "  router-id 198.18.0.99"),
-    (I.PORT_FLAP, "  mtu 9216\n  priority-flow-control mode on\n  priority-flow-control watch-dog-interval on\n"
+    (C.BGP_RESET, "  router-id 198.18.0.1", "  router-id 198.18.0.99"),
+    (C.PORT_FLAP, "  mtu 9216\n  priority-flow-control mode on\n  priority-flow-control watch-dog-interval on\n"
                   "  service-policy type qos input QOS_CLASSIFICATION\n  no ip redirects\n  ip address 198.18.16.0/31",
      "  mtu 9100\n  priority-flow-control mode on\n  priority-flow-control watch-dog-interval on\n"
      "  service-policy type qos input QOS_CLASSIFICATION\n  no ip redirects\n  ip address 198.18.16.0/31"),
-    (I.BUFFER_RECARVE, "  mtu 9216\n  priority-flow-control mode on\n  priority-flow-control watch-dog-interval on\n"
+    (C.BUFFER_RECARVE, "  mtu 9216\n  priority-flow-control mode on\n  priority-flow-control watch-dog-interval on\n"
                        "  service-policy type qos input QOS_CLASSIFICATION\n  no ip redirects\n"
                        "  ip address 198.18.16.0/31",
      "  mtu 9216\n  priority-flow-control mode auto\n  priority-flow-control watch-dog-interval on\n"
@@ -260,21 +261,21 @@ def test_nxos_labels(nxos: str, label: str, old: str, new: str) -> None:
 def test_nxos_dlb_needs_a_reload(nxos: str) -> None:
     with_dlb = nxos + "hardware profile dlb\n  dlb-interface Eth1/1\n  mode flowlet\n"
     got = label_nxos(nxos, with_dlb)
-    assert got.worst is not None and got.worst.label == I.RELOAD_REQUIRED
+    assert got.worst is not None and got.worst.label == C.RELOAD_REQUIRED
 
 
 def test_nxos_network_qos_recarves_buffers(nxos: str) -> None:
     old = "  class type network-qos c-8q-nq3\n    mtu 9216\n"
     assert old in nxos
     got = label_nxos(nxos, nxos.replace(old, old.replace("9216", "9100"), 1))
-    assert got.worst is not None and got.worst.label == I.BUFFER_RECARVE
+    assert got.worst is not None and got.worst.label == C.BUFFER_RECARVE
 
 
 def test_nxos_a_disabled_feature_restarts_its_process() -> None:
     """fabricgen only adds features (it never owns their removal); the rule covers a diff that removes one."""
     diff = "--- running\n+++ candidate\n@@ -1,2 +1 @@\n feature bgp\n-feature bfd\n"
     got = I.device_impact("sw", "nxos", None, diff)
-    assert got.worst is not None and got.worst.label == I.DAEMON_RESTART
+    assert got.worst is not None and got.worst.label == C.DAEMON_RESTART
 
 
 # --------------------------------------------------------------------------- summary, text diffs, --max-impact
@@ -285,11 +286,11 @@ def test_device_summary_worst_first_and_labelled_diff() -> None:
     new = old.replace(" multipath-relax\n", " multipath-relax\n timers bgp 1 3\n").replace("seq 10 permit",
                                                                                         "seq 10 deny", 1)
     impact = label_frr("frr", old, new)
-    assert list(impact.counts()) == [I.BGP_RESET, I.HITLESS]
+    assert list(impact.counts()) == [C.BGP_RESET, C.HITLESS]
     text = I.labelled_diff(impact)
     assert "[bgp-reset] keepalive/hold apply only when a session re-establishes" in text
     assert "[hitless] routing policy" in text
-    assert I.exceeds(impact.worst, I.HITLESS) and not I.exceeds(impact.worst, I.BGP_RESET)
+    assert C.exceeds(impact.worst, C.HITLESS) and not C.exceeds(impact.worst, C.BGP_RESET)
 
 
 def test_text_diffs_label_like_sides() -> None:
@@ -300,7 +301,7 @@ def test_text_diffs_label_like_sides() -> None:
             + listing_hunk(["router bgp 65001", " timers bgp 3 9", "bfd", " profile FABRIC",
                             "  transmit-interval 150"], "+"))
     impact = I.device_impact("sw", "frr", None, diff)
-    assert [h.impact.label for h in impact.hunks] == [I.BGP_RESET, I.BGP_RESET]
+    assert [h.impact.label for h in impact.hunks] == [C.BGP_RESET, C.BGP_RESET]
     assert [c.text for c in impact.hunks[1].changes] == ["timers bgp 3 9", "transmit-interval 150"]
 
 
@@ -323,13 +324,13 @@ def label_eos(old: str, new: str) -> I.DeviceImpact:
 
 
 @pytest.mark.parametrize(("label", "old", "new"), [
-    (I.HITLESS, "description gpu_leaf:gpu0001:eth0", "description moved"),
-    (I.HITLESS, "max-mark-probability 5", "max-mark-probability 7"),
-    (I.BGP_RESET, "   timers bgp 3 9\n", "   timers bgp 1 3\n"),
-    (I.PORT_FLAP, "   mtu 9214\n   no switchport\n   ip address 198.18.32.0/31",
+    (C.HITLESS, "description gpu_leaf:gpu0001:eth0", "description moved"),
+    (C.HITLESS, "max-mark-probability 5", "max-mark-probability 7"),
+    (C.BGP_RESET, "   timers bgp 3 9\n", "   timers bgp 1 3\n"),
+    (C.PORT_FLAP, "   mtu 9214\n   no switchport\n   ip address 198.18.32.0/31",
      "   mtu 9000\n   no switchport\n   ip address 198.18.32.0/31"),
-    (I.BUFFER_RECARVE, "qos map dscp 26 to traffic-class 3", "qos map dscp 26 to traffic-class 4"),
-    (I.BUFFER_RECARVE, "   service-profile ROCE_400G_3M\n!\ninterface Ethernet2/1",
+    (C.BUFFER_RECARVE, "qos map dscp 26 to traffic-class 3", "qos map dscp 26 to traffic-class 4"),
+    (C.BUFFER_RECARVE, "   service-profile ROCE_400G_3M\n!\ninterface Ethernet2/1",
      "   service-profile ROCE_400G_30M\n!\ninterface Ethernet2/1"),
 ])
 def test_eos_labels(eos: str, label: str, old: str, new: str) -> None:

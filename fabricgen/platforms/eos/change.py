@@ -10,17 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fabricgen.platforms.change import (
-    BGP_RESET,
-    BUFFER_RECARVE,
-    DAEMON_RESTART,
-    HITLESS,
-    PORT_FLAP,
-    Change,
-    Context,
-    Hunk,
-    Impact,
-)
+from fabricgen.platforms.change import Change, Context, Hunk, Impact, Label
 from fabricgen.platforms.frr.change import frr_rule, label_frr
 
 DRAIN = ("maintenance", "   unit System", "      quiesce")
@@ -31,44 +21,44 @@ def eos_rule(c: Change, new_sessions: set[str] | None = None, gone_sessions: set
     ``router bfd`` and a flat ``router bgp`` much like FRR's."""
     text, top = c.text, c.path[0] if c.path else c.text
     if c.whole and c.sign == "+" and not top.startswith("router bgp"):
-        return Impact(HITLESS, f"part of the new `{c.path[-1]}`")
+        return Impact(Label.HITLESS, f"part of the new `{c.path[-1]}`")
     if not c.path:
         if text.startswith("qos map "):
-            return Impact(BUFFER_RECARVE, "DSCP to traffic-class map: traffic changes queue mid-flight")
+            return Impact(Label.BUFFER_RECARVE, "DSCP to traffic-class map: traffic changes queue mid-flight")
         if text.startswith("priority-flow-control pause watchdog"):
-            return Impact(HITLESS, "PFC watchdog timers or action: applies at once")
+            return Impact(Label.HITLESS, "PFC watchdog timers or action: applies at once")
         if text.startswith("port-channel load-balance"):
-            return Impact(HITLESS, "ECMP rehash: flows may move to other paths (brief reordering)")
+            return Impact(Label.HITLESS, "ECMP rehash: flows may move to other paths (brief reordering)")
         if text.startswith(("hostname ", "ip routing", "ipv6 unicast-routing", "no ip routing")):
-            return Impact(HITLESS, "host setting")
+            return Impact(Label.HITLESS, "host setting")
         if text.startswith("router bgp "):
-            return Impact(BGP_RESET, "the BGP instance is removed and created again: every session resets")
+            return Impact(Label.BGP_RESET, "the BGP instance is removed and created again: every session resets")
         if text.startswith(("ip prefix-list ", "ipv6 prefix-list ", "route-map ")):
-            return Impact(HITLESS, "routing policy: applied by a route refresh, sessions stay up")
+            return Impact(Label.HITLESS, "routing policy: applied by a route refresh, sessions stay up")
         if text.startswith(("interface ", "qos profile ", "router bfd")):
-            return Impact(HITLESS, "stanza header; its lines carry the impact")
-        return Impact(DAEMON_RESTART, f"no impact rule for `{text}`: assumed the worst short of a reload")
+            return Impact(Label.HITLESS, "stanza header; its lines carry the impact")
+        return Impact(Label.DAEMON_RESTART, f"no impact rule for `{text}`: assumed the worst short of a reload")
     if top.startswith("qos profile "):
         if "priority-flow-control" in text and "watchdog" not in text:
-            return Impact(BUFFER_RECARVE, "PFC / no-drop of the profile: the ports using it re-carve buffers")
-        return Impact(HITLESS, "scheduling, ECN or trust of a queue: applies at once")
+            return Impact(Label.BUFFER_RECARVE, "PFC / no-drop of the profile: the ports using it re-carve buffers")
+        return Impact(Label.HITLESS, "scheduling, ECN or trust of a queue: applies at once")
     if top.startswith("interface "):
         if text.startswith("description"):
-            return Impact(HITLESS, "description only")
+            return Impact(Label.HITLESS, "description only")
         if text.startswith(("ip address", "ipv6 address")):
-            return Impact(BGP_RESET, "an address is removed: the sessions over it drop") if c.sign == "-" else \
-                Impact(HITLESS, "an address is added")
+            return Impact(Label.BGP_RESET, "an address is removed: the sessions over it drop") if c.sign == "-" else \
+                Impact(Label.HITLESS, "an address is added")
         if text.startswith(("service-profile", "priority-flow-control")):
-            return Impact(BUFFER_RECARVE, "QoS profile or PFC of the port: its buffers are re-carved")
+            return Impact(Label.BUFFER_RECARVE, "QoS profile or PFC of the port: its buffers are re-carved")
         if text == "no shutdown":
-            return Impact(HITLESS, "the port comes up")
-        return Impact(PORT_FLAP, f"`{text.split()[0]}` takes the port down and up")
+            return Impact(Label.HITLESS, "the port comes up")
+        return Impact(Label.PORT_FLAP, f"`{text.split()[0]}` takes the port down and up")
     if top == "router bfd":
-        return Impact(HITLESS, "BFD timers: renegotiated with a poll sequence, sessions stay up")
+        return Impact(Label.HITLESS, "BFD timers: renegotiated with a poll sequence, sessions stay up")
     if top.startswith("router bgp ") and text.startswith("router-id"):
-        return Impact(BGP_RESET, "a new router-id resets every session")
+        return Impact(Label.BGP_RESET, "a new router-id resets every session")
     if top.startswith("router bgp ") and text.startswith("maximum-paths"):
-        return Impact(HITLESS, "multipath: routes are recomputed, sessions stay up")
+        return Impact(Label.HITLESS, "multipath: routes are recomputed, sessions stay up")
     return frr_rule(c, new_sessions, gone_sessions)
 
 

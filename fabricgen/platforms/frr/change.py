@@ -9,17 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from fabricgen.platforms.change import (
-    BGP_RESET,
-    DAEMON_RESTART,
-    HITLESS,
-    PORT_FLAP,
-    Change,
-    Context,
-    Hunk,
-    Impact,
-    with_bgp_line,
-)
+from fabricgen.platforms.change import Change, Context, Hunk, Impact, Label, with_bgp_line
 
 DRAIN_LINE = " bgp graceful-shutdown"
 
@@ -51,62 +41,63 @@ def frr_rule(c: Change, new_sessions: set[str] | None = None, gone_sessions: set
     m = re.match(r"^neighbor (\S+) ", text)
     if m and top.startswith("router bgp ") and not _NEIGHBOR_AS.match(text):
         if m.group(1) in (new_sessions or set()):
-            return Impact(HITLESS, f"part of the new session to {m.group(1)}")
+            return Impact(Label.HITLESS, f"part of the new session to {m.group(1)}")
         if m.group(1) in (gone_sessions or set()):
-            return Impact(BGP_RESET, f"part of the session to {m.group(1)}, which is removed")
+            return Impact(Label.BGP_RESET, f"part of the session to {m.group(1)}, which is removed")
     if text.startswith("frr version") or text in ("end", "exit", "!", "exit-address-family"):
-        return Impact(HITLESS, "not config (a version banner or a stanza end)")
+        return Impact(Label.HITLESS, "not config (a version banner or a stanza end)")
     if not c.path:
         if text.startswith("frr defaults"):
-            return Impact(DAEMON_RESTART, "FRR reads `frr defaults` only when its daemons start: restart them")
+            return Impact(Label.DAEMON_RESTART, "FRR reads `frr defaults` only when its daemons start: restart them")
         if text.startswith("router bgp "):
-            return Impact(BGP_RESET, "the BGP instance is deleted and created again: every session resets")
+            return Impact(Label.BGP_RESET, "the BGP instance is deleted and created again: every session resets")
         if text.startswith(("hostname ", "log ", "service ", "line vty", "ip route ", "ipv6 route ")):
-            return Impact(HITLESS, "host setting or static route")
+            return Impact(Label.HITLESS, "host setting or static route")
         if text.startswith(("ip prefix-list ", "ipv6 prefix-list ", "route-map ", "bgp as-path ",
                             "bgp community-list ", "bgp large-community-list ")):
-            return Impact(HITLESS, "routing policy: applied by a route refresh, sessions stay up")
+            return Impact(Label.HITLESS, "routing policy: applied by a route refresh, sessions stay up")
         if text.startswith(("interface ", "bfd")):
-            return Impact(HITLESS, "stanza header; its lines carry the impact")
-        return Impact(DAEMON_RESTART, f"no impact rule for `{text}`: assumed the worst short of a reload")
+            return Impact(Label.HITLESS, "stanza header; its lines carry the impact")
+        return Impact(Label.DAEMON_RESTART, f"no impact rule for `{text}`: assumed the worst short of a reload")
     if top.startswith("interface "):
         if text.startswith(("ip address", "ipv6 address")):
             if c.sign == "-":
-                return Impact(BGP_RESET, "an address is removed: the sessions over it drop")
-            return Impact(HITLESS, "an address is added")
+                return Impact(Label.BGP_RESET, "an address is removed: the sessions over it drop")
+            return Impact(Label.HITLESS, "an address is added")
         if text == "shutdown":
-            return Impact(PORT_FLAP, "the port is shut down") if c.sign == "+" else \
-                Impact(PORT_FLAP, "the port comes up")
+            return Impact(Label.PORT_FLAP, "the port is shut down") if c.sign == "+" else \
+                Impact(Label.PORT_FLAP, "the port comes up")
         if text.startswith("description"):
-            return Impact(HITLESS, "description only")
-        return Impact(PORT_FLAP, f"interface setting `{text}`: assumed to flap the port")
+            return Impact(Label.HITLESS, "description only")
+        return Impact(Label.PORT_FLAP, f"interface setting `{text}`: assumed to flap the port")
     if top.startswith(("ip prefix-list", "ipv6 prefix-list", "route-map ", "bgp as-path", "bgp community-list")):
-        return Impact(HITLESS, "routing policy: applied by a route refresh, sessions stay up")
+        return Impact(Label.HITLESS, "routing policy: applied by a route refresh, sessions stay up")
     if top == "bfd":
-        return Impact(HITLESS, "BFD timers: renegotiated with a poll sequence, sessions stay up")
+        return Impact(Label.HITLESS, "BFD timers: renegotiated with a poll sequence, sessions stay up")
     if top.startswith("router bgp "):
         if text.startswith("bgp router-id"):
-            return Impact(BGP_RESET, "a new router-id resets every session")
+            return Impact(Label.BGP_RESET, "a new router-id resets every session")
         if text.startswith("timers bgp") or re.match(r"^neighbor \S+ timers", text):
-            return Impact(BGP_RESET, "keepalive/hold apply only when a session re-establishes (validate's "
+            return Impact(Label.BGP_RESET, "keepalive/hold apply only when a session re-establishes (validate's "
                                      "`timers` check names sessions still on the old ones)")
         if text.startswith("address-family") and len(c.path) == 1:
-            return Impact(HITLESS, "stanza header; its lines carry the impact")
+            return Impact(Label.HITLESS, "stanza header; its lines carry the impact")
         if re.match(r"^neighbor \S+ activate", text):
-            return Impact(BGP_RESET, "activating or deactivating an address family renegotiates the session")
+            return Impact(Label.BGP_RESET, "activating or deactivating an address family renegotiates the session")
         if re.match(r"^neighbor \S+ remote-as", text):
             if c.sign == "+":
-                return Impact(HITLESS, "a new session (a changed peer AS shows its removal too)")
-            return Impact(BGP_RESET, "the session is removed or its peer AS changes")
+                return Impact(Label.HITLESS, "a new session (a changed peer AS shows its removal too)")
+            return Impact(Label.BGP_RESET, "the session is removed or its peer AS changes")
         if _BGP_RESET_NEIGHBOR.match(text):
-            return Impact(BGP_RESET, f"`{text.split()[2]}` resets the session")
+            return Impact(Label.BGP_RESET, f"`{text.split()[2]}` resets the session")
         if _HITLESS_NEIGHBOR.match(text):
-            return Impact(HITLESS, "per-session policy or description: route refresh, the session stays up")
+            return Impact(Label.HITLESS, "per-session policy or description: route refresh, the session stays up")
         if text.startswith(("bgp bestpath", "maximum-paths", "redistribute", "network ", "no bgp default",
                             "bgp log-neighbor-changes", "aggregate-address", "bgp deterministic-med")):
-            return Impact(HITLESS, "best-path or origination: routes are recomputed, sessions stay up")
-        return Impact(BGP_RESET, f"no impact rule for `{text}` under router bgp: assumed to reset sessions")
-    return Impact(DAEMON_RESTART, f"no impact rule for `{text}` under `{top}`: assumed the worst short of a reload")
+            return Impact(Label.HITLESS, "best-path or origination: routes are recomputed, sessions stay up")
+        return Impact(Label.BGP_RESET, f"no impact rule for `{text}` under router bgp: assumed to reset sessions")
+    return Impact(Label.DAEMON_RESTART,
+                  f"no impact rule for `{text}` under `{top}`: assumed the worst short of a reload")
 
 
 def impact(hunks: list[Hunk], ctx: Context, sides: dict[str, tuple[Sequence[str], Sequence[str]]] | None) -> None:

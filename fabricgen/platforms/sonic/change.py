@@ -16,21 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from fabricgen.platforms.change import (
-    BGP_RESET,
-    BUFFER_RECARVE,
-    DAEMON_RESTART,
-    HITLESS,
-    PORT_FLAP,
-    REFUSED_LIVE,
-    RELOAD_REQUIRED,
-    Change,
-    Context,
-    Hunk,
-    Impact,
-    ancestors,
-    json_key,
-)
+from fabricgen.platforms.change import Change, Context, Hunk, Impact, Label, ancestors, json_key
 from fabricgen.platforms.frr import change as frr
 
 CONFIG_DB = "config_db.json"
@@ -105,18 +91,18 @@ def gcu_allows(op: GcuOp, hwsku: str, branch: str | None = None,
 
 
 _DEVICE_METADATA: dict[str, Impact] = {
-    "hostname": Impact(HITLESS, "hostname only"),
-    "bgp_router_id": Impact(BGP_RESET, "a new router-id resets every session"),
-    "bgp_asn": Impact(DAEMON_RESTART, "bgpcfgd reads DEVICE_METADATA bgp_asn when the bgp container starts"),
-    "docker_routing_config_mode": Impact(DAEMON_RESTART, "the bgp container reads it when it starts "
+    "hostname": Impact(Label.HITLESS, "hostname only"),
+    "bgp_router_id": Impact(Label.BGP_RESET, "a new router-id resets every session"),
+    "bgp_asn": Impact(Label.DAEMON_RESTART, "bgpcfgd reads DEVICE_METADATA bgp_asn when the bgp container starts"),
+    "docker_routing_config_mode": Impact(Label.DAEMON_RESTART, "the bgp container reads it when it starts "
                                                          "(docker_init.sh): deploy restarts the container"),
-    "frr_mgmt_framework_config": Impact(DAEMON_RESTART, "the bgp container starts bfdd by it (supervisord "
+    "frr_mgmt_framework_config": Impact(Label.DAEMON_RESTART, "the bgp container starts bfdd by it (supervisord "
                                                         "template): deploy restarts the container"),
-    "type": Impact(DAEMON_RESTART, "bgpcfgd picks its templates by device type when the bgp container starts"),
-    "buffer_model": Impact(RELOAD_REQUIRED, "switching traditional/dynamic buffer model takes `config reload`"),
-    "default_pfcwd_status": Impact(RELOAD_REQUIRED, "read when the config is loaded (boot or `config reload`)"),
-    "hwsku": Impact(RELOAD_REQUIRED, "a new HWSKU takes effect only after a reload"),
-    "platform": Impact(RELOAD_REQUIRED, "a new platform takes effect only after a reload"),
+    "type": Impact(Label.DAEMON_RESTART, "bgpcfgd picks its templates by device type when the bgp container starts"),
+    "buffer_model": Impact(Label.RELOAD_REQUIRED, "switching traditional/dynamic buffer model takes `config reload`"),
+    "default_pfcwd_status": Impact(Label.RELOAD_REQUIRED, "read when the config is loaded (boot or `config reload`)"),
+    "hwsku": Impact(Label.RELOAD_REQUIRED, "a new HWSKU takes effect only after a reload"),
+    "platform": Impact(Label.RELOAD_REQUIRED, "a new platform takes effect only after a reload"),
 }
 _PORT_FLAP_FIELDS = ("mtu", "speed", "fec", "lanes", "autoneg", "adv_speeds", "adv_interface_types",
                      "interface_type", "link_training", "admin_status", "tpid")
@@ -238,40 +224,40 @@ def config_db_rule(d: DbChange, hwsku: str, branch: str | None = None) -> Impact
     if table in ("PFC_WD", "BUFFER_POOL", "BUFFER_PROFILE"):
         ok, why = gcu_allows(GcuOp(table, parts, d.op), hwsku, branch)
         if not ok:
-            return Impact(REFUSED_LIVE, why)
+            return Impact(Label.REFUSED_LIVE, why)
         if table == "PFC_WD":
-            return Impact(HITLESS, f"PFC watchdog setting ({why})")
-        return Impact(BUFFER_RECARVE, f"buffer profile re-carved; lossless traffic may pause ({why})")
+            return Impact(Label.HITLESS, f"PFC watchdog setting ({why})")
+        return Impact(Label.BUFFER_RECARVE, f"buffer profile re-carved; lossless traffic may pause ({why})")
     if table == "DEVICE_METADATA":
-        return _DEVICE_METADATA.get(fld, Impact(HITLESS, f"DEVICE_METADATA {fld or 'entry'}"))
+        return _DEVICE_METADATA.get(fld, Impact(Label.HITLESS, f"DEVICE_METADATA {fld or 'entry'}"))
     if table in ("PORT", "BREAKOUT_CFG"):
         if table == "BREAKOUT_CFG" or len(parts) == 1:
-            return Impact(PORT_FLAP, "a port is added or removed (breakout)")
+            return Impact(Label.PORT_FLAP, "a port is added or removed (breakout)")
         if fld in _PORT_FLAP_FIELDS:
-            return Impact(PORT_FLAP, f"PORT {fld} takes the port down and up")
-        return Impact(HITLESS, f"PORT {fld} only")
+            return Impact(Label.PORT_FLAP, f"PORT {fld} takes the port down and up")
+        return Impact(Label.HITLESS, f"PORT {fld} only")
     if table in ("INTERFACE", "LOOPBACK_INTERFACE"):
         if d.op == "add":
-            return Impact(HITLESS, "an address or routed interface is added")
-        return Impact(BGP_RESET, "an address is removed or changed: the sessions over it drop")
+            return Impact(Label.HITLESS, "an address or routed interface is added")
+        return Impact(Label.BGP_RESET, "an address is removed or changed: the sessions over it drop")
     if table == "BGP_NEIGHBOR":
         if d.op == "add" and len(parts) == 1:
-            return Impact(HITLESS, "a new session")
+            return Impact(Label.HITLESS, "a new session")
         if fld == "name":
-            return Impact(HITLESS, "neighbor name only")
-        return Impact(BGP_RESET, f"BGP_NEIGHBOR {fld or 'entry'}: bgpcfgd re-creates the session")
+            return Impact(Label.HITLESS, "neighbor name only")
+        return Impact(Label.BGP_RESET, f"BGP_NEIGHBOR {fld or 'entry'}: bgpcfgd re-creates the session")
     if table == "PORT_QOS_MAP" and fld == "pfcwd_sw_enable":
-        return Impact(HITLESS, "PFC watchdog on/off per port")
+        return Impact(Label.HITLESS, "PFC watchdog on/off per port")
     if table in _QUEUE_MAP_TABLES or table == "PORT_QOS_MAP":
-        return Impact(BUFFER_RECARVE, f"{table}: PFC or queue mapping re-programmed; traffic changes priority "
+        return Impact(Label.BUFFER_RECARVE, f"{table}: PFC or queue mapping re-programmed; traffic changes priority "
                                       "group or queue mid-flight")
     if table in _BUFFER_TABLES:
-        return Impact(BUFFER_RECARVE, f"{table}: buffers re-carved; lossless traffic may pause")
+        return Impact(Label.BUFFER_RECARVE, f"{table}: buffers re-carved; lossless traffic may pause")
     if table in _HITLESS_TABLES:
-        return Impact(HITLESS, _HITLESS_TABLES[table])
+        return Impact(Label.HITLESS, _HITLESS_TABLES[table])
     if table == "FEATURE":
-        return Impact(DAEMON_RESTART, "a SONiC feature (container) is started, stopped or restarted")
-    return Impact(DAEMON_RESTART, f"no impact rule for table {table}: assumed the worst short of a reload")
+        return Impact(Label.DAEMON_RESTART, "a SONiC feature (container) is started, stopped or restarted")
+    return Impact(Label.DAEMON_RESTART, f"no impact rule for table {table}: assumed the worst short of a reload")
 
 
 def impact(hunks: list[Hunk], ctx: Context, sides: dict[str, tuple[Sequence[str], Sequence[str]]] | None) -> None:
