@@ -28,9 +28,8 @@ a getter of a feature the platform lacks returns ``{}``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypedDict
+from typing import Any, TypedDict
 
 UNKNOWN = -1
 READ_CACHE = "_fabricgen_health_read"  # driver attribute holding one read's command outputs (getters.once)
@@ -133,30 +132,3 @@ def read_snapshot(device: object, name: str, platform: str) -> Snapshot:
 # fabricgen's own getters (napalm's base driver has none of them): driver extensions
 HEALTH_GETTERS = ("get_pfc_counters", "get_queue_counters", "get_pfc_watchdog", "get_pg_watermarks",
                   "get_port_ecn_marked", "get_pfc_oper")
-
-
-class Shell(Protocol):
-    """A driver that runs commands on the switch's Linux host (frr, sonic)."""
-
-    optional_args: dict[str, Any]
-
-    def _check(self, command: str, stdin: str | None = None, timeout: float | None = None) -> str: ...
-
-    def _host_sh(self, command: str) -> str: ...
-
-
-def once(driver: object, command: str, run: Callable[[], str]) -> str:
-    """``run()``, but only once per command within one read (``read_snapshot`` opens a read cache on the
-    driver): several getters parse the same output, and a 64-port `show queuing interface` is long."""
-    cache = getattr(driver, READ_CACHE, None)
-    if cache is None:
-        return run()
-    if command not in cache:
-        cache[command] = run()
-    return str(cache[command])
-
-
-class Cli(Protocol):
-    """A driver with napalm's cli() (nxos_fabricgen)."""
-
-    def cli(self, commands: list[str], encoding: str = "text") -> dict[str, Any]: ...

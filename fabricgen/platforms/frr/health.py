@@ -21,17 +21,10 @@ from __future__ import annotations
 import re
 import shlex
 
-from fabricgen.platforms.health import (
-    UNKNOWN,
-    PfcByPort,
-    PgByPort,
-    QueuesByPort,
-    Shell,
-    WatchdogByPort,
-    once,
-    queue_counters,
-)
+from fabricgen.platforms.getter_kit import Shell, once
+from fabricgen.platforms.health import UNKNOWN, PfcByPort, PgByPort, QueuesByPort, WatchdogByPort, queue_counters
 
+# `ethtool -S` of mlx5/mlxsw netdevs, one `### <port>` section per port
 _PORT = re.compile(r"^### (\S+)\s*$")
 _STAT = re.compile(r"^\s+([A-Za-z0-9_.\-\[\]]+):\s+(\d+)\s*$")
 _PRIO = re.compile(r"^(rx_pause|tx_pause|tx_frames|tx_octets)_prio_(\d)$")

@@ -22,18 +22,18 @@ from __future__ import annotations
 
 import re
 
+from fabricgen.platforms.getter_kit import Cli, once
 from fabricgen.platforms.health import (
     UNKNOWN,
-    Cli,
     PfcByPort,
     PfcOperByPort,
     PgByPort,
     QueuesByPort,
     WatchdogByPort,
-    once,
     queue_counters,
 )
 
+# NX-OS `show queuing interface`, `show queuing pfc-queue detail`, `show interface priority-flow-control`
 _SECTION = re.compile(r"^(Egress|Ingress) Queuing for (\S+)")
 _QOS_GROUP = re.compile(r"^\|\s*QOS GROUP (\d+)\s*\|")
 _ROW = re.compile(r"^\|\s*(?P<label>[^|]+?)\s*\|\s*(?P<uc>\d+|N/A)?\s*\|\s*(?P<mc>\d+|N/A)?\s*\|\s*$")

@@ -23,17 +23,18 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from fabricgen.platforms.getter_kit import Shell
 from fabricgen.platforms.health import (
     UNKNOWN,
     PfcByPort,
     PgByPort,
     QueueCounters,
     QueuesByPort,
-    Shell,
     WatchdogByPort,
     queue_counters,
 )
 
+# sonic-utilities' `show` tables and JSON (queue, PG and watchdog keys)
 _QUEUE_KEY = re.compile(r"^UC(\d+)$")
 _PG_KEY = re.compile(r"^PG(\d+)$")
 _WD_QUEUE = re.compile(r"^(\S+):(\d+)$")
