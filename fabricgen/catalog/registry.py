@@ -71,6 +71,11 @@ CISCO_ND_ECN = EcnDefault(950 * KBYTE, 3000 * KBYTE, 7, "Cisco Nexus Dashboard A
                           speeds=(100, 200, 400))
 # NVIDIA Cumulus `nv set qos roce` (Spectrum), vendor reference §3.1
 CUMULUS_ECN = EcnDefault(150_000, 1_501_500, 100, "NVIDIA Cumulus nv set qos roce (Spectrum)")
+# Arista's RoCE samples mark with weight 0 (instantaneous depth) and a 20 % maximum mark probability (the AMD
+# Instinct cluster networking guide's Arista 7388 DCQCN sample); they publish no byte thresholds fabricgen
+# could take for every speed, so the thresholds are SONiC's community ones, in kbytes.
+ARISTA_ECN = EcnDefault(1_048_576, 2_097_152, 20, "Arista DCQCN samples (weight 0, max-mark-probability 20; "
+                        "thresholds: SONiC community QoS template)")
 # Every vendor default fabricgen knows: the range a configured threshold is compared with.
 VENDOR_ECN_DEFAULTS = (CUMULUS_ECN, CISCO_ND_ECN, SONIC_COMMUNITY_ECN)
 
@@ -361,7 +366,7 @@ _SONIC = replace(
 
 _EOS = PlatformRecord(
     name="eos",
-    description="Arista EOS (Trident / Tomahawk: 7050X, 7060X)",
+    description="Arista EOS (Strata: 7050X, 7060X, 7388X; Sand: 7280R, 7800R), rendered by Arista's pyavd",
     kind="switch",
     files=("eos.cfg",),
     renderer="fabricgen.platforms.eos.render:render",
@@ -371,14 +376,19 @@ _EOS = PlatformRecord(
     containerlab_kind="arista_ceos",
     containerlab_image="ceos:4.32.0F",
     extractor="fabricgen.platforms.eos.extract:extract_eos",
+    analyzer="fabricgen.platforms.eos.check:analyze_eos",
+    structural_rules="fabricgen.platforms.eos.check:RULES",
     capabilities=Capabilities(
         lossless_qos=True,
         pfc_watchdog=True,
-        watchdog_actions=frozenset({"drop", "forward"}),  # `pause watchdog action drop | no-drop`
+        # `priority-flow-control pause watchdog action drop | errdisable | notify-only`: no forward action
+        # (aristanetworks/avd#6399); alert is notify-only
+        watchdog_actions=frozenset({"drop", "alert"}),
         bfd=True,
         max_mtu=9214,
         strict_queues_highest=True,  # `no priority` makes a tx-queue and every lower one round-robin
         maximum_paths=600,  # `maximum-paths <1-600>`
+        ecn_default=ARISTA_ECN,
     ),
     fact_cost_s=0.0025,
     extract_in_pool=True,

@@ -60,6 +60,26 @@ RULES: tuple[Rule, ...] = (
          "N map <speed>g-<n>x` (or M > n), or the breakouts differ from the plan's front panel", ("nxos",)),
     Rule("nxos-unused-port", ("config",), "a port described unused is not shut, or a front-panel port the plan "
          "leaves free is not configured shut", ("nxos",)),
+    # ---- EOS structure (platforms/eos/check.py)
+    Rule("eos-parse", ("config",), "the file is unreadable (missing, or not UTF-8 text)", ("eos",)),
+    Rule("eos-avd", ("config",), "eos.cfg is not what Arista's pyavd (eos_cli_config_gen) renders from the plan's "
+         "structured config: that config fails Arista's schema (key path and message), or the file has a line "
+         "Arista's templates do not print there (a hand edit, or a stale build)", ("eos",)),
+    Rule("eos-routing-model", ("config",), "no `service routing protocols model multi-agent` (the model AVD renders "
+         "on every device; ribd is the legacy one)", ("eos",)),
+    Rule("eos-queue-keyword", ("config",), "a qos profile uses `tx-queue` on a Strata switch (7050X, 7060X, 7388X: "
+         "`uc-tx-queue`) or `uc-tx-queue` on a Sand switch (7280R, 7800R: `tx-queue`); the chip family comes from "
+         "the plan's model (catalog/eos_models.py)", ("eos",)),
+    Rule("eos-lane-speed", ("config",), "a port of a split cage (2x400G on an 800G cage) has no `speed <n>g-<lanes>` "
+         "for its planned speed and lanes: it never links", ("eos",)),
+    Rule("eos-watchdog", ("config",), "the PFC watchdog's polling interval is above half its timeout (EOS then "
+         "substitutes its own), its action is not one EOS has (drop, errdisable, notify-only), or its timers are "
+         "not the plan's", ("eos",)),
+    Rule("eos-ecn", ("config",), "an ECN-marking queue lacks `weight 0` (Arista's RoCE samples mark on the "
+         "instantaneous depth) or `random-detect ecn count` (without it validate --health sees no ECN marks)",
+         ("eos",)),
+    Rule("eos-unused-port", ("config",), "a front-panel port the plan leaves free is not shut and described unused",
+         ("eos",)),
     # ---- fabric-wide RoCE invariants over every platform's config facts (check/roce.py)
     Rule("roce-lossless-chain", ("config",), "RoCE DSCP -> TC -> lossless PG / no-drop class (-> PFC priority) -> "
          "egress queue with ECN marking is broken on a port, or differs from the plan"),
@@ -73,7 +93,9 @@ RULES: tuple[Rule, ...] = (
     Rule("roce-pfc-both-ends", ("config",), "a fabric-link end or a GPU-facing leaf port lacks PFC on exactly the "
          "lossless priorities, or the PFC watchdog (when the plan enables it)"),
     Rule("roce-mtu-both-ends", ("config",), "the two ends of a switch-switch link have different MTUs"),
-    Rule("roce-maximum-paths", ("config",), "`maximum-paths` is below the plan's (what the switch's role needs)"),
+    Rule("roce-maximum-paths", ("config",), "`maximum-paths` is below the plan's (what the switch's role needs), "
+         "or outside the platform's range (1 up to its record's `maximum_paths`): `maximum-paths 0` is rejected "
+         "everywhere"),
     Rule("roce-p2p-pair", ("config",), "the two ends of a /31 are not a distinct pair in one /31, a BGP neighbor is "
          "missing or its remote-as is not the peer's local AS, or a device's local AS is not the planned one"),
     Rule("roce-missing-config", ("config",), "a planned device has no (or an unreadable) rendered file"),

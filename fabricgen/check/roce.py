@@ -354,8 +354,12 @@ def _bgp_device(plan: Plan, sw: Switch, f: DeviceFacts, out: _Out) -> None:
     if not f.maximum_paths and need > 1:
         out.add(f, f.device, PATHS, f.bgp_loc, f"no `maximum-paths`: a {sw.role} needs at least {need} "
                 "equal-cost paths")
+    top = platform(f.platform).capabilities.maximum_paths
     for value, loc in f.maximum_paths:
-        if value < need:
+        if not 1 <= value <= top:  # the range of every platform's `maximum-paths` (FRR: MULTIPATH_NUM)
+            out.add(f, f.device, PATHS, loc, f"maximum-paths {value} is outside the {f.platform} range 1..{top}: "
+                    "the switch rejects the line")
+        elif value < need:
             out.add(f, f.device, PATHS, loc, f"maximum-paths {value} is below the {need} equal-cost paths a "
                     f"{sw.role} of this design needs: ECMP would use only {value} of them")
 

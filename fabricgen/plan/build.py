@@ -77,10 +77,10 @@ def unsupported_settings(intent: Intent) -> list[Problem]:
             continue
         seen.add(rec.name)
         if wd.action not in caps.watchdog_actions:
-            problems.append(Problem("qos.pfc_watchdog.action", f"{rec.name} ({PLURAL[role]}) cannot run this PFC "
-                                    f"watchdog: action: {wd.action!r} is not a storm action of the platform "
-                                    f"({', '.join(sorted(caps.watchdog_actions))})", "pick timers and an action "
-                                    "every platform of the fabric supports"))
+            problems.append(Problem("qos.pfc_watchdog.action", f"{rec.name} ({PLURAL[role]}) lacks the capability "
+                                    f"`pfc-watchdog action {wd.action}`: {wd.action!r} is not a storm action of the "
+                                    f"platform ({', '.join(sorted(caps.watchdog_actions))})", "pick an action every "
+                                    "platform of the fabric supports (`fabricgen platforms` lists them)"))
         if caps.watchdog_timers is None:
             continue
         try:

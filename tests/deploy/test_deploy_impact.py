@@ -324,7 +324,8 @@ def label_eos(old: str, new: str) -> I.DeviceImpact:
 
 @pytest.mark.parametrize(("label", "old", "new"), [
     (I.HITLESS, "description gpu_leaf:gpu0001:eth0", "description moved"),
-    (I.HITLESS, "max-mark-probability 5", "max-mark-probability 7"),
+    (I.HITLESS, "max-mark-probability 20", "max-mark-probability 7"),
+    (I.RELOAD_REQUIRED, "service routing protocols model multi-agent", "service routing protocols model ribd"),
     (I.BGP_RESET, "   timers bgp 3 9\n", "   timers bgp 1 3\n"),
     (I.PORT_FLAP, "   mtu 9214\n   no switchport\n   ip address 198.18.32.0/31",
      "   mtu 9000\n   no switchport\n   ip address 198.18.32.0/31"),
@@ -336,3 +337,14 @@ def test_eos_labels(eos: str, label: str, old: str, new: str) -> None:
     assert old in eos
     got = label_eos(eos, eos.replace(old, new, 1))
     assert got.worst is not None and got.worst.label == label, [h.impact for h in got.hunks]
+
+
+def test_eos_lane_speed_change_flaps_the_port_like_a_breakout() -> None:
+    from tests.platforms.test_render_eos import SPLIT_800G, plan_of, text_of
+
+    plan = plan_of(**SPLIT_800G)
+    text = text_of(plan, plan.by_role("leaf")[0].hostname)
+    assert "   speed 400g-4\n" in text
+    got = label_eos(text, text.replace("   speed 400g-4\n", "   speed 200g-2\n", 1))
+    assert got.worst is not None and got.worst.label == I.PORT_FLAP
+    assert any("lane speed" in h.impact.why for h in got.hunks)

@@ -16,6 +16,7 @@ from fabricgen.platforms.change import (
     DAEMON_RESTART,
     HITLESS,
     PORT_FLAP,
+    RELOAD_REQUIRED,
     Change,
     Context,
     Hunk,
@@ -39,6 +40,8 @@ def eos_rule(c: Change, new_sessions: set[str] | None = None, gone_sessions: set
             return Impact(HITLESS, "PFC watchdog timers or action: applies at once")
         if text.startswith("port-channel load-balance"):
             return Impact(HITLESS, "ECMP rehash: flows may move to other paths (brief reordering)")
+        if text.startswith("service routing protocols model "):
+            return Impact(RELOAD_REQUIRED, "the routing model (multi-agent / ribd) takes effect after a reload")
         if text.startswith(("hostname ", "ip routing", "ipv6 unicast-routing", "no ip routing")):
             return Impact(HITLESS, "host setting")
         if text.startswith("router bgp "):
@@ -62,6 +65,9 @@ def eos_rule(c: Change, new_sessions: set[str] | None = None, gone_sessions: set
             return Impact(BUFFER_RECARVE, "QoS profile or PFC of the port: its buffers are re-carved")
         if text == "no shutdown":
             return Impact(HITLESS, "the port comes up")
+        if text.startswith("speed "):
+            return Impact(PORT_FLAP, "lane speed of a split cage: the port re-initialises its SerDes lanes, "
+                                     "as a breakout change does")
         return Impact(PORT_FLAP, f"`{text.split()[0]}` takes the port down and up")
     if top == "router bfd":
         return Impact(HITLESS, "BFD timers: renegotiated with a poll sequence, sessions stay up")
