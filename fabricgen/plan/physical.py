@@ -205,14 +205,14 @@ def _build(plan: Plan, ends: dict[tuple[str, str], End]) -> Physical:
     # (the shortest-reach optic, SR), as the published designs count them.
     split = _shared_cages(groups, fibred)
     emitted: set[tuple[object, ...]] = set()
-    for key, tier, length, a, z, speed in order:
-        if key is None:
+    for group_key, tier, length, a, z, speed in order:
+        if group_key is None:
             fibre(tier, length, a, z, optic_name(speed, a.lanes, media_kind(speed, length)))
-        elif key in split:
+        elif group_key in split:
             fibre(tier, length, a, z, optic_name(speed, a.lanes, "SR"))
-        elif key not in emitted:
-            emitted.add(key)
-            cables.append(groups[key][0])
+        elif group_key not in emitted:
+            emitted.add(group_key)
+            cables.append(groups[group_key][0])
     for key, (cable, optic) in groups.items():
         if key in split:
             continue
