@@ -139,6 +139,7 @@ class Capabilities:
     ecn_default: EcnDefault | None = None  # the vendor's RoCE-queue ECN; None: SONiC's (the config has no ECN)
     ecn_from_sku: bool = False  # the SKU's own QoS template sets the ECN default (SONiC), not the platform
     breakout_in_config: bool = False  # its hardware models break cages out in the config (NX-OS), not a SKU file
+    cnp_queue: int | None = None  # the queue its config puts CNPs in (NX-OS: 7); None: the plan's CNP class
 
     def adaptive_routing(self, mode: str) -> bool:
         """True if the platform renders adaptive routing in this mode."""
@@ -226,6 +227,7 @@ class PlatformRecord:
     extract_in_pool: bool = False  # worth a worker process (parse cost above the pickling of its facts)
     not_deployed: tuple[PlatformGap, ...] = ()
     plan_warnings: str = ""  # (plan) -> [Problem]: what the platform has to say about a plan (SONiC: buffers)
+    plan_problems: str = ""  # (plan) -> [Problem]: what the platform refuses in a plan (NX-OS: no-drop budget)
     impact: str = ""  # platforms.change.Labeller: the impact rules of its config diffs ("" = none: deploy refuses)
     drain: str = ""  # (candidate, on) -> candidate: BGP graceful shutdown ("" = it cannot be drained)
     saved_config: Literal["startup", "running"] = "startup"  # the get_config() side that holds the saved config
@@ -309,7 +311,9 @@ _NXOS = PlatformRecord(
         buffer_cell_bytes=208,
         ecn_default=CISCO_ND_ECN,
         breakout_in_config=True,  # `interface breakout module 1 port N map ...`
+        cnp_queue=7,  # Cisco's RoCE reference: CNP in c-out-8q-q7, priority level 1 (vendor reference §6 item 3)
     ),
+    plan_problems="fabricgen.platforms.nxos.buffers:budget_problems",
     fact_cost_s=0.0025,
     extract_in_pool=True,
     impact="fabricgen.platforms.nxos.change:impact",

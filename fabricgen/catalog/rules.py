@@ -54,8 +54,9 @@ RULES: tuple[Rule, ...] = (
          ("nxos",)),
     Rule("nxos-pause-buffer", ("config",), "a no-drop ingress class has no `pause buffer-size ... pause-threshold "
          "... resume-threshold ...` where the port's cable is over 100 m, its headroom above the pause threshold "
-         "is below the plan's, resume is not below pause, or the pause threshold is not above the ECN maximum",
-         ("nxos",)),
+         "(buffer-size - pause-threshold) is below the cable headroom the plan computes, or resume is not below "
+         "pause; the pause threshold is an ingress fill level and is never compared with ECN (an egress queue "
+         "threshold)", ("nxos",)),
     Rule("nxos-breakout", ("config",), "a broken-out port `Ethernet1/N/M` has no `interface breakout module 1 port "
          "N map <speed>g-<n>x` (or M > n), or the breakouts differ from the plan's front panel", ("nxos",)),
     Rule("nxos-unused-port", ("config",), "a port described unused is not shut, or a front-panel port the plan "

@@ -215,6 +215,9 @@ def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, 
             build_underlay(intent, d, plan)
             plan_adaptive_routing(plan, intent.ecmp.adaptive_routing)
             qos.assign_profiles(plan, intent)
+        refused = platform_problems(plan)
+        if refused:
+            raise FabricError(source, refused)
         plan.warnings += qos.ecn_warnings(intent) + platform_warnings(plan)
     except TopologyError as exc:
         raise _located(source, exc.problems, lines) from None
@@ -274,14 +277,23 @@ def _located(source: str, problems: list[Problem], lines: dict[tuple[Any, ...], 
     return FabricError(source, problems)
 
 
-def platform_warnings(plan: Plan) -> list[Problem]:
-    """What each platform in use says about this plan (its record's `plan_warnings`, e.g. SONiC buffers)."""
+def _platform_hooks(plan: Plan, field: str) -> list[Problem]:
     out: list[Problem] = []
     for name in sorted({sw.platform for sw in plan.switches.values()}):
-        hook = platform(name).plan_warnings
+        hook = getattr(platform(name), field)
         if hook:
             out += load(hook)(plan)
     return out
+
+
+def platform_warnings(plan: Plan) -> list[Problem]:
+    """What each platform in use says about this plan (its record's `plan_warnings`, e.g. SONiC buffers)."""
+    return _platform_hooks(plan, "plan_warnings")
+
+
+def platform_problems(plan: Plan) -> list[Problem]:
+    """What each platform in use refuses in this plan (its record's `plan_problems`, e.g. NX-OS's no-drop budget)."""
+    return _platform_hooks(plan, "plan_problems")
 
 
 def warning_lines(plan: Plan) -> list[str]:

@@ -167,6 +167,15 @@ def build_policy(intent: Intent) -> QosPolicy:
     )
 
 
+def cnp_class(policy: QosPolicy, platform: str) -> int:
+    """The traffic class (= queue) a platform's config gives CNPs: the platform's own CNP queue where its
+    record names one (NX-OS: 7) and no other class of the intent uses it, else the plan's CNP class."""
+    cnp = capabilities(platform).cnp_queue
+    if cnp is None or cnp in policy.lossless_tcs or cnp in set(policy.dscp_to_tc.values()) - {policy.cnp_tc}:
+        return policy.cnp_tc
+    return cnp
+
+
 # --------------------------------------------------------------------------- per-port profiles
 
 

@@ -360,7 +360,7 @@ class _Checker:
                 paused.add(int(m.group(1)))
         if self.plan is not None and self.plan.qos is not None:
             q = self.plan.qos
-            return _Expect(q.roce_tc, q.cnp_tc, set(q.lossless_tcs), q.mtu,
+            return _Expect(q.roce_tc, render_nxos.cnp_group(q), set(q.lossless_tcs), q.mtu,
                            q.watchdog_enabled)
         classes = qos_policy.classes if qos_policy else {}
         roce = classes.get(render_nxos.CLASS_ROCE)
@@ -505,14 +505,10 @@ class _Checker:
                          f"intent's {value} (qos.pfc_watchdog)")
 
     def pause_buffers(self, exp: _Expect) -> None:
-        """Static ingress pause buffers: present where the plan's cable needs them, and self-consistent."""
+        """Static ingress pause buffers: present where the plan's cable needs them, and self-consistent.  The
+        pause threshold is an ingress fill level of the no-drop class and is never compared with the egress
+        queue's ECN thresholds (reference §5.4)."""
         cfg = self.cfg
-        queuing = self._attached("queuing", cfg.system_queuing)
-        ecn_max = 0
-        for tc in exp.lossless:
-            q = queuing.classes.get(render_nxos.queue_class(tc)) if queuing is not None else None
-            if q is not None and q.wred is not None:
-                ecn_max = max(ecn_max, q.wred.max_bytes)
         need: dict[str, int] = {}  # port -> headroom the plan needs above the pause threshold (0: none)
         if self.switch is not None and self.plan is not None:
             facts = capabilities("nxos")
@@ -549,9 +545,6 @@ class _Checker:
                 problems = []
                 if resume >= pause:
                     problems.append(f"resume-threshold {resume} is not below pause-threshold {pause}")
-                if ecn_max and pause <= ecn_max:
-                    problems.append(f"pause-threshold {pause} B is not above the ECN maximum {ecn_max} B: PFC "
-                                    "would pause before ECN marks")
                 if problems:
                     self.add("nxos-pause-buffer", line, f"{ref.name} {cname}: " + "; ".join(problems))
 
