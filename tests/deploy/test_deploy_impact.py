@@ -245,12 +245,14 @@ def nxos() -> str:
                   "  service-policy type qos input QOS_CLASSIFICATION\n  no bfd echo\n  no ip redirects\n"
                   "  ip address 198.18.16.0/31",
      "  mtu 9100\n  priority-flow-control mode on\n  priority-flow-control watch-dog-interval on\n"
-     "  service-policy type qos input QOS_CLASSIFICATION\n  no bfd echo\n  no ip redirects\n  ip address 198.18.16.0/31"),
+     "  service-policy type qos input QOS_CLASSIFICATION\n  no bfd echo\n  no ip redirects\n"
+     "  ip address 198.18.16.0/31"),
     (I.BUFFER_RECARVE, "  mtu 9216\n  priority-flow-control mode on\n  priority-flow-control watch-dog-interval on\n"
                        "  service-policy type qos input QOS_CLASSIFICATION\n  no bfd echo\n  no ip redirects\n"
                        "  ip address 198.18.16.0/31",
      "  mtu 9216\n  priority-flow-control mode auto\n  priority-flow-control watch-dog-interval on\n"
-     "  service-policy type qos input QOS_CLASSIFICATION\n  no bfd echo\n  no ip redirects\n  ip address 198.18.16.0/31"),
+     "  service-policy type qos input QOS_CLASSIFICATION\n  no bfd echo\n  no ip redirects\n"
+     "  ip address 198.18.16.0/31"),
 ])
 def test_nxos_labels(nxos: str, label: str, old: str, new: str) -> None:
     assert old in nxos
