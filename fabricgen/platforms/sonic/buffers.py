@@ -28,8 +28,16 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from fabricgen.catalog.skus import GENERIC_SONIC_BUFFERS, HardwareSku, PgHeadroom, RoleHardware, SonicBufferObjects
+from fabricgen.catalog.skus import (
+    GENERIC_SONIC_BUFFERS,
+    HardwareSku,
+    PgHeadroom,
+    RoleHardware,
+    SonicBufferObjects,
+    generic_port,
+)
 from fabricgen.errors import Problem
+from fabricgen.plan.frontpanel import front_panel
 from fabricgen.plan.model import Plan, QosProfile, Switch
 
 Model = Literal["dynamic", "traditional", "device"]
@@ -229,6 +237,14 @@ def device_base(plan: Plan, sw: Switch) -> dict[str, Any]:
         if hw is not None:
             sku_port = hw.port(sw.platform, itf.cage, itf.subport, itf.breakout, lpp, itf.speed)
             ports[sku_port.name] = dict(sku_port.fields)
+    panel = front_panel(plan, sw)  # the ports the plan leaves free exist on the device too
+    for name, at in zip(panel.unused, panel.positions, strict=True):
+        if hw is not None and hw.sku is not None:
+            found = hw.sku.port(name)
+            if found is not None:
+                ports[name] = dict(found.fields)
+        elif at is not None:
+            ports[name] = dict(generic_port(sw.platform, at[0], at[1], at[2], lpp, at[3]).fields)
     base: dict[str, Any] = {"PORT": ports}
     objects = role_buffers(hw).objects
     if objects is not None:
