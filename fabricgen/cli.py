@@ -99,6 +99,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     for role, hw in s["hardware"].items():
         if hw["facts"]:
             con.print(f"{role} {hw['sku']} facts: {hw['facts']}", markup=False)
+        if hw.get("lossless_apply"):
+            con.print(f"{role} {hw['sku']} lossless config: {hw['lossless_apply']}", markup=False)
     if s["headroom"]:
         _print_headroom(con, s["headroom"])
     generic = [role for role, hw in s["hardware"].items() if hw["port_names"] == "generic"]

@@ -228,6 +228,7 @@ class PlatformRecord:
     not_deployed: tuple[PlatformGap, ...] = ()
     plan_warnings: str = ""  # (plan) -> [Problem]: what the platform has to say about a plan (SONiC: buffers)
     plan_problems: str = ""  # (plan) -> [Problem]: what the platform refuses in a plan (NX-OS: no-drop budget)
+    lossless_apply: str = ""  # (hwsku) -> (live, statement): can the lossless config go on live (SONiC: GCU)?
     impact: str = ""  # platforms.change.Labeller: the impact rules of its config diffs ("" = none: deploy refuses)
     drain: str = ""  # (candidate, on) -> candidate: BGP graceful shutdown ("" = it cannot be drained)
     saved_config: Literal["startup", "running"] = "startup"  # the get_config() side that holds the saved config
@@ -362,6 +363,7 @@ _SONIC = replace(
     candidate="json-bundle",  # napalm_sonic takes both files as one JSON document keyed by file name
     fact_cost_s=0.003,
     plan_warnings="fabricgen.platforms.sonic.buffers:buffer_warnings",
+    lossless_apply="fabricgen.platforms.sonic.change:lossless_apply",
     impact="fabricgen.platforms.sonic.change:impact",
     drain="fabricgen.platforms.sonic.change:drained",
     # FRR as the bgp container starts it, with a ConfigDB stand-in (lab.sonic_box)

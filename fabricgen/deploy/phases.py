@@ -96,10 +96,11 @@ def diff(device: NetworkDriver, candidate: str) -> Diff:
     return Diff(text, str(getattr(device, "last_changes", "") or ""), getattr(device, "last_sides", None))
 
 
-def impact(sw: Switch, d: Diff) -> DeviceImpact:
-    """Label every hunk of the device's diff with what it does to traffic (fabricgen.deploy.impact)."""
+def impact(sw: Switch, d: Diff, day0: bool = False) -> DeviceImpact:
+    """Label every hunk of the device's diff with what it does to traffic (fabricgen.deploy.impact); `day0`:
+    the SONiC day-0 path (config load + config reload) applies it."""
     sides = [(to, old, new) for _, to, old, new in d.sides] if d.sides else None
-    return device_impact(sw.hostname, sw.platform, sides, d.text, hwsku=sw.sku)
+    return device_impact(sw.hostname, sw.platform, sides, d.text, hwsku=sw.sku, day0=day0)
 
 
 def discard(device: NetworkDriver) -> None:

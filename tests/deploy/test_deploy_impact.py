@@ -351,3 +351,41 @@ def test_eos_lane_speed_change_flaps_the_port_like_a_breakout() -> None:
     got = label_eos(text, text.replace("   speed 400g-4\n", "   speed 200g-2\n", 1))
     assert got.worst is not None and got.worst.label == I.PORT_FLAP
     assert any("lane speed" in h.impact.why for h in got.hunks)
+
+
+def test_each_sku_says_whether_gcu_applies_the_lossless_config_live() -> None:
+    """SN5600 (spc4): GCU applies PFC_WD and the PG headroom live.  Dell Z9864F (TH5), unknown to GCU: both are
+    refused live, so day 0 needs `config load` + `config reload`, and the statement says so."""
+    live, why = S.lossless_apply(SN5600)
+    assert live and "spc4" in why
+    live, why = S.lossless_apply("Dell-Z9864f-O64")
+    assert not live and "GCU does not know this HWSKU" in why
+    assert "`config load`" in why and "`config reload`" in why and "deploy --day0" in why
+
+
+def test_plan_states_the_day0_path_of_the_th5_sku(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import yaml
+
+    from fabricgen.cli import main
+    from tests.conftest import small_intent
+
+    data = small_intent(switch_models={"leaf": {"sku": "Dell-Z9864f-O64"}, "spine": {"sku": "Dell-Z9864f-O64"}},
+                        platforms={"leaf": "sonic", "spine": "sonic"},
+                        servers={"count": 4, "gpus_per_server": 8, "nics_per_server": 8, "nic_speed": "800G"},
+                        cabling={"gpu_leaf_m": 5, "leaf_spine_m": 30})
+    path = tmp_path / "fabric.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert main(["plan", "-i", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "leaf Dell-Z9864f-O64 lossless config: GCU does not know this HWSKU" in out.replace("\n", " ")
+    assert main(["plan", "-i", "inventory/fabric.yaml"]) == 0
+    assert "Mellanox-SN5600-O128 lossless config: GCU applies the lossless config live" in capsys.readouterr().out
+
+
+def test_day0_labels_every_config_db_change_reload_required(db: dict[str, Any]) -> None:
+    port = next(k for k in db["PFC_WD"] if k != "GLOBAL")
+    changed = edited(db, f"PFC_WD/{port}/detection_time", "400")
+    sides = [("candidate/config_db.json", pretty_json(db).splitlines(), pretty_json(changed).splitlines())]
+    assert only(I.device_impact("sw", "sonic", sides, "", hwsku="Dell-Z9864f-O64")).label == I.REFUSED_LIVE
+    got = I.device_impact("sw", "sonic", sides, "", hwsku="Dell-Z9864f-O64", day0=True)
+    assert got.worst is not None and got.worst.label == I.RELOAD_REQUIRED and "config reload" in got.worst.why

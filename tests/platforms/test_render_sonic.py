@@ -258,15 +258,18 @@ def test_buffers_traditional_model_from_the_skus_lookup_table() -> None:
     assert db["BUFFER_PROFILE"]["pg_lossless_800000_5m_profile"] == {
         "pool": "ingress_lossless_pool", "xon": "0", "xon_offset": "3556", "xoff": "729488", "size": "18796",
         "dynamic_th": "0"}
-    # 30 m is not listed: linear between the 5 m and 40 m rows (729488 .. 835406), rounded up, and flagged
-    # (729488 + 105918 x 25/35 = 805143.7)
-    assert db["BUFFER_PROFILE"]["pg_lossless_800000_30m_profile"]["xoff"] == "805144"
+    # 30 m is not listed: the next listed length up, 40 m (xoff 835406), as buffermgrd would look it up: the
+    # port's CABLE_LENGTH says 40m and its PG takes the 40 m profile; nothing interpolated, nothing flagged
+    # (before: linear between the 5 m and 40 m rows, 805144, less headroom than any listed row that covers 30 m)
+    assert db["BUFFER_PROFILE"]["pg_lossless_800000_40m_profile"]["xoff"] == "835406"
+    assert "pg_lossless_800000_30m_profile" not in db["BUFFER_PROFILE"]
     down = next(i for i in sw.interfaces if i.tier == "gpu_leaf")
     up = next(i for i in sw.interfaces if i.tier == "leaf_spine")
+    assert up.cable_m == 30 and db["CABLE_LENGTH"]["AZURE"][up.name] == "40m"
     assert db["BUFFER_PG"][f"{down.name}|3"] == {"profile": "pg_lossless_800000_5m_profile"}
-    assert db["BUFFER_PG"][f"{up.name}|3"] == {"profile": "pg_lossless_800000_30m_profile"}  # interpolated
+    assert db["BUFFER_PG"][f"{up.name}|3"] == {"profile": "pg_lossless_800000_40m_profile"}  # rounded up
     assert db["BUFFER_QUEUE"][f"{down.name}|0-2"] == {"profile": "egress_lossy_profile"}  # the Dell SKU's name
-    assert any("30 m" in w.message and "interpolated" in w.message for w in plan.warnings)
+    assert not any("extrapolated" in w.message for w in plan.warnings)
 
 
 def test_pfc_watchdog(example: Plan) -> None:

@@ -236,21 +236,24 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
         for qi in c.default_queues:
             queue[f"{name}|{qi}"] = q_default
         metres = int(prof.cable_m)
+        found = None
+        if objects is not None and rb.model != "dynamic":
+            found = lookup_row(hw.sku, prof.speed, metres) if hw.sku is not None else None
+            if found is None:
+                raise ValueError(f"{sw.hostname}: SKU {hw.describe()} has no pg_profile_lookup.ini row for "
+                                 f"{prof.speed}G (plan refuses such a SKU)")
+            metres = found[1]  # the next length the SKU's table lists: what buffermgrd itself would look up
         cable[name] = f"{metres}m"
         if wd:
             pfcwd[name] = pfc_wd
         if objects is None:
             continue  # buffers left to the device (sonic_buffers)
-        if rb.model == "dynamic":
+        if found is None:
             pl = pg_dynamic
         else:
             pl = pg_lossless.get((prof.speed, metres), {})
             if not pl:
                 pname = traditional_profile_name(prof.speed, metres)
-                found = lookup_row(hw.sku, prof.speed, metres) if hw.sku is not None else None
-                if found is None:
-                    raise ValueError(f"{sw.hostname}: SKU {hw.describe()} has no pg_profile_lookup.ini row for "
-                                     f"{prof.speed}G (plan refuses such a SKU)")
                 buffer_profile[pname] = traditional_entry(objects, found[0])
                 pl = pg_lossless[prof.speed, metres] = {"profile": pname}
         for key in c.lossless_pg_keys:  # "3", or "3-4" as buffermgrd writes several
