@@ -117,7 +117,10 @@ RULES: tuple[Rule, ...] = (
          ("host",)),
     Rule("nic-ecn", ("live",), "ECN (DCQCN reaction and notification point) is not enabled on the RoCE priority",
          ("host",)),
-    Rule("nccl-tc", ("live",), "/etc/nccl.conf sets an NCCL_IB_TC that is not the RoCE ToS", ("host",)),
+    Rule("nccl-tc", ("live",), "/etc/nccl.conf has no NCCL_IB_TC, or one that is not the RoCE ToS (the NIC script "
+         "writes it)", ("host",)),
+    Rule("nccl-qps", ("live",), "/etc/nccl.conf has no NCCL_IB_QPS_PER_CONNECTION, or not the plan's "
+         "(qos.nic.qps_per_connection; the NIC script writes it)", ("host",)),
     Rule("nic-missing-script", ("script",), "a planned server has no script, or the script has no fabricgen header",
          ("host",)),
     Rule("nic-address", ("script",), "a planned NIC has no `nic_up` line, or its address, /31, gateway or routing "

@@ -557,6 +557,9 @@ class NicSettings(_Model):
     trust: Literal["dscp", "pcp"] = "dscp"
     cnp_dscp: Int | None = Field(default=None, ge=0, le=63, description="default: the fabric's CNP DSCP")
     ecn_capable: Flag = True
+    qps_per_connection: Int = Field(
+        default=4, ge=1, le=64, description="NCCL_IB_QPS_PER_CONNECTION the NIC scripts write to /etc/nccl.conf: "
+        "more QPs give ECMP more flows to spread (`fabricgen analyze ecmp` shows the what-if)")
 
 
 class Qos(_Model):

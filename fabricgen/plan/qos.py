@@ -164,6 +164,7 @@ def build_policy(intent: Intent) -> QosPolicy:
         nic_cnp_dscp=q.cnp_dscp if q.nic.cnp_dscp is None else q.nic.cnp_dscp,
         nic_roce_tos=roce_tos(q.roce_dscp[0], q.nic.ecn_capable),
         nic_ecn=q.nic.ecn_capable,
+        nic_qps_per_connection=q.nic.qps_per_connection,
     )
 
 
