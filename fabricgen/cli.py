@@ -176,6 +176,13 @@ def cmd_render(args: argparse.Namespace) -> int:
         return EXIT_FAIL
     _console(stderr=True).print(
         f"rendered {result.switches} switches, {result.files} files, {result.lines} config lines -> {result.outdir}")
+    if checks is not None:
+        from fabricgen.check.fast import skipped
+
+        left = skipped(plan)
+        if left:
+            _console(stderr=True).print("checked; left to `fabricgen check`: " + "; ".join(
+                f"{rule} ({why})" for rule, why in left.items()), markup=False)
     return EXIT_OK
 
 

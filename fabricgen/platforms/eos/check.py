@@ -40,8 +40,10 @@ _WATCHDOG = re.compile(r"^priority-flow-control pause watchdog (?:default (timeo
                        r"(\S+)|action (\S+))$")
 
 
-def analyze_eos(plan: Plan, configs: Path, host: str, structural: bool = True) -> tuple[list[Finding], DeviceFacts]:
-    """The structural findings (when `structural`) and the RoCE facts of one eos.cfg, from one parse."""
+def analyze_eos(plan: Plan, configs: Path, host: str, structural: bool = True,
+                skip: frozenset[str] = frozenset()) -> tuple[list[Finding], DeviceFacts]:
+    """The structural findings (when `structural`; but the rules in `skip`) and the RoCE facts of one eos.cfg,
+    from one parse."""
     f = DeviceFacts(host, "eos", qos=True)
     text = read_config(f, configs, EOS_CFG)
     path = f.files[EOS_CFG]
@@ -53,16 +55,18 @@ def analyze_eos(plan: Plan, configs: Path, host: str, structural: bool = True) -
     sw = plan.switches.get(host)
     if not structural or sw is None:
         return [], facts
-    return check_eos(plan, sw, lines, roots, path), facts
+    return check_eos(plan, sw, lines, roots, path, skip), facts
 
 
-def check_eos(plan: Plan, sw: Switch, lines: list[str], roots: list[ConfigLine], path: str) -> list[Finding]:
+def check_eos(plan: Plan, sw: Switch, lines: list[str], roots: list[ConfigLine], path: str,
+              skip: frozenset[str] = frozenset()) -> list[Finding]:
     out: list[Finding] = []
 
     def add(rule: str, line: int, message: str) -> None:
         out.append(Finding(sw.hostname, path, f"L{line}" if line else "", rule, message))
 
-    _avd(plan, sw, lines, add)
+    if "eos-avd" not in skip:
+        _avd(plan, sw, lines, add)
     top = {node.text: node for node in roots}
     if f"service routing protocols model {eos_render.ROUTING_MODEL}" not in top:
         add("eos-routing-model", 1, f"no `service routing protocols model {eos_render.ROUTING_MODEL}`")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,21 @@ _RE_WRED = re.compile(
     r"^random-detect minimum-threshold (\d+) (bytes|kbytes|mbytes) maximum-threshold (\d+) (bytes|kbytes|mbytes)"
     r"(?: drop-probability (\d+))?(?: weight (\d+))?(?P<ecn> ecn)?$"
 )
+
+
+def _address(text: str) -> tuple[int, int, int] | None:
+    """(IP version, the address as an int, its bits) of an address, None if it is not one; IPv4 without
+    ipaddress objects (a spine checks hundreds)."""
+    if text.count(".") == 3:
+        try:
+            return 4, int.from_bytes(socket.inet_aton(text), "big"), 32
+        except OSError:
+            return None
+    try:
+        ip = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    return ip.version, int(ip), ip.max_prefixlen
 
 
 def _loc(line: int) -> str:
@@ -456,26 +472,29 @@ class _Checker:
                          f"the plan's {want[0]}/{want[1]} KB ({tight.name}, the tightest profile of the switch)")
 
     def bgp_neighbors(self) -> None:
-        nets: dict[int, dict[Any, str]] = {}
+        # (version, prefix length) -> {network as an int: the interface's own address}; ints, not ipaddress
+        # objects: a spine has hundreds of /31s and as many neighbors
+        nets: dict[tuple[int, int], dict[int, int]] = {}
         for itf in self.cfg.interfaces.values():
             for addr, _ in itf.addresses:
-                try:
-                    iface = ipaddress.ip_interface(addr)
-                except ValueError:
+                ip_text, _, plen_text = addr.partition("/")
+                parsed = _address(ip_text)
+                if parsed is None or not plen_text.isdigit() or int(plen_text) > parsed[2]:
                     continue
-                nets.setdefault(iface.network.prefixlen, {})[iface.network] = str(iface.ip)
+                version, own, bits = parsed
+                plen = int(plen_text)
+                nets.setdefault((version, plen), {})[own >> (bits - plen)] = own
         for ref in self.cfg.neighbors:
-            try:
-                ip = ipaddress.ip_address(ref.name)
-            except ValueError:
+            parsed = _address(ref.name)
+            if parsed is None:
                 continue  # prefix peers (neighbor 198.18.0.0/24) are not interface peers
+            version, value, bits = parsed
             found = False
-            for plen, table in nets.items():
-                if plen > ip.max_prefixlen:
+            for (v, plen), table in nets.items():
+                if v != version:
                     continue
-                net = ipaddress.ip_network(f"{ip}/{plen}", strict=False)
-                own = table.get(net)
-                if own is not None and own != str(ip):
+                mine = table.get(value >> (bits - plen))
+                if mine is not None and mine != value:
                     found = True
                     break
             if not found:
