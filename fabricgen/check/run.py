@@ -175,7 +175,7 @@ def yang_unavailable(plan: Plan, configs: Path, yang_dir: Path | None) -> str | 
         return ("libyang is not installed (fix: pip install 'fabricgen[sonic]', which needs the C libyang 2, "
                 "e.g. apt install libyang2-dev)")
     try:
-        resolve_yang_dir(yang_dir)
+        resolve_yang_dir(yang_dir, plan.settings.sonic_release)
     except SonicYangSetupError as exc:
         return str(exc)
     return None
@@ -271,7 +271,7 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
                  files_by_check(plan, configs).items()}
         sonic_all = [str(p) for _, p in files["sonic-yang"]]
         frr_all = [p for _, p in files["frr-parse"]]
-        root = resolve_yang_dir(yang_dir) if sonic_all else None
+        root = resolve_yang_dir(yang_dir, plan.settings.sonic_release) if sonic_all else None
         if use_cache and root is not None:
             yang_cache = ResultCache(cache_dir(configs), "sonic-yang", _yang_salt(root, plan))
         if use_cache and frr_all:

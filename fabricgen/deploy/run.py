@@ -181,7 +181,8 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
                 ctx.phase(host, FAILED, reason)
                 return outcome(R.FAILED, reason)
         d = phases.diff(device, candidate)
-        labels = phases.impact(sw, d, ctx.opts.day0 and sw.platform == "sonic") if d.text else None
+        labels = (phases.impact(sw, d, ctx.opts.day0 and sw.platform == "sonic", ctx.plan.settings.sonic_release)
+                  if d.text else None)
         if dry:
             if gaps:
                 return outcome(R.FAILED, reason, diff=d.text, changes=d.changes, impact=labels)

@@ -330,6 +330,10 @@ class Platforms(_Model):
     leaf: Platform = "sonic"
     spine: Platform = "nxos"
     super_spine: Platform = "nxos"
+    sonic_release: str | None = Field(
+        default=None, pattern=r"^(20\d{4}|master)$",
+        description="the SONiC release branch the SONiC switches run (202411): `check` validates against that "
+        "release's YANG models where they are present, and deploy labels GCU changes by it")
 
 
 class TierRatios(_Model):

@@ -261,7 +261,8 @@ def fabric_settings(intent: Intent) -> FabricSettings:
         name=intent.fabric.name, description=intent.fabric.description, intent_sha256=digest,
         asn_scheme=intent.bgp.asn_scheme, hash_fields=tuple(intent.ecmp.hash_fields), mtu=intent.qos.mtu,
         pools=Pools(a.loopbacks, a.p2p, a.gpu, a.management, a.loopbacks_v6, a.p2p_v6), models=models,
-        platforms=platforms, explicit=tuple(explicit_settings(intent)))
+        platforms=platforms, explicit=tuple(explicit_settings(intent)),
+        sonic_release=intent.platforms.sonic_release or "")
 
 
 def _locate(problems: list[Problem], lines: dict[tuple[Any, ...], int]) -> None:

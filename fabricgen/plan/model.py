@@ -370,6 +370,7 @@ class FabricSettings:
     models: dict[Role, RoleModel]
     platforms: dict[Role, str]
     explicit: tuple[str, ...] = ()  # dotted paths of every intent field set explicitly (not left to its default)
+    sonic_release: str = ""  # the SONiC branch the switches run (platforms.sonic_release); "" = not said
 
 
 @dataclass(slots=True)

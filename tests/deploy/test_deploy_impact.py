@@ -389,3 +389,18 @@ def test_day0_labels_every_config_db_change_reload_required(db: dict[str, Any]) 
     assert only(I.device_impact("sw", "sonic", sides, "", hwsku="Dell-Z9864f-O64")).label == I.REFUSED_LIVE
     got = I.device_impact("sw", "sonic", sides, "", hwsku="Dell-Z9864f-O64", day0=True)
     assert got.worst is not None and got.worst.label == I.RELOAD_REQUIRED and "config reload" in got.worst.why
+
+
+def test_the_intents_sonic_release_dates_gcus_rules(db: dict[str, Any]) -> None:
+    """platforms.sonic_release 202205 on an SN5600: GCU's dynamic-threshold tuning (spc4 since 20221100) is not
+    in that release, so the change is refused live; unnamed, GCU's rule applies."""
+    from fabricgen.deploy.phases import Diff, impact
+    from fabricgen.plan.model import Switch
+
+    profile = next(k for k, v in db["BUFFER_PROFILE"].items() if "dynamic_th" in v)
+    tuned = edited(db, f"BUFFER_PROFILE/{profile}/dynamic_th", "3")
+    d = Diff("x", "", [("config_db.json", "candidate/config_db.json", pretty_json(db).splitlines(),
+                        pretty_json(tuned).splitlines())])
+    sw = Switch("leaf01", "leaf", "sonic", "SN5600", 0, 0, 0, 0, sku=SN5600)
+    assert only(impact(sw, d)).label == I.BUFFER_RECARVE
+    assert only(impact(sw, d, sonic_release="202205")).label == I.REFUSED_LIVE
