@@ -37,8 +37,11 @@ inventory: venv
 # SONiC's YANG models at the pinned sonic-buildimage commit (sparse, depth 1: only src/sonic-yang-models),
 # into ~/.cache/fabricgen/ where `fabricgen check` finds them; SONIC_YANG_DIR=path puts them elsewhere
 # (then pass --sonic-yang path or set FABRICGEN_SONIC_YANG).  Needs git and access to github.com.
+# RELEASE=202411 fetches that SONiC release branch's models instead (check uses them for an intent whose
+# platforms.sonic_release names it).
+RELEASE ?=
 sonic-yang: venv
-	$(BIN)/python -m fabricgen.check.yang_models fetch $(if $(SONIC_YANG_DIR),--dest $(SONIC_YANG_DIR))
+	$(BIN)/python -m fabricgen.check.yang_models fetch $(if $(SONIC_YANG_DIR),--dest $(SONIC_YANG_DIR)) $(if $(RELEASE),--release $(RELEASE))
 
 # The whole suite: lint, types, then every test (live-lab tests need root; they skip elsewhere).
 test: venv lint typecheck

@@ -99,6 +99,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     for role, hw in s["hardware"].items():
         if hw["facts"]:
             con.print(f"{role} {hw['sku']} facts: {hw['facts']}", markup=False)
+        if hw.get("lossless_apply"):
+            con.print(f"{role} {hw['sku']} lossless config: {hw['lossless_apply']}", markup=False)
     if s["headroom"]:
         _print_headroom(con, s["headroom"])
     generic = [role for role, hw in s["hardware"].items() if hw["port_names"] == "generic"]
@@ -174,6 +176,13 @@ def cmd_render(args: argparse.Namespace) -> int:
         return EXIT_FAIL
     _console(stderr=True).print(
         f"rendered {result.switches} switches, {result.files} files, {result.lines} config lines -> {result.outdir}")
+    if checks is not None:
+        from fabricgen.check.fast import skipped
+
+        left = skipped(plan)
+        if left:
+            _console(stderr=True).print("checked; left to `fabricgen check`: " + "; ".join(
+                f"{rule} ({why})" for rule, why in left.items()), markup=False)
     return EXIT_OK
 
 

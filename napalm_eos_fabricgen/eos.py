@@ -4,7 +4,7 @@ napalm's EOS replace opens a config session, sends ``rollback clean-config`` and
 candidate: a full replace.  fabricgen's ``eos.cfg`` is a partial config (no users, AAA,
 management API, management VRF, boot or logging), so this driver hands napalm a candidate that
 is the device's running config with only the sections fabricgen owns replaced by the rendered
-ones.  Owned: ``hostname``, the global ``qos map`` lines, the PFC-watchdog defaults,
+ones.  Owned: the routing model, ``hostname``, the global ``qos map`` lines, the PFC-watchdog defaults,
 ``port-channel load-balance``, ``ip routing`` / ``ipv6 unicast-routing``, ``router bfd``,
 ``router bgp``, and by name the interfaces, ``qos profile``\\ s, prefix-lists and route-maps the
 build defines (never ``Management1``).  Everything else is sent back exactly as the device
@@ -45,9 +45,10 @@ from fabricgen.napalm_kit import (
     sides,
 )
 
-OWNED_ALWAYS = re.compile(r"^(hostname |qos map (dscp|traffic-class) |priority-flow-control pause watchdog "
-                          r"(default|action) |port-channel load-balance trident fields ip |(no )?ip routing$"
-                          r"|(no )?ipv6 unicast-routing$|router bfd$|router bgp )")
+OWNED_ALWAYS = re.compile(r"^(service routing protocols model |hostname |qos map (dscp|traffic-class) |"
+                          r"priority-flow-control pause watchdog (default|action) |"
+                          r"port-channel load-balance trident fields ip |(no )?ip routing$|"
+                          r"(no )?ipv6 unicast-routing$|router bfd$|router bgp )")
 NEVER_OWNED = re.compile(r"^(interface Management\d|username |aaa |management |enable |boot |vrf instance |"
                          r"logging |ntp |snmp-server |daemon |event-handler |end$)")
 # The drain's section (fabricgen's EOS drain: maintenance mode of the whole switch): owned only while the

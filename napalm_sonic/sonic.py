@@ -38,7 +38,11 @@ running one table by table as `platforms.sonic_configdb.merge_owned` says -- the
 lanes, aliases, SKU buffer pools and profiles, identity and every table fabricgen does not
 render are kept, and a candidate that reaches into them or would leave a reference dangling
 is refused before anything is uploaded; "all": the candidate is the whole ConfigDB),
-``restart_timeout`` (180 s: for ``systemctl restart bgp`` and its daemons to answer again).
+``restart_timeout`` (180 s: for ``systemctl restart bgp`` and its daemons to answer again),
+``apply`` ("gcu": ``config replace`` through GCU, as below; "day0": the day-0 path for a HWSKU whose
+lossless config GCU refuses live -- ``fabricgen plan`` says which -- the merged ConfigDB goes in with
+``config load -y``, ``config save -y`` and ``config reload -y`` (every service restarts, the bgp
+container too, which then reads the frr.conf installed first); deploy labels it ``reload-required``).
 
 The bgp container reads ``docker_routing_config_mode`` and ``frr_mgmt_framework_config`` only when
 it starts (``BGP_CONTAINER_BOOT_FIELDS``): a commit that changes either restarts the container
@@ -137,8 +141,11 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
         self.gcu_timeout: float = float(args.get("gcu_timeout", 900))
         self.replace_scope: str = str(args.get("replace_scope", "owned"))
         self.restart_timeout: float = float(args.get("restart_timeout", 180))
+        self.apply: str = str(args.get("apply", "gcu"))
         if self.replace_scope not in ("owned", "all"):
             raise ValueError(f"replace_scope must be 'owned' or 'all', not {self.replace_scope!r}")
+        if self.apply not in ("gcu", "day0"):
+            raise ValueError(f"apply must be 'gcu' or 'day0', not {self.apply!r}")
         self._db_candidate: dict[str, Any] | None = None
         self._db_candidate_path: str | None = None
         self._last_checkpoint: str | None = None
@@ -351,6 +358,9 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
             return ReplaceConfigException(
                 f"{self.hostname}: commit failed, rolled back to checkpoint {checkpoint}: {reason}")
 
+        if self.apply == "day0":
+            self._commit_day0(checkpoint, after, fail)
+            return
         res = self._run(self._gcu(f"replace {shlex.quote(self._db_candidate_path)}"), timeout=self.gcu_timeout)
         if not res.ok:
             raise fail(f"config replace exited {res.exit_status}: {res.error_text()[:2000]}", frr_applied=False)
@@ -370,12 +380,41 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
         self._running_boot = after
         self.discard_config()
 
+    def _commit_day0(self, checkpoint: str, after: dict[str, str], fail: Any) -> None:
+        """The day-0 path: frr.conf installed and applied first, then ``config load -y`` of the merged ConfigDB,
+        ``config save -y`` and ``config reload -y``; then wait for the bgp container's daemons.  A failure before
+        the reload is rolled back to the checkpoint; after it the switch runs the loaded config."""
+        assert self._db_candidate_path is not None and self._candidate_path is not None
+        try:
+            self._frr_apply(self._candidate_path)
+        except ReplaceConfigException as exc:
+            raise fail(str(exc), frr_applied=False) from exc
+        for step in (f"load -y {shlex.quote(self._db_candidate_path)}", "save -y"):
+            res = self._run(self._gcu(step), timeout=self.gcu_timeout)
+            if not res.ok:
+                raise fail(f"config {step.split()[0]} exited {res.exit_status}: {res.error_text()[:2000]}",
+                           frr_applied=True)
+        res = self._run(self._gcu("reload -y"), timeout=self.gcu_timeout)
+        if not res.ok:
+            raise ReplaceConfigException(f"{self.hostname}: config reload exited {res.exit_status} after the day-0 "
+                                         f"config was loaded and saved: {res.error_text()[:2000]}")
+        waited = self._wait_daemons(after)
+        if waited:
+            raise ReplaceConfigException(f"{self.hostname}: after config reload: {waited}")
+        self._last_checkpoint = checkpoint
+        self._running_boot = after
+        self.discard_config()
+
     def _restart_bgp_container(self, metadata: dict[str, str]) -> str:
         """``systemctl restart bgp``, then wait until vtysh reaches every daemon `metadata` runs ("" = done)."""
         command = f"{self._sudo()}systemctl restart {BGP_SERVICE}"
         res = self._run(command, timeout=self.restart_timeout)
         if not res.ok:
             return f"`{command}` exited {res.exit_status}: {res.error_text()[:2000]}"
+        return self._wait_daemons(metadata)
+
+    def _wait_daemons(self, metadata: dict[str, str]) -> str:
+        """Wait until vtysh reaches every daemon `metadata` runs ("" = done, else why not)."""
         wanted = bgp_container_daemons(metadata)
         deadline = time.monotonic() + self.restart_timeout
         while True:

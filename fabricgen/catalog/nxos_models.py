@@ -55,6 +55,7 @@ class NxosModel:
     fixed: tuple[tuple[int, int], ...] = ()  # (count, Gb/s) of other front-panel ports after the cages (SFP+)
     adaptive_routing_modes: frozenset[str] = frozenset()  # DLB modes fabricgen renders on it
     asic: str = ""
+    buffer_bytes: int = 0  # the ASIC's packet buffer: what no-drop reservations can never exceed (0: unknown)
     source: str = "fabricgen/nxos_models.py (Cisco NX-OS 10.6(x) Interfaces guide, data sheets)"
 
     def breakout_map(self, ports: int, speed: int) -> str:
@@ -67,15 +68,31 @@ def breakout_map(ports: int, speed: int) -> str:
     return f"{speed}g-{ports}x"
 
 
+MB = 1_000_000
+# Packet buffers as Cisco's data sheets state them [C: data-sheet figures, decimal MB]: Cloud Scale GX2 120 MB,
+# Silicon One G200 256 MB (fully shared).  A model fabricgen does not know is held to the smallest of these.
+GX2_BUFFER = 120 * MB
+G200_BUFFER = 256 * MB
+
 NXOS_MODEL_RECORDS: tuple[NxosModel, ...] = (
     NxosModel("N9364D-GX2A", "N9K-C9364D-GX2A", 64, 400, "qsfp-dd", 8, GX2_BREAKOUTS, ((2, 10),),
-              CLOUD_SCALE_DLB, "Cloud Scale GX2"),
+              CLOUD_SCALE_DLB, "Cloud Scale GX2", GX2_BUFFER),
     NxosModel("N9332D-GX2B", "N9K-C9332D-GX2B", 32, 400, "qsfp-dd", 8, GX2_BREAKOUTS, ((2, 10),),
-              CLOUD_SCALE_DLB, "Cloud Scale GX2"),
+              CLOUD_SCALE_DLB, "Cloud Scale GX2", GX2_BUFFER),
     NxosModel("N9348D-GX2A", "N9K-C9348D-GX2A", 48, 400, "qsfp-dd", 8, GX2_BREAKOUTS, ((2, 10),),
-              CLOUD_SCALE_DLB, "Cloud Scale GX2"),
+              CLOUD_SCALE_DLB, "Cloud Scale GX2", GX2_BUFFER),
     NxosModel("N9364E-SG2-Q", "N9364E-SG2-Q", 64, 800, "qsfp-dd", 8, SG2_BREAKOUTS, (),
-              frozenset(), "Silicon One G200"),
+              frozenset(), "Silicon One G200", G200_BUFFER),
     NxosModel("N9364E-SG2-O", "N9364E-SG2-O", 64, 800, "osfp", 8, SG2_BREAKOUTS, (),
-              frozenset(), "Silicon One G200"),
+              frozenset(), "Silicon One G200", G200_BUFFER),
 )
+
+
+def no_drop_budget(model: str) -> tuple[int, str]:
+    """(bytes, where from) of the no-drop buffer a Nexus model can reserve at most: its packet buffer; a model
+    fabricgen does not know (by name or PID) is held to the smallest buffer of the models it knows."""
+    for m in NXOS_MODEL_RECORDS:
+        if model in (m.name, m.pid) and m.buffer_bytes:
+            return m.buffer_bytes, f"{m.name} ({m.asic}) packet buffer"
+    least = min((m for m in NXOS_MODEL_RECORDS if m.buffer_bytes), key=lambda m: m.buffer_bytes)
+    return least.buffer_bytes, f"model {model!r} unknown: held to the smallest known packet buffer ({least.name})"

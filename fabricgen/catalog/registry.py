@@ -71,6 +71,11 @@ CISCO_ND_ECN = EcnDefault(950 * KBYTE, 3000 * KBYTE, 7, "Cisco Nexus Dashboard A
                           speeds=(100, 200, 400))
 # NVIDIA Cumulus `nv set qos roce` (Spectrum), vendor reference §3.1
 CUMULUS_ECN = EcnDefault(150_000, 1_501_500, 100, "NVIDIA Cumulus nv set qos roce (Spectrum)")
+# Arista's RoCE samples mark with weight 0 (instantaneous depth) and a 20 % maximum mark probability (the AMD
+# Instinct cluster networking guide's Arista 7388 DCQCN sample); they publish no byte thresholds fabricgen
+# could take for every speed, so the thresholds are SONiC's community ones, in kbytes.
+ARISTA_ECN = EcnDefault(1_048_576, 2_097_152, 20, "Arista DCQCN samples (weight 0, max-mark-probability 20; "
+                        "thresholds: SONiC community QoS template)")
 # Every vendor default fabricgen knows: the range a configured threshold is compared with.
 VENDOR_ECN_DEFAULTS = (CUMULUS_ECN, CISCO_ND_ECN, SONIC_COMMUNITY_ECN)
 
@@ -134,6 +139,7 @@ class Capabilities:
     ecn_default: EcnDefault | None = None  # the vendor's RoCE-queue ECN; None: SONiC's (the config has no ECN)
     ecn_from_sku: bool = False  # the SKU's own QoS template sets the ECN default (SONiC), not the platform
     breakout_in_config: bool = False  # its hardware models break cages out in the config (NX-OS), not a SKU file
+    cnp_queue: int | None = None  # the queue its config puts CNPs in (NX-OS: 7); None: the plan's CNP class
 
     def adaptive_routing(self, mode: str) -> bool:
         """True if the platform renders adaptive routing in this mode."""
@@ -221,6 +227,8 @@ class PlatformRecord:
     extract_in_pool: bool = False  # worth a worker process (parse cost above the pickling of its facts)
     not_deployed: tuple[PlatformGap, ...] = ()
     plan_warnings: str = ""  # (plan) -> [Problem]: what the platform has to say about a plan (SONiC: buffers)
+    plan_problems: str = ""  # (plan) -> [Problem]: what the platform refuses in a plan (NX-OS: no-drop budget)
+    lossless_apply: str = ""  # (hwsku) -> (live, statement): can the lossless config go on live (SONiC: GCU)?
     impact: str = ""  # platforms.change.Labeller: the impact rules of its config diffs ("" = none: deploy refuses)
     drain: str = ""  # (candidate, on) -> candidate: BGP graceful shutdown ("" = it cannot be drained)
     saved_config: Literal["startup", "running"] = "startup"  # the get_config() side that holds the saved config
@@ -304,7 +312,9 @@ _NXOS = PlatformRecord(
         buffer_cell_bytes=208,
         ecn_default=CISCO_ND_ECN,
         breakout_in_config=True,  # `interface breakout module 1 port N map ...`
+        cnp_queue=7,  # Cisco's RoCE reference: CNP in c-out-8q-q7, priority level 1 (vendor reference §6 item 3)
     ),
+    plan_problems="fabricgen.platforms.nxos.buffers:budget_problems",
     fact_cost_s=0.0025,
     extract_in_pool=True,
     impact="fabricgen.platforms.nxos.change:impact",
@@ -353,6 +363,7 @@ _SONIC = replace(
     candidate="json-bundle",  # napalm_sonic takes both files as one JSON document keyed by file name
     fact_cost_s=0.003,
     plan_warnings="fabricgen.platforms.sonic.buffers:buffer_warnings",
+    lossless_apply="fabricgen.platforms.sonic.change:lossless_apply",
     impact="fabricgen.platforms.sonic.change:impact",
     drain="fabricgen.platforms.sonic.change:drained",
     # FRR as the bgp container starts it, with a ConfigDB stand-in (lab.sonic_box)
@@ -361,7 +372,7 @@ _SONIC = replace(
 
 _EOS = PlatformRecord(
     name="eos",
-    description="Arista EOS (Trident / Tomahawk: 7050X, 7060X)",
+    description="Arista EOS (Strata: 7050X, 7060X, 7388X; Sand: 7280R, 7800R), rendered by Arista's pyavd",
     kind="switch",
     files=("eos.cfg",),
     renderer="fabricgen.platforms.eos.render:render",
@@ -371,14 +382,19 @@ _EOS = PlatformRecord(
     containerlab_kind="arista_ceos",
     containerlab_image="ceos:4.32.0F",
     extractor="fabricgen.platforms.eos.extract:extract_eos",
+    analyzer="fabricgen.platforms.eos.check:analyze_eos",
+    structural_rules="fabricgen.platforms.eos.check:RULES",
     capabilities=Capabilities(
         lossless_qos=True,
         pfc_watchdog=True,
-        watchdog_actions=frozenset({"drop", "forward"}),  # `pause watchdog action drop | no-drop`
+        # `priority-flow-control pause watchdog action drop | errdisable | notify-only`: no forward action
+        # (aristanetworks/avd#6399); alert is notify-only
+        watchdog_actions=frozenset({"drop", "alert"}),
         bfd=True,
         max_mtu=9214,
         strict_queues_highest=True,  # `no priority` makes a tx-queue and every lower one round-robin
         maximum_paths=600,  # `maximum-paths <1-600>`
+        ecn_default=ARISTA_ECN,
     ),
     fact_cost_s=0.0025,
     extract_in_pool=True,

@@ -54,12 +54,33 @@ RULES: tuple[Rule, ...] = (
          ("nxos",)),
     Rule("nxos-pause-buffer", ("config",), "a no-drop ingress class has no `pause buffer-size ... pause-threshold "
          "... resume-threshold ...` where the port's cable is over 100 m, its headroom above the pause threshold "
-         "is below the plan's, resume is not below pause, or the pause threshold is not above the ECN maximum",
-         ("nxos",)),
+         "(buffer-size - pause-threshold) is below the cable headroom the plan computes, or resume is not below "
+         "pause; the pause threshold is an ingress fill level and is never compared with ECN (an egress queue "
+         "threshold)", ("nxos",)),
     Rule("nxos-breakout", ("config",), "a broken-out port `Ethernet1/N/M` has no `interface breakout module 1 port "
          "N map <speed>g-<n>x` (or M > n), or the breakouts differ from the plan's front panel", ("nxos",)),
     Rule("nxos-unused-port", ("config",), "a port described unused is not shut, or a front-panel port the plan "
          "leaves free is not configured shut", ("nxos",)),
+    # ---- EOS structure (platforms/eos/check.py)
+    Rule("eos-parse", ("config",), "the file is unreadable (missing, or not UTF-8 text)", ("eos",)),
+    Rule("eos-avd", ("config",), "eos.cfg is not what Arista's pyavd (eos_cli_config_gen) renders from the plan's "
+         "structured config: that config fails Arista's schema (key path and message), or the file has a line "
+         "Arista's templates do not print there (a hand edit, or a stale build)", ("eos",)),
+    Rule("eos-routing-model", ("config",), "no `service routing protocols model multi-agent` (the model AVD renders "
+         "on every device; ribd is the legacy one)", ("eos",)),
+    Rule("eos-queue-keyword", ("config",), "a qos profile uses `tx-queue` on a Strata switch (7050X, 7060X, 7388X: "
+         "`uc-tx-queue`) or `uc-tx-queue` on a Sand switch (7280R, 7800R: `tx-queue`); the chip family comes from "
+         "the plan's model (catalog/eos_models.py)", ("eos",)),
+    Rule("eos-lane-speed", ("config",), "a port of a split cage (2x400G on an 800G cage) has no `speed <n>g-<lanes>` "
+         "for its planned speed and lanes: it never links", ("eos",)),
+    Rule("eos-watchdog", ("config",), "the PFC watchdog's polling interval is above half its timeout (EOS then "
+         "substitutes its own), its action is not one EOS has (drop, errdisable, notify-only), or its timers are "
+         "not the plan's", ("eos",)),
+    Rule("eos-ecn", ("config",), "an ECN-marking queue lacks `weight 0` (Arista's RoCE samples mark on the "
+         "instantaneous depth) or `random-detect ecn count` (without it validate --health sees no ECN marks)",
+         ("eos",)),
+    Rule("eos-unused-port", ("config",), "a front-panel port the plan leaves free is not shut and described unused",
+         ("eos",)),
     # ---- fabric-wide RoCE invariants over every platform's config facts (check/roce.py)
     Rule("roce-lossless-chain", ("config",), "RoCE DSCP -> TC -> lossless PG / no-drop class (-> PFC priority) -> "
          "egress queue with ECN marking is broken on a port, or differs from the plan"),
@@ -73,7 +94,9 @@ RULES: tuple[Rule, ...] = (
     Rule("roce-pfc-both-ends", ("config",), "a fabric-link end or a GPU-facing leaf port lacks PFC on exactly the "
          "lossless priorities, or the PFC watchdog (when the plan enables it)"),
     Rule("roce-mtu-both-ends", ("config",), "the two ends of a switch-switch link have different MTUs"),
-    Rule("roce-maximum-paths", ("config",), "`maximum-paths` is below the plan's (what the switch's role needs)"),
+    Rule("roce-maximum-paths", ("config",), "`maximum-paths` is below the plan's (what the switch's role needs), "
+         "or outside the platform's range (1 up to its record's `maximum_paths`): `maximum-paths 0` is rejected "
+         "everywhere"),
     Rule("roce-p2p-pair", ("config",), "the two ends of a /31 are not a distinct pair in one /31, a BGP neighbor is "
          "missing or its remote-as is not the peer's local AS, or a device's local AS is not the planned one"),
     Rule("roce-missing-config", ("config",), "a planned device has no (or an unreadable) rendered file"),
@@ -94,7 +117,10 @@ RULES: tuple[Rule, ...] = (
          ("host",)),
     Rule("nic-ecn", ("live",), "ECN (DCQCN reaction and notification point) is not enabled on the RoCE priority",
          ("host",)),
-    Rule("nccl-tc", ("live",), "/etc/nccl.conf sets an NCCL_IB_TC that is not the RoCE ToS", ("host",)),
+    Rule("nccl-tc", ("live",), "/etc/nccl.conf has no NCCL_IB_TC, or one that is not the RoCE ToS (the NIC script "
+         "writes it)", ("host",)),
+    Rule("nccl-qps", ("live",), "/etc/nccl.conf has no NCCL_IB_QPS_PER_CONNECTION, or not the plan's "
+         "(qos.nic.qps_per_connection; the NIC script writes it)", ("host",)),
     Rule("nic-missing-script", ("script",), "a planned server has no script, or the script has no fabricgen header",
          ("host",)),
     Rule("nic-address", ("script",), "a planned NIC has no `nic_up` line, or its address, /31, gateway or routing "

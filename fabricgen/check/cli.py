@@ -36,6 +36,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     sys.stdout.write(format_findings(findings, args.format, checked_pairs(plan, not args.fast, skip)))
+    if not args.fast and "sonic-yang" not in skip and any(sw.platform == "sonic" for sw in plan.switches.values()):
+        from fabricgen.check.sonic_yang import release_models
+
+        print(f"sonic-yang: {release_models(yang_dir, plan.settings.sonic_release).describe()}", file=sys.stderr)
     what = {"sonic-yang": "SONiC's YANG models on every config_db.json", "frr-parse": "FRR's parser on every frr.conf"}
     for checker, why in unavailable.items():
         print(f"not run: {checker} ({what[checker]}): {why}; every other check ran, and the build is not recorded "

@@ -34,6 +34,7 @@ from fabricgen.catalog import rules as catalog_rules
 from fabricgen.catalog.registry import platform, vendor_ecn_range
 from fabricgen.catalog.rules import ids
 from fabricgen.plan.model import Interface, Plan, QosPolicy, Switch
+from fabricgen.plan.qos import cnp_class
 from fabricgen.platforms.facts import (
     DeviceFacts,
     Ecn,
@@ -162,6 +163,7 @@ class _DeviceCheck:
         self.plan, self.q, self.sw, self.f, self.out = plan, q, sw, f, out
         self.lossless = frozenset(q.lossless_tcs)
         self.planned = {itf.name: itf for itf in sw.interfaces}
+        self.cnp_tc = cnp_class(q, sw.platform)  # the platform's CNP queue (NX-OS 7), else the plan's CNP class
 
     def add(self, rule: str, loc: str, message: str, port: str = "") -> None:
         self.out.add(self.f, self.f.device, rule, loc, message, port)
@@ -185,7 +187,7 @@ class _DeviceCheck:
                          f"c-8q-nq{tc} with `pause pfc-cos {tc}` (plan lossless TCs {_fmt(self.lossless)})")
                 continue
             for cos, loc in pauses:
-                if cos == q.cnp_tc:
+                if cos in (q.cnp_tc, self.cnp_tc):
                     self.add(CNP, loc, f"no-drop class c-8q-nq{tc} pauses CoS {cos}, the CNP priority: "
                              "CNPs must never be lossless")
                 elif cos != tc:
@@ -195,9 +197,11 @@ class _DeviceCheck:
             if tc in self.lossless:
                 continue
             loc = pauses[0][1]
-            if tc == q.cnp_tc or any(cos == q.cnp_tc for cos, _ in pauses):
+            cnp = {q.cnp_tc, self.cnp_tc}
+            if tc in cnp or any(cos in cnp for cos, _ in pauses):
                 self.add(CNP, loc, f"class c-8q-nq{tc} is no-drop (pause pfc-cos "
-                         f"{_fmt(c for c, _ in pauses)}) but TC {q.cnp_tc} carries CNPs: CNPs must never be lossless")
+                         f"{_fmt(c for c, _ in pauses)}) but TC {self.cnp_tc} carries CNPs: CNPs must never be "
+                         "lossless")
             else:
                 self.add(CHAIN, loc, f"class c-8q-nq{tc} is no-drop but the plan's lossless TCs are "
                          f"{_fmt(self.lossless)}")
@@ -293,10 +297,10 @@ class _DeviceCheck:
         q = self.q
         name = port.name
         tc = maps.dscp_to_tc.get(q.cnp_dscp, 0)
-        if tc != q.cnp_tc:
+        if tc != self.cnp_tc:
             self.add(CNP, maps.dscp_locs.get(q.cnp_dscp, port.maps_loc),
-                     f"CNP DSCP {q.cnp_dscp} is classified as TC {tc} by {maps.name}, expected TC {q.cnp_tc} (plan)",
-                     name)
+                     f"CNP DSCP {q.cnp_dscp} is classified as TC {tc} by {maps.name}, expected TC {self.cnp_tc} "
+                     f"({'plan' if self.cnp_tc == q.cnp_tc else self.sw.platform + ' CNP queue'})", name)
         if tc in self.lossless:
             self.add(CNP, maps.dscp_locs.get(q.cnp_dscp, port.maps_loc),
                      f"CNP DSCP {q.cnp_dscp} lands in lossless TC {tc}: CNPs must never be paused", name)
@@ -354,8 +358,12 @@ def _bgp_device(plan: Plan, sw: Switch, f: DeviceFacts, out: _Out) -> None:
     if not f.maximum_paths and need > 1:
         out.add(f, f.device, PATHS, f.bgp_loc, f"no `maximum-paths`: a {sw.role} needs at least {need} "
                 "equal-cost paths")
+    top = platform(f.platform).capabilities.maximum_paths
     for value, loc in f.maximum_paths:
-        if value < need:
+        if not 1 <= value <= top:  # the range of every platform's `maximum-paths` (FRR: MULTIPATH_NUM)
+            out.add(f, f.device, PATHS, loc, f"maximum-paths {value} is outside the {f.platform} range 1..{top}: "
+                    "the switch rejects the line")
+        elif value < need:
             out.add(f, f.device, PATHS, loc, f"maximum-paths {value} is below the {need} equal-cost paths a "
                     f"{sw.role} of this design needs: ECMP would use only {value} of them")
 

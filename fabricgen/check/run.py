@@ -69,6 +69,7 @@ class _Work:
     configs: Path
     validator: Any = None  # sonic_yang.SonicYangValidator, when SONiC files are checked
     structural: bool = True
+    skip: frozenset[str] = frozenset()  # structural rules not to run (render leaves out the costly ones)
 
 
 def _analyze_job(hosts: list[str]) -> tuple[list[Finding], dict[str, Any]]:
@@ -80,7 +81,7 @@ def _analyze_job(hosts: list[str]) -> tuple[list[Finding], dict[str, Any]]:
     facts = {}
     for host in hosts:
         analyze = load(platform(plan.switches[host].platform).analyzer)
-        found, facts[host] = analyze(plan, work.configs, host, work.structural)
+        found, facts[host] = analyze(plan, work.configs, host, work.structural, work.skip)
         findings += found
     return findings, facts
 
@@ -122,9 +123,20 @@ def _get(result: Any) -> Any:
     return result.get() if hasattr(result, "get") else result
 
 
-def fast_findings(plan: Plan, configs: Path, hosts: Path, workers: int | None = None) -> list[Finding]:
-    """Fabric-wide RoCE invariants (every platform) and NIC/switch consistency."""
-    return _run(plan, Path(configs), Path(hosts), None, full=False, workers=workers)
+# What `render` leaves to `fabricgen check`, and why: each costs more than the render itself at scale, or
+# repeats what the render just did.
+RENDER_SKIPS: dict[str, str] = {
+    "sonic-yang": "libyang over every config_db.json (~25 ms a file)",
+    "frr-parse": "FRR's own parser (vtysh --dryrun) over every frr.conf",
+    "eos-avd": "a second pyavd render of every eos.cfg; render itself validated each against Arista's schema",
+}
+
+
+def fast_findings(plan: Plan, configs: Path, hosts: Path, workers: int | None = None,
+                  structural: bool = False) -> list[Finding]:
+    """Fabric-wide RoCE invariants (every platform) and NIC/switch consistency; with `structural`, also the
+    platforms' own structural rules from the same parse, but for the costly ones (`RENDER_SKIPS`)."""
+    return _run(plan, Path(configs), Path(hosts), None, full=False, workers=workers, structural=structural)
 
 
 def run_checks(plan: Plan, configs: Path, hosts: Path | None = None, yang_dir: Path | None = None,
@@ -163,7 +175,7 @@ def yang_unavailable(plan: Plan, configs: Path, yang_dir: Path | None) -> str | 
         return ("libyang is not installed (fix: pip install 'fabricgen[sonic]', which needs the C libyang 2, "
                 "e.g. apt install libyang2-dev)")
     try:
-        resolve_yang_dir(yang_dir)
+        resolve_yang_dir(yang_dir, plan.settings.sonic_release)
     except SonicYangSetupError as exc:
         return str(exc)
     return None
@@ -232,7 +244,8 @@ def _loaded(soname: str) -> str:
 
 
 def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bool,
-         workers: int | None, use_cache: bool = False, skip: frozenset[str] = frozenset()) -> list[Finding]:
+         workers: int | None, use_cache: bool = False, skip: frozenset[str] = frozenset(),
+         structural: bool = False) -> list[Finding]:
     from fabricgen.check import roce
     from fabricgen.check.addresses import check_addresses
     from fabricgen.check.cache import ResultCache, cache_dir
@@ -249,7 +262,8 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
     frr_done: dict[str, list[Finding]] = {}
     yang_keys: dict[str, str | None] = {}
     frr_keys: dict[str, str | None] = {}
-    work = _Work(plan, configs, structural=full)
+    work = _Work(plan, configs, structural=full or structural,
+                 skip=skip if full else skip | frozenset(RENDER_SKIPS))
     if full:
         from fabricgen.check.sonic_yang import SonicYangValidator, resolve_yang_dir
 
@@ -257,7 +271,7 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
                  files_by_check(plan, configs).items()}
         sonic_all = [str(p) for _, p in files["sonic-yang"]]
         frr_all = [p for _, p in files["frr-parse"]]
-        root = resolve_yang_dir(yang_dir) if sonic_all else None
+        root = resolve_yang_dir(yang_dir, plan.settings.sonic_release) if sonic_all else None
         if use_cache and root is not None:
             yang_cache = ResultCache(cache_dir(configs), "sonic-yang", _yang_salt(root, plan))
         if use_cache and frr_all:
@@ -293,10 +307,10 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
             jobs.analyzed = [_analyze_job(heavy)]
             jobs.yang = [_yang_job(sonic)] if sonic else []
         facts = roce.extract_serial(plan, configs, light)
-        structural: list[Finding] = []
+        structural_found: list[Finding] = []
         for job in jobs.analyzed:
             found, part = _get(job)
-            structural += found
+            structural_found += found
             facts.update(part)
         facts = {h: facts[h] for h in plan.switches if h in facts}
         fast = (roce.check_facts(plan, facts, configs) + check_addresses(plan, facts)
@@ -308,10 +322,10 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
                 fresh.setdefault(f.file, []).append(f)
             frr_done.update(fresh)
     if not full:
-        return fast
+        return structural_found + fast if structural else fast
     yang = _in_order(yang_cache, [str(p) for _, p in files["sonic-yang"]], yang_done, yang_keys)
     frr_findings = _in_order(frr_cache, [str(p) for _, p in files["frr-parse"]], frr_done, frr_keys)
-    return yang + frr_findings + structural + fast
+    return yang + frr_findings + structural_found + fast
 
 
 def _from_cache(cache: Any, paths: list[str]) -> tuple[dict[str, list[Finding]], list[str], dict[str, str | None]]:

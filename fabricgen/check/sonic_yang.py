@@ -79,8 +79,8 @@ import orjson
 from fabricgen.base.findings import Finding, Severity
 from fabricgen.catalog.rules import ids
 from fabricgen.check.yang_models import ENV_VAR as ENV_VAR  # re-exported: where the models are looked for
+from fabricgen.check.yang_models import ReleaseModels, find_models, for_release
 from fabricgen.check.yang_models import SonicYangSetupError as SonicYangSetupError
-from fabricgen.check.yang_models import find_models
 
 (RULE,) = ids("config", "sonic-yang")
 MAX_ERRORS_PER_FILE = 200
@@ -88,10 +88,16 @@ MAX_ERRORS_PER_FILE = 200
 _POOL_MIN_FILES = 16
 
 
-def resolve_yang_dir(yang_dir: Path | str | None = None) -> Path:
+def resolve_yang_dir(yang_dir: Path | str | None = None, release: str | None = None) -> Path:
     """The models folder: `yang_dir` if given, else $FABRICGEN_SONIC_YANG, else the fetched cache
-    (check.yang_models); SonicYangSetupError if none holds models."""
-    return find_models(yang_dir)
+    (check.yang_models); within it, `release`'s models where present (`yang_models.for_release`).
+    SonicYangSetupError if none holds models."""
+    return release_models(yang_dir, release).path
+
+
+def release_models(yang_dir: Path | str | None = None, release: str | None = None) -> ReleaseModels:
+    """Which models the check uses for a SONiC release, and where the release's own were looked for."""
+    return for_release(find_models(yang_dir), release)
 
 
 def _render_templates(templates: Path, out: Path) -> None:

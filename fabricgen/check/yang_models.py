@@ -95,6 +95,44 @@ def locate(explicit: Path | str | None = None) -> tuple[Candidate, Path]:
         "to a sonic-yang-models folder)")
 
 
+@dataclass(frozen=True)
+class ReleaseModels:
+    """The models `check` uses for a plan's SONiC release, and how to say so."""
+
+    path: Path
+    release: str  # the release whose models these are; "" = the pinned commit's (master)
+    wanted: str  # the release the intent names ("" = none)
+    looked: tuple[Path, ...] = ()  # where the wanted release's models were looked for, when not found
+
+    def describe(self) -> str:
+        if self.release:
+            return f"SONiC YANG models of release {self.release} ({self.path})"
+        pinned = f"SONiC YANG models of master {PINNED_COMMIT[:10]} ({self.path})"
+        if not self.wanted:
+            return pinned
+        return (f"{pinned}: release {self.wanted}'s models not found (looked at "
+                f"{', '.join(str(p) for p in self.looked)}; fix: `make sonic-yang RELEASE={self.wanted}`, or put "
+                f"them in <models folder>/{self.wanted})")
+
+
+def release_cache_dir(release: str) -> Path:
+    """Where `fetch --release` puts one release's models."""
+    return cache_dir().parent / f"sonic-yang-models-{release}"
+
+
+def for_release(base: Path, release: str | None) -> ReleaseModels:
+    """The models of `release` where present: a `<release>` folder in the models folder `base` (or beside it,
+    `sonic-yang-models-<release>`), or the release's cache; else `base` itself, the pinned commit's."""
+    if not release:
+        return ReleaseModels(base, "", "")
+    looked = (base / release, base.parent / f"sonic-yang-models-{release}", release_cache_dir(release))
+    for place in looked:
+        found = models_in(place)
+        if found is not None:
+            return ReleaseModels(found, release, release)
+    return ReleaseModels(base, "", release, looked)
+
+
 def sample_config_db(models: Path) -> Path | None:
     """SONiC's own sample_config_db.json beside the models (upstream layout or a copy's samples/), if present."""
     for path in (models / "tests" / "files" / "sample_config_db.json", models / "samples" / "sample_config_db.json"):
@@ -173,11 +211,19 @@ def main(argv: list[str] | None = None) -> int:
     f = sub.add_parser("fetch", help=f"sparse-clone {MODELS_PATH} of sonic-buildimage at {PINNED_COMMIT[:12]}")
     f.add_argument("--dest", type=Path, default=None, help=f"target folder (default {cache_dir()})")
     f.add_argument("--url", default=SONIC_BUILDIMAGE_URL)
+    f.add_argument("--release", default=None,
+                   help="a SONiC release branch (202411): its head's models, into their own cache folder")
     w = sub.add_parser("where", help="print the models folder `fabricgen check` would use, and why")
     w.add_argument("--sonic-yang", default=None)
     args = p.parse_args(argv)
     try:
-        if args.cmd == "fetch":
+        if args.cmd == "fetch" and args.release:
+            head = _git("ls-remote", args.url, f"refs/heads/{args.release}").split()
+            if not head:
+                raise SonicYangSetupError(f"{args.url} has no branch {args.release} (fix: name a SONiC release "
+                                          "branch, e.g. 202411)")
+            print(fetch(args.dest or release_cache_dir(args.release), args.url, head[0]))
+        elif args.cmd == "fetch":
             print(fetch(args.dest, args.url))
         else:
             source, found = locate(args.sonic_yang)

@@ -39,7 +39,7 @@ def cmd_deploy(args: argparse.Namespace) -> int:
                          known_hosts=args.known_hosts, handle_signals=True, max_impact=args.max_impact,
                          waves=args.waves, canary=args.canary, drain=args.drain, drain_timeout=args.drain_timeout,
                          pause_on_failure=args.pause_on_failure, wave_timeout=args.wave_timeout,
-                         wave_health=args.wave_health)
+                         wave_health=args.wave_health, day0=args.day0)
     out = Console(highlight=False, soft_wrap=True)
     progress = Console(stderr=True, highlight=False, soft_wrap=True)
     if args.dry_run or args.force:
@@ -99,5 +99,9 @@ def register_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     staged.add_argument("--wave-health", type=window_seconds_or_off, metavar="SECONDS",
                         help="with --waves: lossless-health window judged after each wave (default the intent's "
                              "health.window_seconds; 0 = skip the health check)")
+    p.add_argument("--day0", action="store_true",
+                   help="SONiC: apply the whole ConfigDB with `config load` + `config reload` instead of GCU, the "
+                        "day-0 path `plan` names for a SKU whose lossless config GCU refuses live (labelled "
+                        "reload-required: every service restarts)")
     p.add_argument("--debug", action="store_true", help="print each failure's traceback")
     p.set_defaults(func=cmd_deploy)

@@ -41,11 +41,11 @@ def needs_session_reset(impact: DeviceImpact) -> bool:
 
 
 def device_impact(host: str, platform_name: str, sides: Sequence[tuple[str, Sequence[str], Sequence[str]]] | None,
-                  diff: str, hwsku: str = "", branch: str | None = None) -> DeviceImpact:
+                  diff: str, hwsku: str = "", branch: str | None = None, day0: bool = False) -> DeviceImpact:
     """Label a device's diff with its platform's rules: from the driver's ``last_sides`` when it has them
     (every changed line knows its full path), else from the diff text."""
     rules = load(platform(platform_name).impact)
-    ctx = Context(hwsku, branch)
+    ctx = Context(hwsku, branch, day0)
     if not sides:
         hunks = hunks_from_text(diff)
         rules(hunks, ctx, None)

@@ -96,10 +96,13 @@ def diff(device: NetworkDriver, candidate: str) -> Diff:
     return Diff(text, str(getattr(device, "last_changes", "") or ""), getattr(device, "last_sides", None))
 
 
-def impact(sw: Switch, d: Diff) -> DeviceImpact:
-    """Label every hunk of the device's diff with what it does to traffic (fabricgen.deploy.impact)."""
+def impact(sw: Switch, d: Diff, day0: bool = False, sonic_release: str = "") -> DeviceImpact:
+    """Label every hunk of the device's diff with what it does to traffic (fabricgen.deploy.impact); `day0`:
+    the SONiC day-0 path (config load + config reload) applies it; `sonic_release` (platforms.sonic_release,
+    "202411") dates GCU's field rules as they do ("20241100")."""
     sides = [(to, old, new) for _, to, old, new in d.sides] if d.sides else None
-    return device_impact(sw.hostname, sw.platform, sides, d.text, hwsku=sw.sku)
+    branch = f"{sonic_release}00" if sonic_release.isdigit() else None
+    return device_impact(sw.hostname, sw.platform, sides, d.text, hwsku=sw.sku, branch=branch, day0=day0)
 
 
 def discard(device: NetworkDriver) -> None:

@@ -92,6 +92,7 @@ class DeployOptions:
     wave_checks: tuple[str, ...] = ("bgp", "ecmp", "routes")  # validate between waves
     wave_timeout: float = 120.0  # seconds for those checks to pass after a wave
     wave_health: float | None = None  # lossless-health window between waves; None = the plan's, 0 = off
+    day0: bool = False  # SONiC: the whole ConfigDB by `config load` + `config reload` (napalm_sonic apply="day0")
     ask: Any = None  # with pause_on_failure: callable(question) -> bool; default: input() on a terminal
 
 
@@ -181,7 +182,8 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
                 ctx.phase(host, FAILED, reason)
                 return outcome(R.FAILED, reason)
         d = phases.diff(device, candidate)
-        labels = phases.impact(sw, d) if d.text else None
+        labels = (phases.impact(sw, d, ctx.opts.day0 and sw.platform == "sonic", ctx.plan.settings.sonic_release)
+                  if d.text else None)
         if dry:
             if gaps:
                 return outcome(R.FAILED, reason, diff=d.text, changes=d.changes, impact=labels)
@@ -359,7 +361,7 @@ def run_deploy(plan: Plan, build: Build, opts: DeployOptions | None = None,
     opts = opts or DeployOptions()
     console = console or Console(stderr=True, highlight=False)
     settings = connection_settings(plan, opts.lab_dir, opts.known_hosts)
-    everyone = nornir_for(plan, settings, workers=opts.workers)
+    everyone = nornir_for(plan, settings, workers=opts.workers, driver_args={"apply": "day0"} if opts.day0 else None)
     nr = select(everyone, opts.limit, opts.role)
     hosts = list(nr.inventory.hosts)
     problems = opts_refusals(plan, build, hosts, opts)

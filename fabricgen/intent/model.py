@@ -330,6 +330,10 @@ class Platforms(_Model):
     leaf: Platform = "sonic"
     spine: Platform = "nxos"
     super_spine: Platform = "nxos"
+    sonic_release: str | None = Field(
+        default=None, pattern=r"^(20\d{4}|master)$",
+        description="the SONiC release branch the SONiC switches run (202411): `check` validates against that "
+        "release's YANG models where they are present, and deploy labels GCU changes by it")
 
 
 class TierRatios(_Model):
@@ -557,6 +561,9 @@ class NicSettings(_Model):
     trust: Literal["dscp", "pcp"] = "dscp"
     cnp_dscp: Int | None = Field(default=None, ge=0, le=63, description="default: the fabric's CNP DSCP")
     ecn_capable: Flag = True
+    qps_per_connection: Int = Field(
+        default=4, ge=1, le=64, description="NCCL_IB_QPS_PER_CONNECTION the NIC scripts write to /etc/nccl.conf: "
+        "more QPs give ECMP more flows to spread (`fabricgen analyze ecmp` shows the what-if)")
 
 
 class Qos(_Model):

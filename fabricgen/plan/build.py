@@ -77,10 +77,10 @@ def unsupported_settings(intent: Intent) -> list[Problem]:
             continue
         seen.add(rec.name)
         if wd.action not in caps.watchdog_actions:
-            problems.append(Problem("qos.pfc_watchdog.action", f"{rec.name} ({PLURAL[role]}) cannot run this PFC "
-                                    f"watchdog: action: {wd.action!r} is not a storm action of the platform "
-                                    f"({', '.join(sorted(caps.watchdog_actions))})", "pick timers and an action "
-                                    "every platform of the fabric supports"))
+            problems.append(Problem("qos.pfc_watchdog.action", f"{rec.name} ({PLURAL[role]}) lacks the capability "
+                                    f"`pfc-watchdog action {wd.action}`: {wd.action!r} is not a storm action of the "
+                                    f"platform ({', '.join(sorted(caps.watchdog_actions))})", "pick an action every "
+                                    "platform of the fabric supports (`fabricgen platforms` lists them)"))
         if caps.watchdog_timers is None:
             continue
         try:
@@ -215,6 +215,9 @@ def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, 
             build_underlay(intent, d, plan)
             plan_adaptive_routing(plan, intent.ecmp.adaptive_routing)
             qos.assign_profiles(plan, intent)
+        refused = platform_problems(plan)
+        if refused:
+            raise FabricError(source, refused)
         plan.warnings += qos.ecn_warnings(intent) + platform_warnings(plan)
     except TopologyError as exc:
         raise _located(source, exc.problems, lines) from None
@@ -258,7 +261,8 @@ def fabric_settings(intent: Intent) -> FabricSettings:
         name=intent.fabric.name, description=intent.fabric.description, intent_sha256=digest,
         asn_scheme=intent.bgp.asn_scheme, hash_fields=tuple(intent.ecmp.hash_fields), mtu=intent.qos.mtu,
         pools=Pools(a.loopbacks, a.p2p, a.gpu, a.management, a.loopbacks_v6, a.p2p_v6), models=models,
-        platforms=platforms, explicit=tuple(explicit_settings(intent)))
+        platforms=platforms, explicit=tuple(explicit_settings(intent)),
+        sonic_release=intent.platforms.sonic_release or "")
 
 
 def _locate(problems: list[Problem], lines: dict[tuple[Any, ...], int]) -> None:
@@ -274,14 +278,23 @@ def _located(source: str, problems: list[Problem], lines: dict[tuple[Any, ...], 
     return FabricError(source, problems)
 
 
-def platform_warnings(plan: Plan) -> list[Problem]:
-    """What each platform in use says about this plan (its record's `plan_warnings`, e.g. SONiC buffers)."""
+def _platform_hooks(plan: Plan, field: str) -> list[Problem]:
     out: list[Problem] = []
     for name in sorted({sw.platform for sw in plan.switches.values()}):
-        hook = platform(name).plan_warnings
+        hook = getattr(platform(name), field)
         if hook:
             out += load(hook)(plan)
     return out
+
+
+def platform_warnings(plan: Plan) -> list[Problem]:
+    """What each platform in use says about this plan (its record's `plan_warnings`, e.g. SONiC buffers)."""
+    return _platform_hooks(plan, "plan_warnings")
+
+
+def platform_problems(plan: Plan) -> list[Problem]:
+    """What each platform in use refuses in this plan (its record's `plan_problems`, e.g. NX-OS's no-drop budget)."""
+    return _platform_hooks(plan, "plan_problems")
 
 
 def warning_lines(plan: Plan) -> list[str]:

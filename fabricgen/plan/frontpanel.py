@@ -32,6 +32,8 @@ class CageBreakout:
 class FrontPanel:
     breakouts: tuple[CageBreakout, ...]  # broken-out cages, in cage order
     unused: tuple[str, ...]  # ports the plan leaves free, in front-panel order
+    # (cage, sub-port, breakout, Gb/s) of each free port in `unused` order; None for a SKU's other ports
+    positions: tuple[tuple[int, int, int, int] | None, ...] = ()
 
 
 def front_panel(plan: Plan, sw: Switch) -> FrontPanel:
@@ -51,13 +53,21 @@ def front_panel(plan: Plan, sw: Switch) -> FrontPanel:
     used = {(itf.cage, itf.subport) for itf in sw.interfaces}
     breakouts: list[CageBreakout] = []
     unused: list[str] = []
+    positions: list[tuple[int, int, int, int] | None] = []
     for side, first in ((down, 0), (up, down.cages)):
         for cage in range(first, first + side.cages):
             if side.breakout > 1:
                 breakouts.append(CageBreakout(cage + 1, side.breakout, side.speed))
-            unused += [name(cage, sub, side.breakout) for sub in range(side.breakout) if (cage, sub) not in used]
-    unused += [name(cage, 0, 1) for cage in range(down.cages + up.cages, model.ports)]
+            for sub in range(side.breakout):
+                if (cage, sub) not in used:
+                    unused.append(name(cage, sub, side.breakout))
+                    positions.append((cage, sub, side.breakout, side.speed))
+    for cage in range(down.cages + up.cages, model.ports):
+        unused.append(name(cage, 0, 1))
+        positions.append((cage, 0, 1, model.port_speed))
     if hw is not None and hw.sku is not None:  # the model's other front-panel ports (other speeds, SFP+)
         in_cages = {p.name for cage in hw.cages for p in cage}
-        unused += [p.name for p in hw.sku.ports if p.name not in in_cages]
-    return FrontPanel(tuple(breakouts), tuple(unused))
+        extra = [p.name for p in hw.sku.ports if p.name not in in_cages]
+        unused += extra
+        positions += [None] * len(extra)
+    return FrontPanel(tuple(breakouts), tuple(unused), tuple(positions))

@@ -294,6 +294,7 @@ class QosPolicy:
     nic_cnp_dscp: int
     nic_roce_tos: int  # DSCP << 2 | ECT(0)
     nic_ecn: bool = True  # enable DCQCN (ECN NP/RP) on the RoCE priority; off = PFC-only hosts
+    nic_qps_per_connection: int = 4  # NCCL_IB_QPS_PER_CONNECTION in /etc/nccl.conf
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,6 +370,7 @@ class FabricSettings:
     models: dict[Role, RoleModel]
     platforms: dict[Role, str]
     explicit: tuple[str, ...] = ()  # dotted paths of every intent field set explicitly (not left to its default)
+    sonic_release: str = ""  # the SONiC branch the switches run (platforms.sonic_release); "" = not said
 
 
 @dataclass(slots=True)

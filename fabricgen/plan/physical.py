@@ -177,12 +177,15 @@ def _build(plan: Plan, ends: dict[tuple[str, str], End]) -> Physical:
     # Integrated cables join every link of their trunk cage (the end with the larger breakout), or of
     # their cage pair when both ends break out alike: grouped first, emitted in first-link order.
     groups: dict[tuple[object, ...], tuple[Cable, str]] = {}
+    fibred: list[tuple[str, float, End, End, str]] = []  # (tier, length, a, z, optic) of transceiver links
+    order: list[tuple[tuple[object, ...] | None, str, float, End, End, int]] = []  # (group key or None, ...)
     for link in plan.links:
         a, z = ends[link.a_device, link.a_port], ends[link.z_device, link.z_port]
         kind = media_kind(link.speed, link.length_m)
         optic = optic_name(link.speed, a.lanes, kind)
         if kind not in INTEGRATED:
-            fibre(link.tier, link.length_m, a, z, optic)
+            fibred.append((link.tier, link.length_m, a, z, optic))
+            order.append((None, link.tier, link.length_m, a, z, link.speed))
             continue
         if a.breakout > z.breakout:
             key: tuple[object, ...] = ("trunk", a.device, a.cage)
@@ -190,14 +193,29 @@ def _build(plan: Plan, ends: dict[tuple[str, str], End]) -> Physical:
             key = ("trunk", z.device, z.cage)
         else:
             key = ("pair", a.device, a.cage, z.device, z.cage)
+        order.append((key, link.tier, link.length_m, a, z, link.speed))
         group = groups.get(key)
         if group is None:
             groups[key] = (Cable(link.tier, "", link.length_m, [a], [z], "", ""), optic)  # named once complete
-            cables.append(groups[key][0])
         else:
             group[0].a.append(a)
             group[0].z.append(z)
-    for cable, optic in groups.values():
+    # One plug per cage: an integrated cable may only end in cages no other cable or module uses.  A split
+    # cage whose halves go to different split peers takes a transceiver and one fibre per port instead
+    # (the shortest-reach optic, SR), as the published designs count them.
+    split = _shared_cages(groups, fibred)
+    emitted: set[tuple[object, ...]] = set()
+    for group_key, tier, length, a, z, speed in order:
+        if group_key is None:
+            fibre(tier, length, a, z, optic_name(speed, a.lanes, media_kind(speed, length)))
+        elif group_key in split:
+            fibre(tier, length, a, z, optic_name(speed, a.lanes, "SR"))
+        elif group_key not in emitted:
+            emitted.add(group_key)
+            cables.append(groups[group_key][0])
+    for key, (cable, optic) in groups.items():
+        if key in split:
+            continue
         if len(cable.a) > 1:
             a_ends, z_ends = _unique(cable.a), _unique(cable.z)
             if len({(e.device, e.cage) for e in a_ends}) > len({(e.device, e.cage) for e in z_ends}):
@@ -206,6 +224,49 @@ def _build(plan: Plan, ends: dict[tuple[str, str], End]) -> Physical:
         z_cages = len({(e.device, e.cage) for e in cable.z}) if len(cable.z) > 1 else 1
         cable.kind = _integrated_name(optic, len(cable.a), len(cable.z), z_cages)
     return Physical(cables, modules, 2 * len(plan.links))
+
+
+def _shared_cages(groups: dict[tuple[object, ...], tuple[Cable, str]],
+                  fibred: list[tuple[str, float, End, End, str]]) -> set[tuple[object, ...]]:
+    """The integrated-cable groups that cannot be one cable: a cage of theirs is also used by another group or
+    by a transceiver, directly or through a group already turned into transceivers (to a fixed point)."""
+    users: dict[tuple[str, int], set[tuple[object, ...]]] = {}
+    for key, (cable, _) in groups.items():
+        for e in (*cable.a, *cable.z):
+            users.setdefault((e.device, e.cage), set()).add(key)
+    moduled = {(e.device, e.cage) for _, _, a, z, _ in fibred for e in (a, z)}
+    todo = [key for keys in users.values() if len(keys) > 1 for key in keys]
+    todo += [key for cage, keys in users.items() if cage in moduled for key in keys]
+    bad: set[tuple[object, ...]] = set()
+    while todo:
+        key = todo.pop()
+        if key in bad:
+            continue
+        bad.add(key)
+        cable, _ = groups[key]
+        for e in (*cable.a, *cable.z):
+            todo += [k for k in users[(e.device, e.cage)] if k not in bad]
+    return bad
+
+
+def cage_plugs(physical: Physical) -> dict[tuple[str, int], int]:
+    """Plugs in each used cage: one per integrated cable ending there, one for a transceiver module (its fibres
+    plug into the module, not the cage).  A cage takes one plug."""
+    plugs: Counter[tuple[str, int]] = Counter()
+    moduled: set[tuple[str, int]] = set()
+    for c in physical.cables:
+        cages = {(e.device, e.cage) for e in (*c.a, *c.z)}
+        if c.a_module or c.z_module:
+            moduled |= cages
+        else:
+            plugs.update(cages)
+    plugs.update(moduled)
+    return dict(plugs)
+
+
+def overfull_cages(physical: Physical) -> list[tuple[str, int, int]]:
+    """(device, 1-based cage, plugs) of every cage with more plugs than the one it takes."""
+    return sorted((dev, cage + 1, n) for (dev, cage), n in cage_plugs(physical).items() if n > 1)
 
 
 def _unique(ends: list[End]) -> list[End]:

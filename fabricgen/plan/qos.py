@@ -164,7 +164,17 @@ def build_policy(intent: Intent) -> QosPolicy:
         nic_cnp_dscp=q.cnp_dscp if q.nic.cnp_dscp is None else q.nic.cnp_dscp,
         nic_roce_tos=roce_tos(q.roce_dscp[0], q.nic.ecn_capable),
         nic_ecn=q.nic.ecn_capable,
+        nic_qps_per_connection=q.nic.qps_per_connection,
     )
+
+
+def cnp_class(policy: QosPolicy, platform: str) -> int:
+    """The traffic class (= queue) a platform's config gives CNPs: the platform's own CNP queue where its
+    record names one (NX-OS: 7) and no other class of the intent uses it, else the plan's CNP class."""
+    cnp = capabilities(platform).cnp_queue
+    if cnp is None or cnp in policy.lossless_tcs or cnp in set(policy.dscp_to_tc.values()) - {policy.cnp_tc}:
+        return policy.cnp_tc
+    return cnp
 
 
 # --------------------------------------------------------------------------- per-port profiles

@@ -207,10 +207,12 @@ def design(intent: Intent) -> Design:
                 f"port budget; {_ratio_text(ratios[-1][1])} down:up bandwidth if every down port is used, "
                 f"closest to the {t.ratio('spine'):g}:1 target"))
         spine_ports, spine_down, spine_up = spine.ports, spine_sides[0].ports, spine_sides[1].ports
+        # spines are named by their port count; in 3 tiers only the down half faces the leaves
+        spine_name = f"{spine_down + spine_up}-port spines" + (f" ({spine_down} ports down)" if spine_up else "")
         if t.tiers == 3:
             # A pod is as many whole scalable units as the spines hold at one link per leaf.
             pod_leaves = max(spine_down // leaves_per_su * leaves_per_su, leaves_per_su)
-            why_pod = f"a pod of {pod_leaves} leaves, the most {spine_down}-port spines hold"
+            why_pod = f"a pod of {pod_leaves} leaves, the most {spine_name} hold"
         else:
             pod_leaves = env_leaves
             why_pod = (f"{env_leaves} leaves planned" + (f" (growth to {env_servers} servers)"
@@ -222,7 +224,7 @@ def design(intent: Intent) -> Design:
             if found is None:
                 raise TopologyError([Problem(
                     "servers.count",
-                    f"{env_servers} servers need {env_leaves} leaves per plane; {spine_down}-port spines hold "
+                    f"{env_servers} servers need {env_leaves} leaves per plane; {spine_name} hold "
                     f"at most {spine_down} leaves of {leaf_up} uplinks in a 2-tier fabric",
                     "use topology.tiers: 3, more planes or larger spines")])
             spines = found
@@ -235,7 +237,7 @@ def design(intent: Intent) -> Design:
         if t.spines is None:
             choices.append(Choice("spines", f"{spines} per {'pod' if t.tiers == 3 else 'plane'}, "
                                   f"{lsl} parallel link(s) to each leaf",
-                                  f"the fewest {spine_down}-port spines that give {why_pod} "
+                                  f"the fewest {spine_name} that give {why_pod} "
                                   f"their {leaf_up} uplinks with equal links per spine"))
         if t.rail_optimized and max_leaves_per_pod < leaves_per_su:
             problems.append(Problem(

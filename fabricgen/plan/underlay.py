@@ -227,7 +227,7 @@ def equal_cost_paths(d: Design, role: str) -> int:
     cable to a leaf, added by growth or by mistake, would quietly carry nothing.
     """
     own = {"leaf": d.leaf_up, "spine": max(d.leaf_spine_links, d.spine_up)}.get(role, d.spine_super_links)
-    return max(own, d.leaf_up, d.spine_up)
+    return max(1, own, d.leaf_up, d.spine_up)  # a tier-1 plane has no uplinks: `maximum-paths 0` is rejected
 
 
 def build_bgp(intent: Intent, d: Design, plan: Plan) -> None:

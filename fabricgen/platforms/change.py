@@ -237,6 +237,7 @@ class Context:
 
     hwsku: str = ""
     branch: str | None = None
+    day0: bool = False  # the SONiC day-0 path: the whole ConfigDB by `config load` + `config reload`
 
 
 # (hunks of one device, context, the diffed sides per file or None) -> sets every hunk's impacts

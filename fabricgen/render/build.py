@@ -23,7 +23,7 @@ from fabricgen.base.templating import environment, to_json_file
 from fabricgen.catalog.registry import host_platform, platform
 from fabricgen.errors import FabricError
 from fabricgen.plan.model import Plan, Switch
-from fabricgen.plan.physical import build_physical
+from fabricgen.plan.physical import build_physical, overfull_cages
 from fabricgen.render import inventory, manifest
 from fabricgen.render.summary import cabling_csv, plan_dict
 
@@ -103,6 +103,11 @@ def _run_job(args: tuple[Job, str]) -> tuple[int, int, dict[str, str]]:
         return files, 0, hashes
     if kind == "plan":
         physical = build_physical(plan)  # the summary and the cabling sheet read the same cables
+        over = overfull_cages(physical)
+        if over:  # a cabling plan no hardware takes: one plug per cage
+            raise FabricError.single(plan.source, "cabling", f"{len(over)} cage(s) would take more than one plug, "
+                                     "e.g. " + ", ".join(f"{d} cage {c}: {n}" for d, c, n in over[:3]),
+                                     "report this as a fabricgen bug (fabricgen.plan.physical groups the cables)")
         _write(root, "plan.json", to_json_file(plan_dict(plan, physical)), hashes)
         _write(root, "cabling.csv", cabling_csv(plan, physical), hashes)
         return 2, 0, hashes

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from fabricgen.catalog.registry import load, platform
 from fabricgen.plan.build import warning_lines
 from fabricgen.plan.model import TIERS, Plan
 from fabricgen.plan.physical import Physical, build_physical, cabling_rows
@@ -110,5 +111,15 @@ def hardware_summary(plan: Plan) -> dict[str, dict[str, str]]:
             "port_names": "generic" if hw.generic else "SKU",
             "buffer_model": hw.sku.buffer_model or "" if hw.sku is not None else "",
             "facts": hw.sku.origin if hw.sku is not None else "",
+            "lossless_apply": _lossless_apply(plan.settings.platforms[role], hw.sku.name if hw.sku else ""),
         }
     return out
+
+
+def _lossless_apply(platform_name: str, hwsku: str) -> str:
+    """How the platform's record says the lossless config goes onto a running switch of this SKU ("" = no word)."""
+    hook = platform(platform_name).lossless_apply
+    if not hook or not hwsku:
+        return ""
+    _, statement = load(hook)(hwsku)
+    return str(statement)

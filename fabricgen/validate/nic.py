@@ -12,7 +12,8 @@ ECN per priority   ``/sys/class/net/<netdev>/ecn/roce_np|roce_rp/enable/<prio>``
                    DOCA-OFED), else the firmware's ``ROCE_CC_PRIO_MASK_P<port>`` (``mlxconfig q``)
 CNP DSCP, 802.1p   ``ecn/roce_np/cnp_dscp`` / ``cnp_802p_prio`` (OFED), else the firmware's
                    ``CNP_DSCP_P<port>`` / ``CNP_802P_PRIO_P<port>``
-NCCL               ``/etc/nccl.conf``: an ``NCCL_IB_TC`` there must be the RoCE ToS
+NCCL               ``/etc/nccl.conf``, as the NIC script writes it: ``NCCL_IB_TC`` must be the RoCE ToS
+                   and ``NCCL_IB_QPS_PER_CONNECTION`` the plan's (a file without them fails)
 =================  ==========================================================================
 
 The RDMA device of each netdev comes from sysfs (never from its position).  A setting nothing on
@@ -41,6 +42,7 @@ _PFC_ROW = re.compile(r"^\s*enabled:?\s+((?:[01]\s+){7}[01])\s*$", re.MULTILINE)
 _MLXCONFIG = re.compile(r"^\s+([A-Z0-9_]+_P\d+)\s+(\S+)", re.MULTILINE)
 _FW_VALUE = re.compile(r"^(?:\w+\()?(\d+)\)?$")
 _NCCL_TC = re.compile(r"^\s*NCCL_IB_TC\s*=\s*(\S+)", re.MULTILINE)
+_NCCL_QPS = re.compile(r"^\s*NCCL_IB_QPS_PER_CONNECTION\s*=\s*(\S+)", re.MULTILINE)
 
 
 def nccl_advice(policy: QosPolicy) -> str:
@@ -82,7 +84,7 @@ def read_script(server: Server) -> str:
             f'if [ -n "$dev" ] && command -v mlxconfig >/dev/null 2>&1; then mlxconfig -d "$dev" q {keys} 2>&1; '
             f"else echo '{MISSING}'; fi",
         ]
-    lines += ["echo '### nccl'", "cat /etc/nccl.conf 2>/dev/null; true"]
+    lines += ["echo '### nccl'", 'cat "${NCCL_CONF_FILE:-/etc/nccl.conf}" 2>/dev/null; true']  # where NCCL reads it
     return "; ".join(lines)
 
 
@@ -209,10 +211,13 @@ def judge_server(server: Server, policy: QosPolicy, output: str) -> list[Outcome
             cnp_ok = fw_dscp == policy.nic_cnp_dscp and fw_prio in (None, cnp_prio)
         add("nic-cnp-dscp", name, f"CNP DSCP {policy.nic_cnp_dscp}, 802.1p {cnp_prio}", got_cnp, cnp_ok,
             "no OFED ecn/ sysfs and no mlxconfig")
-    m = _NCCL_TC.search(nccl)
-    if m:
-        out.append(Outcome(server.name, "nccl-tc", "/etc/nccl.conf NCCL_IB_TC", m.group(1) == str(policy.nic_roce_tos),
-                           f"NCCL_IB_TC={policy.nic_roce_tos}", f"NCCL_IB_TC={m.group(1)}"))
+    for rule, pattern, key, want in (("nccl-tc", _NCCL_TC, "NCCL_IB_TC", policy.nic_roce_tos),
+                                      ("nccl-qps", _NCCL_QPS, "NCCL_IB_QPS_PER_CONNECTION",
+                                       policy.nic_qps_per_connection)):
+        m = pattern.search(nccl)
+        got = f"{key}={m.group(1)}" if m else f"no {key} (the NIC script writes it)"
+        out.append(Outcome(server.name, rule, f"/etc/nccl.conf {key}", m is not None and m.group(1) == str(want),
+                           f"{key}={want}", got))
     return out
 
 

@@ -153,10 +153,10 @@ MUTATIONS: list[tuple[str, Mutation, set[str], str]] = [
                                                        "  class type queuing c-out-8q-q3", ""),
      {"roce-lossless-chain"}, "policy-map type queuing QOS_EGRESS_PORT"),
     ("cnp-not-priority", lambda t: replace_once(t, "    priority level 1", "    bandwidth remaining percent 0"),
-     {"roce-cnp"}, "    bandwidth remaining percent 0|  class type queuing c-out-8q-q6"),
-    ("cnp-paused", lambda t: replace_once(t, "  class type network-qos c-8q-nq6",
-                                          "  class type network-qos c-8q-nq6\n    pause pfc-cos 6"),
-     {"roce-cnp"}, "    pause pfc-cos 6"),
+     {"roce-cnp"}, "    bandwidth remaining percent 0|  class type queuing c-out-8q-q7"),
+    ("cnp-paused", lambda t: replace_once(t, "  class type network-qos c-8q-nq7",
+                                          "  class type network-qos c-8q-nq7\n    pause pfc-cos 7"),
+     {"roce-cnp"}, "    pause pfc-cos 7"),
     ("ecn-keyword-missing", lambda t: t.replace("weight 0 ecn", "weight 0"), {"roce-lossless-chain"}, "WRED"),
     ("ecn-min-above-max", swap_wred, {"roce-ecn-order"}, "WRED"),
     ("ecn-off-plan", lambda t: re.sub(r"minimum-threshold \d+ kbytes", "minimum-threshold 1 kbytes", t),
@@ -192,14 +192,14 @@ MUTATIONS: list[tuple[str, Mutation, set[str], str]] = [
     ("watchdog-multiplier-missing", lambda t: replace_once(t, "priority-flow-control watch-dog shutdown-multiplier 1",
                                                            ""),
      {"nxos-watchdog"}, "priority-flow-control watch-dog-interval on"),
-    ("pause-threshold-below-ecn", lambda t: replace_once(
+    ("resume-above-pause", lambda t: replace_once(
         replace_once(t, "system qos", "policy-map type queuing PAUSE\n  class type queuing c-in-q3\n"
-                     "    pause buffer-size 600000 pause-threshold 50000 resume-threshold 40000\nsystem qos"),
+                     "    pause buffer-size 600000 pause-threshold 50000 resume-threshold 60000\nsystem qos"),
         "  service-policy type qos input QOS_CLASSIFICATION",
         "  service-policy type qos input QOS_CLASSIFICATION\n  service-policy type queuing input PAUSE",
         after="interface Ethernet1/2"),
-     {"nxos-pause-buffer"}, "    pause buffer-size 600000 pause-threshold 50000 resume-threshold 40000"),
-    ("cnp-class-default-mtu", lambda t: delete_block(t, "  class type network-qos c-8q-nq6"),
+     {"nxos-pause-buffer"}, "    pause buffer-size 600000 pause-threshold 50000 resume-threshold 60000"),
+    ("cnp-class-default-mtu", lambda t: delete_block(t, "  class type network-qos c-8q-nq7"),
      {"nxos-mtu"}, "policy-map type network-qos qos_network"),
     ("unused-port-not-shut", lambda t: replace_once(t, "  shutdown", "  no shutdown", after="interface Ethernet1/40"),
      {"nxos-unused-port"}, "interface Ethernet1/40"),
@@ -238,7 +238,7 @@ def test_mutation_fires_exactly_its_rules(plan: Plan, spine_text: str, build: Pa
     assert where in {f.location for f in findings}, (where, findings)
 
 
-NO_PLAN = {"neighbor-off-subnet", "delete-queuing-policy", "delete-route-map", "pause-threshold-below-ecn",
+NO_PLAN = {"neighbor-off-subnet", "delete-queuing-policy", "delete-route-map", "resume-above-pause",
            "unused-port-not-shut"}
 
 

@@ -152,7 +152,7 @@ def test_facts_of_each_platform(example: Rendered, lab: Rendered) -> None:
     s = spine.ports["Ethernet1/1"]
     assert s.pfc_device_wide and s.pfc == frozenset({3}) and s.mtu == 9216
     assert spine.pause == {3: [(3, spine.pause[3][0][1])]}
-    assert s.queues[6].strict and s.queues[3].marks and not s.queues[3].strict
+    assert s.queues[7].strict and s.queues[3].marks and not s.queues[3].strict  # NX-OS: CNPs in q7 (Cisco)
     assert s.lossless[3].loc == ""  # NX-OS: buffering from the plan profile
     assert spine.bgp_asn == plan.switches["ai256-spine01"].asn
     assert all(n.remote_as is not None for n in spine.neighbors.values())

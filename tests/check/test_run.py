@@ -121,3 +121,29 @@ def test_cache_salt_is_the_same_in_a_fresh_process(sonic_yang_models: Path) -> N
 
     SonicYangValidator(root)  # libyang loaded in this process now
     assert fresh.stdout.strip() == run._yang_salt(root)
+
+
+def test_render_runs_the_structural_rules_and_names_what_it_leaves(capsys: pytest.CaptureFixture[str],
+                                                                    tmp_path: Path) -> None:
+    """render's checks: the fast ones plus each platform's structural rules from the same parse (a broken NX-OS
+    watchdog timer is found), never the costly file checkers (a broken ConfigDB is left to `fabricgen check`),
+    and the render says which it left."""
+    from fabricgen.check.fast import skipped
+    from fabricgen.cli import main
+
+    plan = load_plan(EXAMPLE)
+    assert main(["render", "-i", str(EXAMPLE), "-o", str(tmp_path / "b")]) == 0
+    err = capsys.readouterr().err
+    assert "left to `fabricgen check`: sonic-yang" in err and "frr-parse" in err
+    assert set(skipped(plan)) == {"sonic-yang", "frr-parse"}
+    configs = tmp_path / "b" / "configs"
+    nx = configs / next(h for h, sw in plan.switches.items() if sw.platform == "nxos") / "nxos.cfg"
+    nx.write_text(re.sub(r"^priority-flow-control watch-dog interval \d+$", "priority-flow-control watch-dog "
+                         "interval 999", nx.read_text(), flags=re.M))
+    db_path = configs / next(h for h, sw in plan.switches.items() if sw.platform == "sonic") / "config_db.json"
+    db = json.loads(db_path.read_text())
+    db["PORT"][next(iter(db["PORT"]))]["fec"] = "bogus"  # sonic-yang only
+    db_path.write_text(json.dumps(db))
+    hosts = tmp_path / "b" / "hosts"
+    assert {f.rule for f in run.fast_findings(plan, configs, hosts, structural=True)} == {"nxos-watchdog"}
+    assert run.fast_findings(plan, configs, hosts) == []  # the RoCE invariants alone do not see it

@@ -187,3 +187,40 @@ def test_string_leaf_lists_use_sonic_separators(sonic_yang_models: Path) -> None
     db["NTP"]["global"]["src_intf"] = "eth0;Loopback9"
     (finding,) = validator.validate(db, "d", "f")
     assert finding.location == "/NTP/global/src_intf" and "Loopback9" in finding.message
+
+
+def test_the_intents_sonic_release_picks_that_releases_models(sonic_yang_models: Path, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """platforms.sonic_release: 202411 -> check validates with <models>/202411 where present and says so; without
+    them it uses the pinned master models and says which release's it did not find and how to fetch them."""
+    import yaml
+
+    from fabricgen.check.cli import cmd_check
+    from fabricgen.check.sonic_yang import release_models
+    from fabricgen.cli import build_parser, main
+
+    base = tmp_path / "models"
+    shutil.copytree(sonic_yang_models, base, symlinks=True)
+    data = yaml.safe_load((ROOT / "inventory" / "fabric.yaml").read_text(encoding="utf-8"))
+    data["platforms"]["sonic_release"] = "202411"
+    intent = tmp_path / "fabric.yaml"
+    intent.write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert main(["render", "-i", str(intent), "-o", str(tmp_path / "build")]) == 0
+
+    fallback = release_models(base, "202411")
+    assert fallback.path == base and fallback.release == "" and fallback.wanted == "202411"
+    assert "release 202411's models not found" in fallback.describe()
+    assert "make sonic-yang RELEASE=202411" in fallback.describe()
+
+    shutil.copytree(sonic_yang_models, base / "202411", symlinks=True)
+    used = release_models(base, "202411")
+    assert used.path == base / "202411" and used.describe().startswith("SONiC YANG models of release 202411")
+    args = build_parser().parse_args(["check", "-i", str(intent), "--configs", str(tmp_path / "build" / "configs"),
+                                      "--sonic-yang", str(base), "--no-cache"])
+    capsys.readouterr()
+    assert cmd_check(args) == 0
+    assert f"sonic-yang: SONiC YANG models of release 202411 ({base / '202411'})" in capsys.readouterr().err
+    with pytest.raises(Exception, match="sonic_release"):
+        from fabricgen.intent.model import Intent
+
+        Intent.model_validate({**data, "platforms": {**data["platforms"], "sonic_release": "2024-11"}})

@@ -243,14 +243,17 @@ def nxos() -> str:
      "ip load-sharing address source-destination"),
     (C.BGP_RESET, "  router-id 198.18.0.1", "  router-id 198.18.0.99"),
     (C.PORT_FLAP, "  mtu 9216\n  priority-flow-control mode on\n  priority-flow-control watch-dog-interval on\n"
-                  "  service-policy type qos input QOS_CLASSIFICATION\n  no ip redirects\n  ip address 198.18.16.0/31",
+                  "  service-policy type qos input QOS_CLASSIFICATION\n  no bfd echo\n  no ip redirects\n"
+                  "  ip address 198.18.16.0/31",
      "  mtu 9100\n  priority-flow-control mode on\n  priority-flow-control watch-dog-interval on\n"
-     "  service-policy type qos input QOS_CLASSIFICATION\n  no ip redirects\n  ip address 198.18.16.0/31"),
+     "  service-policy type qos input QOS_CLASSIFICATION\n  no bfd echo\n  no ip redirects\n"
+     "  ip address 198.18.16.0/31"),
     (C.BUFFER_RECARVE, "  mtu 9216\n  priority-flow-control mode on\n  priority-flow-control watch-dog-interval on\n"
-                       "  service-policy type qos input QOS_CLASSIFICATION\n  no ip redirects\n"
+                       "  service-policy type qos input QOS_CLASSIFICATION\n  no bfd echo\n  no ip redirects\n"
                        "  ip address 198.18.16.0/31",
      "  mtu 9216\n  priority-flow-control mode auto\n  priority-flow-control watch-dog-interval on\n"
-     "  service-policy type qos input QOS_CLASSIFICATION\n  no ip redirects\n  ip address 198.18.16.0/31"),
+     "  service-policy type qos input QOS_CLASSIFICATION\n  no bfd echo\n  no ip redirects\n"
+     "  ip address 198.18.16.0/31"),
 ])
 def test_nxos_labels(nxos: str, label: str, old: str, new: str) -> None:
     assert old in nxos
@@ -325,7 +328,8 @@ def label_eos(old: str, new: str) -> I.DeviceImpact:
 
 @pytest.mark.parametrize(("label", "old", "new"), [
     (C.HITLESS, "description gpu_leaf:gpu0001:eth0", "description moved"),
-    (C.HITLESS, "max-mark-probability 5", "max-mark-probability 7"),
+    (C.HITLESS, "max-mark-probability 20", "max-mark-probability 7"),
+    (C.RELOAD_REQUIRED, "service routing protocols model multi-agent", "service routing protocols model ribd"),
     (C.BGP_RESET, "   timers bgp 3 9\n", "   timers bgp 1 3\n"),
     (C.PORT_FLAP, "   mtu 9214\n   no switchport\n   ip address 198.18.32.0/31",
      "   mtu 9000\n   no switchport\n   ip address 198.18.32.0/31"),
@@ -337,3 +341,67 @@ def test_eos_labels(eos: str, label: str, old: str, new: str) -> None:
     assert old in eos
     got = label_eos(eos, eos.replace(old, new, 1))
     assert got.worst is not None and got.worst.label == label, [h.impact for h in got.hunks]
+
+
+def test_eos_lane_speed_change_flaps_the_port_like_a_breakout() -> None:
+    from tests.platforms.test_render_eos import SPLIT_800G, plan_of, text_of
+
+    plan = plan_of(**SPLIT_800G)
+    text = text_of(plan, plan.by_role("leaf")[0].hostname)
+    assert "   speed 400g-4\n" in text
+    got = label_eos(text, text.replace("   speed 400g-4\n", "   speed 200g-2\n", 1))
+    assert got.worst is not None and got.worst.label == C.PORT_FLAP
+    assert any("lane speed" in h.impact.why for h in got.hunks)
+
+
+def test_each_sku_says_whether_gcu_applies_the_lossless_config_live() -> None:
+    """SN5600 (spc4): GCU applies PFC_WD and the PG headroom live.  Dell Z9864F (TH5), unknown to GCU: both are
+    refused live, so day 0 needs `config load` + `config reload`, and the statement says so."""
+    live, why = S.lossless_apply(SN5600)
+    assert live and "spc4" in why
+    live, why = S.lossless_apply("Dell-Z9864f-O64")
+    assert not live and "GCU does not know this HWSKU" in why
+    assert "`config load`" in why and "`config reload`" in why and "deploy --day0" in why
+
+
+def test_plan_states_the_day0_path_of_the_th5_sku(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import yaml
+
+    from fabricgen.cli import main
+    from tests.conftest import small_intent
+
+    data = small_intent(switch_models={"leaf": {"sku": "Dell-Z9864f-O64"}, "spine": {"sku": "Dell-Z9864f-O64"}},
+                        platforms={"leaf": "sonic", "spine": "sonic"},
+                        servers={"count": 4, "gpus_per_server": 8, "nics_per_server": 8, "nic_speed": "800G"},
+                        cabling={"gpu_leaf_m": 5, "leaf_spine_m": 30})
+    path = tmp_path / "fabric.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert main(["plan", "-i", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "leaf Dell-Z9864f-O64 lossless config: GCU does not know this HWSKU" in out.replace("\n", " ")
+    assert main(["plan", "-i", "inventory/fabric.yaml"]) == 0
+    assert "Mellanox-SN5600-O128 lossless config: GCU applies the lossless config live" in capsys.readouterr().out
+
+
+def test_day0_labels_every_config_db_change_reload_required(db: dict[str, Any]) -> None:
+    port = next(k for k in db["PFC_WD"] if k != "GLOBAL")
+    changed = edited(db, f"PFC_WD/{port}/detection_time", "400")
+    sides = [("candidate/config_db.json", pretty_json(db).splitlines(), pretty_json(changed).splitlines())]
+    assert only(I.device_impact("sw", "sonic", sides, "", hwsku="Dell-Z9864f-O64")).label == C.REFUSED_LIVE
+    got = I.device_impact("sw", "sonic", sides, "", hwsku="Dell-Z9864f-O64", day0=True)
+    assert got.worst is not None and got.worst.label == C.RELOAD_REQUIRED and "config reload" in got.worst.why
+
+
+def test_the_intents_sonic_release_dates_gcus_rules(db: dict[str, Any]) -> None:
+    """platforms.sonic_release 202205 on an SN5600: GCU's dynamic-threshold tuning (spc4 since 20221100) is not
+    in that release, so the change is refused live; unnamed, GCU's rule applies."""
+    from fabricgen.deploy.phases import Diff, impact
+    from fabricgen.plan.model import Switch
+
+    profile = next(k for k, v in db["BUFFER_PROFILE"].items() if "dynamic_th" in v)
+    tuned = edited(db, f"BUFFER_PROFILE/{profile}/dynamic_th", "3")
+    d = Diff("x", "", [("config_db.json", "candidate/config_db.json", pretty_json(db).splitlines(),
+                        pretty_json(tuned).splitlines())])
+    sw = Switch("leaf01", "leaf", "sonic", "SN5600", 0, 0, 0, 0, sku=SN5600)
+    assert only(impact(sw, d)).label == C.BUFFER_RECARVE
+    assert only(impact(sw, d, sonic_release="202205")).label == C.REFUSED_LIVE

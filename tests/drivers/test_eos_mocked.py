@@ -36,11 +36,13 @@ from tests.conftest import small_intent
 DATA = Path(__file__).resolve().parent / "mocked_data" / "eos"
 TOP_MODES = re.compile(r"^(interface |qos profile |router bgp |router bfd$|route-map |management |event-handler |"
                        r"(ip|ipv6) prefix-list \S+$)")
-NESTED_MODES = {"qos profile": re.compile(r"^tx-queue "), "router bgp": re.compile(r"^(address-family |vrf )")}
+NESTED_MODES = {"qos profile": re.compile(r"^(uc-|mc-)?tx-queue "),
+                "router bgp": re.compile(r"^(address-family |vrf )")}
 # What a nested mode takes; anything else goes back to its parent mode, as EOS's parser does.
 NESTED_LEAVES = re.compile(r"^(priority |no priority|bandwidth |random-detect |shape |neighbor |redistribute |"
                            r"network )")
-TOP_LEAVES = re.compile(r"^(hostname |qos map |priority-flow-control pause watchdog (default|action) |"
+TOP_LEAVES = re.compile(r"^(service routing protocols model |hostname |qos map |"
+                        r"priority-flow-control pause watchdog (default|action) |"
                         r"port-channel load-balance |(no )?ip routing$|ipv6 unicast-routing$|username |aaa |"
                         r"spanning-tree |transceiver |boot )")
 NOT_OURS = re.compile(r"^(username |aaa |management api|interface Management1|event-handler |transceiver |"

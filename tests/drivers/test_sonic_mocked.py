@@ -430,3 +430,25 @@ def test_a_rollback_to_other_boot_fields_restarts_the_container_before_frr() -> 
     d.rollback()
     assert sent(d) == [f"sudo -n config rollback {CHECKPOINT}", "show runningconfiguration all", RESTART, DAEMONS,
                        bgp("test -s /etc/frr/frr.conf.rollback"), *FRR_RESTORE, "sudo -n config save -y"]
+
+
+# --------------------------------------------------------------------------- the day-0 path
+
+
+def test_day0_path_loads_saves_and_reloads_instead_of_gcu() -> None:
+    """apply="day0" (deploy --day0): for a HWSKU whose lossless config GCU refuses live, FRR's part first,
+    then `config load` of the merged ConfigDB, `config save`, `config reload`, and the bgp container's daemons."""
+    d = driver("commit_ok", apply="day0")
+    d._sleep = lambda seconds: None  # type: ignore[method-assign]
+    assert isinstance(d.transport, FakeTransport)
+    d.transport.responses.update({f"sudo -n config load -y {DB}": [{"exit_status": 0}],
+                                  "sudo -n config reload -y": [{"exit_status": 0}],
+                                  DAEMONS: [{"stdout_text": " zebra bgpd staticd bfdd\n"}]})
+    d.load_replace_candidate(filename=str(CANDIDATE))
+    d.commit_config()
+    assert sent(d) == LOAD + PRECHECK + [
+        f"sudo -n config checkpoint {CHECKPOINT}", SAVE_ROLLBACK_POINT, install(FC), RELOAD,
+        f"sudo -n config load -y {DB}", "sudo -n config save -y", "sudo -n config reload -y", DAEMONS] + CLEANUP
+    assert f"sudo -n config replace {DB}" not in sent(d)
+    with pytest.raises(ValueError, match="apply must be"):
+        driver("commit_ok", apply="bogus")

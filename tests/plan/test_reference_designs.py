@@ -234,3 +234,39 @@ def test_multi_plane_deepseek_mpft() -> None:
     assert sum(s.gpus for s in plan.servers) == 16384
     per_plane = Counter((s.plane, s.role) for s in plan.switches.values())
     assert set(per_plane.values()) == {64, 32}
+
+
+# One plug per cage: every published design above, with the short default runs (DAC to the nodes, AOC
+# between switches) where split cages meet split cages, and with fibre runs.  Before, a split cage whose
+# halves went to different split peers got one AOC per half: 2 plugs in one cage (32,768 cages of a
+# B300 16-SU design, 8,192 of Juniper's 8K design).
+PUBLISHED = [
+    ("b300-16su", lambda: intent("xdr16", 72 * 16, Q3400, Q3400, nic_speed="800G")),
+    ("b300-16su-fibre", lambda: intent("xdr16f", 72 * 16, Q3400, Q3400, nic_speed="800G", cabling=SUPERPOD_RUNS)),
+    ("h100-4su", lambda: intent("h4", 128, QM9700, QM9700)),
+    ("superpod-3tier", lambda: intent("sp16", 512, QM9700, QM9700, QM9700, tiers=3)),
+    ("spectrum-x", lambda: intent("spx1k", 128, SN5600_LEAF, SN5600)),
+    ("nexus-9364d", lambda: intent("nx1k", 128, N9364D, N9364D)),
+    ("juniper-8k", lambda: intent("jvd8k", 1024, QFX5240, QFX5240)),
+    ("mpft", lambda: intent("mpft", 2048, QM9700_FLAT, QM9700_FLAT, planes=8, nics=1)),
+]
+
+
+@pytest.mark.parametrize(("name", "make"), PUBLISHED, ids=[p[0] for p in PUBLISHED])
+def test_no_cage_carries_more_plugs_than_it_takes(name: str, make: Any) -> None:
+    from fabricgen.plan.physical import cage_plugs, overfull_cages
+
+    physical = build_physical(plan_of(make()))
+    assert overfull_cages(physical) == []
+    plugs = cage_plugs(physical)
+    assert plugs and set(plugs.values()) == {1}
+
+
+def test_split_cages_to_split_peers_take_modules_and_fibres() -> None:
+    """Juniper's 8K design at 30 m: every leaf-spine link joins two 2x400G halves of cages whose other halves
+    go to other peers, so each cage gets a twin-port module and each link a fibre; the GPU side stays one
+    800G-to-2x400G DAC breakout per leaf cage."""
+    physical = build_physical(plan_of(intent("jvd8k", 1024, QFX5240, QFX5240)))
+    kinds = physical.cable_counts()
+    assert kinds == {"MPO-12 fibre": 8192, "800G to 2x400G DAC breakout": 4096}
+    assert physical.modules == {"QSFP-DD 2x400G-SR4 twin-port": 8192}  # 4,096 leaf + 4,096 spine uplink cages

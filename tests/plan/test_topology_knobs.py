@@ -370,3 +370,41 @@ def test_bad_knobs_exit_2_with_path_and_fix(tmp_path: Path, capsys: pytest.Captu
     assert re.search(rf"{re.escape(str(f))}:\d+: {re.escape(path)}: ", err), err  # file, line and field
     assert text in err, err
     assert "(fix:" in err and "Traceback" not in err, "every error says how to fix it"
+
+
+@pytest.mark.parametrize("platform", ["frr", "sonic", "nxos", "eos"])
+def test_single_tier_planes_render_a_valid_maximum_paths(platform: str, tmp_path: Path) -> None:
+    """A tier-1 leaf has no uplinks: it rendered `maximum-paths 0`, which FRR's parser, NX-OS and EOS reject.
+    It renders 1 on every platform and passes every check (FRR's parser too, where vtysh is installed)."""
+    import shutil
+
+    from fabricgen.check.run import run_checks
+    from fabricgen.render.build import render_all
+
+    data = small_intent(servers__count=16, topology__tiers=1, topology__planes=4, servers__nics_per_server=1,
+                        servers__ports_per_nic=4, platforms={"leaf": platform})
+    data["switch_models"] = {"leaf": {"ports": 32, "port_speed": "400G"}}
+    data["topology"].pop("spines")
+    data["topology"].pop("scalable_unit")
+    data["qos"] = {"mtu": 9214}
+    plan = plan_of(data)
+    render_all(plan, tmp_path / "b")
+    for sw in plan.switches.values():
+        assert sw.bgp is not None and sw.bgp.maximum_paths == sw.bgp.equal_cost_paths == 1
+        text = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "b" / "configs" / sw.hostname).iterdir())
+        assert re.findall(r"maximum-paths (\d+)", text) and "maximum-paths 0" not in text
+    skip = frozenset({"sonic-yang"}) | (frozenset({"frr-parse"}) if shutil.which("vtysh") is None else frozenset())
+    assert run_checks(plan, tmp_path / "b" / "configs", tmp_path / "b" / "hosts", full=True, cache=False,
+                      skip=skip) == []
+
+
+def test_plan_names_spines_by_their_port_count() -> None:
+    """A 3-tier spine of 64 ports uses 32 down and 32 up: `plan` called it a "32-port spine"."""
+    from tests.plan.test_reference_designs import QM9700, intent
+
+    plan = plan_of(intent("sp16", 512, QM9700, QM9700, QM9700, tiers=3))
+    why = {c.name: c.why for c in plan.envelope.choices}
+    assert "64-port spines (32 ports down)" in why["spines"]
+    assert "32-port spines" not in why["spines"].replace("(32 ports down)", "")
+    two_tier = plan_of(intent("h4", 128, QM9700, QM9700))
+    assert "the fewest 64-port spines that give" in {c.name: c.why for c in two_tier.envelope.choices}["spines"]

@@ -132,9 +132,10 @@ def run_in_namespace(tmp_path: Path, plan: Plan, *, netdevs: bool = True, emulat
         lines += sysfs_commands(emulated_nics([(n.ifname, n.ip) for n in nics]), str(tmp_path / "stash"))
     path = f"{stubs}:$PATH" if emulate else "$PATH"
     lines.append("set +e")
-    for i in range(runs):
-        lines.append(f"PATH={path} bash {tmp_path}/nic.sh > {tmp_path}/out{i} 2> {tmp_path}/err{i}; "
-                     f"echo $? > {tmp_path}/rc")
+    (tmp_path / "nccl.conf").write_text("NCCL_DEBUG=WARN\nNCCL_IB_TC=0\n")  # an admin's line, and a stale TC
+    for i in range(runs):  # NCCL_CONF_FILE: never the host's own /etc/nccl.conf
+        lines.append(f"PATH={path} NCCL_CONF_FILE={tmp_path}/nccl.conf bash {tmp_path}/nic.sh > {tmp_path}/out{i} "
+                     f"2> {tmp_path}/err{i}; echo $? > {tmp_path}/rc")
     lines += [f"ip -j rule show > {tmp_path}/rules", f"ip -j route show table all > {tmp_path}/routes",
               f"ip -j address show > {tmp_path}/addrs",
               f"cat /proc/sys/net/ipv4/conf/{nics[0].ifname}/rp_filter > {tmp_path}/rp_filter 2>/dev/null || true"]
@@ -148,6 +149,7 @@ def run_in_namespace(tmp_path: Path, plan: Plan, *, netdevs: bool = True, emulat
                                 for name in ("rules", "routes", "addrs")}
     state["stubs"] = (tmp_path / "stubs.log").read_text() if (tmp_path / "stubs.log").exists() else ""
     state["rp_filter"] = (tmp_path / "rp_filter").read_text().strip() if (tmp_path / "rp_filter").exists() else ""
+    state["nccl"] = (tmp_path / "nccl.conf").read_text()
     return result, state
 
 
@@ -181,6 +183,17 @@ def test_script_brings_the_server_up(tmp_path: Path, plan: Plan) -> None:
     out = result.stdout.splitlines()
     assert "export NCCL_IB_HCA==" + ",".join(f"mlx5_{7 - i}:1" for i in range(8)) in out
     assert "export NCCL_IB_TC=106" in out and "export NCCL_IB_GID_INDEX=3" in out
+    # /etc/nccl.conf (here $NCCL_CONF_FILE) written: the fabric's keys set once, the admin's line kept,
+    # and validate --health's read-back of it passes
+    assert str(state["nccl"]).splitlines() == ["NCCL_DEBUG=WARN", "NCCL_IB_TC=106", "NCCL_IB_QPS_PER_CONNECTION=4",
+                                              "NCCL_IB_GID_INDEX=3"]
+    from fabricgen.validate.nic import judge_server
+
+    assert plan.qos is not None
+    nccl = [o for o in judge_server(srv, plan.qos, f"### nccl\n{state['nccl']}") if o.check.startswith("nccl-")]
+    assert [(o.check, o.ok) for o in nccl] == [("nccl-tc", True), ("nccl-qps", True)]
+    # the CNP DSCP and priority at runtime, where the driver has the OFED ecn/ files (else the firmware line)
+    assert "ecn/roce_np/cnp_dscp not found" in result.stderr
 
 
 @needs_root
@@ -201,3 +214,23 @@ def test_missing_netdev_is_named(tmp_path: Path, plan: Plan) -> None:
     result, _ = run_in_namespace(tmp_path, plan, netdevs=False)
     assert result.returncode == 1
     assert "eth0 not found in /sys/class/net: load the NIC driver (mlx5_core)" in result.stderr
+
+
+def test_cnp_settings_and_nccl_conf_at_runtime(script: str) -> None:
+    """The CNP DSCP and 802.1p priority are set at runtime through the driver's ecn/ files (the mlxconfig firmware
+    line stays for drivers without them), and /etc/nccl.conf gets NCCL_IB_TC and NCCL_IB_QPS_PER_CONNECTION."""
+    assert 'ofed_put 48 "$SYS/class/net/$ifname/ecn/roce_np/cnp_dscp"' in script
+    assert 'ofed_put 6 "$SYS/class/net/$ifname/ecn/roce_np/cnp_802p_prio"' in script
+    assert "# mlxconfig -d <RDMA device> -y set CNP_DSCP_P1=48 CNP_802P_PRIO_P1=6" in script
+    assert "nccl_conf NCCL_IB_TC=106 NCCL_IB_QPS_PER_CONNECTION=4" in script
+    assert 'NCCL_CONF=${NCCL_CONF_FILE:-/etc/nccl.conf}' in script
+
+
+def test_dry_run_shows_the_nccl_conf_it_would_write(tmp_path: Path, script: str) -> None:
+    path = tmp_path / "nic.sh"
+    path.write_text(script)
+    out = subprocess.run(["bash", str(path), "--dry-run"], capture_output=True, text=True, check=False,
+                         env={"PATH": os.environ["PATH"], "NCCL_CONF_FILE": str(tmp_path / "nccl.conf")}).stdout
+    assert f"NCCL_IB_TC=106 >> {tmp_path}/nccl.conf" in out.splitlines()
+    assert f"NCCL_IB_QPS_PER_CONNECTION=4 >> {tmp_path}/nccl.conf" in out.splitlines()
+    assert not (tmp_path / "nccl.conf").exists()  # a dry run changes nothing

@@ -63,11 +63,12 @@ def test_thresholds_follow_the_headroom_physics(plan: Plan, sspine: Switch, text
     assert prof.cable_m == 300 and prof.speed == 400
     cell = capabilities("nxos").buffer_cell_bytes
     assert cell == 208 and size % cell == pause % cell == resume % cell == 0
-    # resume at the ECN maximum (ECN marks before PFC pauses), pause one xon of hysteresis above it,
-    # and above the pause point the headroom SONiC reserves for this speed, cable and MTU (size - xon)
-    assert prof.ecn_max <= resume < prof.ecn_max + cell
-    assert prof.xon <= pause - resume < prof.xon + cell
+    # Cisco's PFC guide: small pause / resume thresholds (its example's 46800 / 34320 B, 225 / 165 cells),
+    # not derived from ECN (an egress threshold); above the pause point the cable headroom of this speed,
+    # cable and MTU (size - xon), rounded up to cells
+    assert (pause, resume) == (46800, 34320)
     assert prof.size - prof.xon <= size - pause < prof.size - prof.xon + cell
+    assert pause < prof.ecn_max  # the old rule (pause above ECN max) made these ~30x Cisco's example
     # 300 m of 400G fibre holds ~150 KB each way: the headroom is far above a 30 m port's
     short = nxos.pause_buffer(plan.qos_profiles["pg_lossless_400000_30m_profile"], 3, cell)
     assert size - pause > 2 * (short.buffer_size - short.pause_threshold)
@@ -117,8 +118,8 @@ def _edit(text: str, old: str, new: str) -> str:
     (lambda t: PAUSE.sub(lambda m: m.group(0).replace(f"resume-threshold {m.group(3)}",
                                                      f"resume-threshold {m.group(2)}"), t),
      "is not below pause-threshold"),
-    (lambda t: PAUSE.sub("    pause buffer-size 600000 pause-threshold 100000 resume-threshold 90000", t),
-     "is not above the ECN maximum"),
+    (lambda t: PAUSE.sub(lambda m: m.group(0).replace(f"resume-threshold {m.group(3)}", "resume-threshold 99999"), t),
+     "is not below pause-threshold"),
 ])
 def test_check_catches_broken_pause_buffers(plan: Plan, sspine: Switch, text: str, edit, words: str) -> None:  # type: ignore[no-untyped-def]
     findings = check_nxos_text(edit(text), sspine.hostname, plan, "nxos.cfg")
@@ -136,3 +137,85 @@ def test_missing_policy_is_reported_without_a_plan_too(sspine: Switch, text: str
     # and the renamed policy, attached nowhere, is read as an egress policy: c-in-q3 is not an egress class
     (other,) = [f for f in findings if f not in attached]
     assert "uses class c-in-q3" in other.message
+
+
+# --------------------------------------------------------------------------- the no-drop budget
+
+
+def test_no_rule_ties_the_pause_threshold_to_ecn(plan: Plan, sspine: Switch, text: str) -> None:
+    """A pause threshold far below the ECN maximum is Cisco's own example, not a finding: ECN is an egress
+    queue threshold, the pause trigger a per-ingress class fill level (reference §5.4)."""
+    prof = plan.qos_profiles[sspine.interfaces[0].qos_profile]
+    cisco = PAUSE.sub("    pause buffer-size 489216 pause-threshold 46800 resume-threshold 34320", text)
+    assert prof.ecn_max > 46800
+    assert check_nxos_text(cisco, sspine.hostname, plan, "nxos.cfg") == []
+    from fabricgen.catalog.rules import rule
+
+    assert "ECN maximum" not in rule("nxos-pause-buffer").doc and "never compared with ECN" in rule(
+        "nxos-pause-buffer").doc
+
+
+def _example_300m() -> Plan:
+    import yaml
+
+    from fabricgen.intent.model import Intent
+    from fabricgen.plan.build import build_plan
+
+    data = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
+    data["cabling"]["leaf_spine_m"] = 300
+    return build_plan(Intent.model_validate(data))
+
+
+def test_300m_and_three_tier_examples_reserve_within_each_models_budget(plan: Plan) -> None:
+    """Before: 114 MB on a 32-port 300 m spine and 170 MB on the 3-tier super-spine, more than a 25.6T switch's
+    whole buffer.  Now the cable headroom plus Cisco's small thresholds, well within the model's budget."""
+    from fabricgen.platforms.nxos.buffers import reservations
+
+    for p, most in ((_example_300m(), 20_000_000), (plan, 30_000_000)):
+        found = reservations(p)
+        assert found
+        for host, (reserved, budget, _) in found.items():
+            assert 0 < reserved <= most < budget, host
+
+
+def test_budget_check_refuses_an_over_budget_plan(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """5 km super-spine links: ~5 MB of headroom per port, 48 ports: above the 120 MB the model is held to.
+    The plan is refused with the file, the line of the cable length, and a fix."""
+    import yaml
+
+    from fabricgen.errors import FabricError
+    from fabricgen.plan.build import load_plan
+
+    data = yaml.safe_load(THREE_TIER.read_text(encoding="utf-8"))
+    data["cabling"]["spine_super_spine_m"] = 5000
+    path = tmp_path / "fabric.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    with pytest.raises(FabricError) as exc:
+        load_plan(path)
+    (problem, *_) = exc.value.problems
+    assert problem.path == "cabling.spine_super_spine_m" and problem.line is not None
+    text = path.read_text(encoding="utf-8").splitlines()
+    assert "spine_super_spine_m" in text[problem.line - 1]
+    assert "MB of no-drop buffer" in problem.message and "above its 120 MB" in problem.message
+    assert "shorten those cables" in (problem.hint or "")
+
+
+def test_bfd_echo_is_off_toward_peers_that_are_not_nxos() -> None:
+    """NX-OS runs BFD echo by default; toward FRR / SONiC / EOS peers it renders `no bfd echo`
+    (FRRouting/frr#18459), toward another NX-OS switch it keeps echo."""
+    import yaml
+
+    from fabricgen.intent.model import Intent
+    from fabricgen.plan.build import build_plan
+
+    example = load_plan(EXAMPLE)  # SONiC leaves, NX-OS spines
+    spine = example.switches["ai256-spine01"]
+    t = nxos.render(spine, example, environment())["nxos.cfg"]
+    for itf in spine.interfaces:
+        assert "no bfd echo" in interface_block(t, itf.name), itf.name
+    data = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
+    data["platforms"]["leaf"] = "nxos"
+    data["switch_models"]["leaf"] = {"model": "N9364D-GX2A", "ports": 64, "port_speed": "400G"}
+    all_nxos = build_plan(Intent.model_validate(data))
+    t = nxos.render(all_nxos.switches["ai256-spine01"], all_nxos, environment())["nxos.cfg"]
+    assert "no bfd echo" not in t and "\nfeature bfd\n" in t

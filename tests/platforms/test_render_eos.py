@@ -69,18 +69,106 @@ def test_lossless_chain_in_eos_terms(plan: Plan) -> None:
         prof = plan.qos_profiles[name]
         block = text.split(f"qos profile ROCE_{prof.speed}G_{prof.cable_m:g}M\n", 1)[1].split("\n!\n", 1)[0]
         assert "   qos trust dscp\n" in block
-        ecn = (f"random-detect ecn minimum-threshold {prof.ecn_min // 1024} kbytes maximum-threshold "
-               f"{prof.ecn_max // 1024} kbytes max-mark-probability {prof.ecn_probability}")
-        assert f"   tx-queue {q.roce_tc}\n      no priority\n      bandwidth percent 50\n      {ecn}\n" in block
-        assert f"   tx-queue {q.cnp_tc}\n      priority strict\n" in block
         assert f"   priority-flow-control on\n   priority-flow-control priority {q.roce_tc} no-drop\n" in block
         assert "   priority-flow-control pause watchdog" in block
-    assert ("priority-flow-control pause watchdog default timeout 0.2\n"
-            "priority-flow-control pause watchdog default polling-interval 0.2\n"
-            "priority-flow-control pause watchdog default recovery-time 0.2\n"
-            "priority-flow-control pause watchdog action drop\n") in text
+        assert f"   uc-tx-queue {q.cnp_tc}\n      priority strict" in block
     assert ("port-channel load-balance trident fields ip source-ip destination-ip source-port destination-port\n"
             in text)
+
+
+def test_ecn_is_arista_style_weight_0_probability_20_and_counted(plan: Plan) -> None:
+    """Arista's DCQCN samples: `... max-mark-probability 20 weight 0` and `random-detect ecn count` (without
+    it validate --health sees no ECN marks on EOS); not SONiC's 5 % without a weight."""
+    q = plan.qos
+    assert q is not None
+    text = text_of(plan, "t-leaf01")
+    for name in {itf.qos_profile for itf in plan.switches["t-leaf01"].interfaces}:
+        prof = plan.qos_profiles[name]
+        assert prof.ecn_probability == 20
+        assert (f"   uc-tx-queue {q.roce_tc}\n      no priority\n      bandwidth percent 50\n"
+                f"      random-detect ecn minimum-threshold {prof.ecn_min // 1024} kbytes maximum-threshold "
+                f"{prof.ecn_max // 1024} kbytes max-mark-probability 20 weight 0\n"
+                "      random-detect ecn count\n") in text
+
+
+def test_routing_model_is_multi_agent(plan: Plan) -> None:
+    for sw in plan.switches.values():
+        assert "\nservice routing protocols model multi-agent\n" in text_of(plan, sw.hostname)
+
+
+def test_watchdog_polls_at_most_every_half_timeout(plan: Plan) -> None:
+    """The intent polls every 200 ms with a 200 ms timeout; EOS wants polling <= timeout / 2 and would
+    substitute its own value, so the render polls every 100 ms."""
+    q = plan.qos
+    assert q is not None and q.watchdog_poll_ms == q.watchdog_detection_ms == 200
+    text = text_of(plan, "t-leaf01")
+    assert "priority-flow-control pause watchdog default timeout 0.2\n" in text
+    assert "priority-flow-control pause watchdog default polling-interval 0.1\n" in text
+    assert "priority-flow-control pause watchdog default recovery-time 0.2\n" in text
+    assert "priority-flow-control pause watchdog action drop\n" in text
+
+
+SPLIT_800G = {"switch_models": {"leaf": {"model": "DCS-7060X6-64PE", "ports": 16, "port_speed": "800G",
+                                         "breakout": 2},
+                                "spine": {"model": "DCS-7060X6-64PE", "ports": 16, "port_speed": "800G",
+                                          "breakout": 2}}}
+
+
+def test_split_800g_cages_get_lane_speeds() -> None:
+    """2x400G on an 8-lane 800G cage: `speed 400g-4` on /1 and /5, or the GPU ports and uplinks never link."""
+    p = plan_of(**SPLIT_800G)
+    for sw in p.switches.values():
+        text = text_of(p, sw.hostname)
+        assert sw.interfaces and {itf.breakout for itf in sw.interfaces} == {2}
+        for itf in sw.interfaces:
+            assert itf.name.endswith(("/1", "/5")), itf.name
+            block = re.search(rf"^interface {re.escape(itf.name)}\n((?:   .*\n)+)", text, re.M)
+            assert block and "   speed 400g-4\n" in block.group(1), itf.name
+
+
+@pytest.mark.parametrize(("model", "keyword"), [("DCS-7060X6-64PE", "uc-tx-queue"), ("7388X5", "uc-tx-queue"),
+                                                ("DCS-7050CX3-32S", "uc-tx-queue"), ("DCS-7280R3-32D4", "tx-queue"),
+                                                ("7800R3-36P", "tx-queue")])
+def test_queue_keyword_follows_the_chip_family(model: str, keyword: str) -> None:
+    """Strata (7050X / 7060X / 7388X) takes `uc-tx-queue`, Sand (7280R / 7800R) `tx-queue`: the other
+    keyword aborts the config session."""
+    p = plan_of(switch_models={"leaf": {"model": model, "ports": 16, "port_speed": "400G"},
+                               "spine": {"model": model, "ports": 16, "port_speed": "400G"}})
+    text = text_of(p, "t-leaf01")
+    queues = set(re.findall(r"^   ((?:uc-)?tx-queue) \d$", text, re.M))
+    assert queues == {keyword}
+
+
+def test_watchdog_action_eos_lacks_is_refused_by_capability() -> None:
+    """EOS has drop, errdisable and notify-only (aristanetworks/avd#6399): `forward` is refused, naming the
+    capability; `alert` is EOS's notify-only."""
+    with pytest.raises(FabricError) as exc:
+        plan_of(qos={"mtu": 9214, "pfc_watchdog": {"action": "forward"}})
+    (p,) = exc.value.problems
+    assert p.path == "qos.pfc_watchdog.action"
+    assert "lacks the capability `pfc-watchdog action forward`" in p.message
+    alert = plan_of(qos={"mtu": 9214, "pfc_watchdog": {"action": "alert"}})
+    assert "priority-flow-control pause watchdog action notify-only\n" in text_of(alert, "t-leaf01")
+
+
+def test_every_eos_config_passes_arista_schema(plan: Plan) -> None:
+    """An all-EOS fabric and an EOS-leaf fabric: each switch's structured config passes pyavd's
+    eos_cli_config_gen validation, and eos.cfg is what Arista's templates print from it."""
+    from pyavd import get_device_config, validate_structured_config
+
+    from fabricgen.platforms.eos.render import structured_config
+
+    leaves_only = build_plan(Intent.model_validate(small_intent(platforms={"leaf": "eos", "spine": "nxos"},
+                                                                qos={"mtu": 9214})))
+    split = plan_of(**SPLIT_800G)
+    for p in (plan, leaves_only, split):
+        eos = [sw for sw in p.switches.values() if sw.platform == "eos"]
+        assert eos
+        for sw in eos:
+            result = validate_structured_config(structured_config(sw, p))
+            assert list(result.validation_result.violations) == []
+            assert result.validated_data is not None
+            assert get_device_config(result.validated_data) == text_of(p, sw.hostname)
 
 
 def test_free_front_panel_ports_are_shut_and_described(plan: Plan) -> None:
@@ -115,11 +203,10 @@ def test_same_tier_asns_need_allowas_in_on_leaves_only(tmp_path: Path) -> None:
 
 
 def test_watchdog_seconds_round_up_to_eos_steps() -> None:
-    p = plan_of(qos={"mtu": 9214, "pfc_watchdog": {"detection_ms": 205, "restoration_ms": 1000, "poll_ms": 150,
-                                                   "action": "forward"}})
+    p = plan_of(qos={"mtu": 9214, "pfc_watchdog": {"detection_ms": 305, "restoration_ms": 1000, "poll_ms": 150}})
     text = text_of(p, "t-leaf01")
-    assert "default timeout 0.21\n" in text and "default recovery-time 1\n" in text
-    assert "default polling-interval 0.15\n" in text and "watchdog action no-drop\n" in text
+    assert "default timeout 0.31\n" in text and "default recovery-time 1\n" in text
+    assert "default polling-interval 0.15\n" in text and "watchdog action drop\n" in text
 
 
 def test_eos_limits_are_plan_errors() -> None:
@@ -129,8 +216,6 @@ def test_eos_limits_are_plan_errors() -> None:
     assert p.path == "qos.mtu" and "eos (leaves) takes interface MTUs up to 9214" in p.message
     with pytest.raises(FabricError, match="CNP class 2 is below the lossless class 3"):
         plan_of(qos={"mtu": 9214, "cnp_tc": 2})
-    with pytest.raises(FabricError, match="'alert' is not a storm action"):
-        plan_of(qos={"mtu": 9214, "pfc_watchdog": {"action": "alert"}})
 
 
 def test_rendered_eos_passes_every_check(plan: Plan, build: Path) -> None:
@@ -166,12 +251,13 @@ BREAKS = [
     ("few paths", lambda t: re.sub(r"maximum-paths \d+ ecmp \d+", "maximum-paths 1 ecmp 1", t),
      "roce-maximum-paths"),
     ("no watchdog", lambda t: t.replace("   priority-flow-control pause watchdog\n", ""), "roce-pfc-both-ends"),
+    ("maximum-paths 0", lambda t: re.sub(r"maximum-paths \d+ ecmp \d+", "maximum-paths 0 ecmp 0", t),
+     "roce-maximum-paths"),
 ]
 
 
-@pytest.mark.parametrize(("what", "edit", "rule"), BREAKS, ids=[b[0] for b in BREAKS])
-def test_roce_rules_catch_a_broken_eos_config(plan: Plan, build: Path, tmp_path: Path, what: str, edit: object,
-                                              rule: str) -> None:
+def broken_copy(build: Path, tmp_path: Path, what: str, edit: object) -> tuple[Path, Path]:
+    """A copy of the build's configs with t-leaf01's eos.cfg edited: (configs dir, the edited file)."""
     configs = tmp_path / "configs"
     shutil.copytree(build / "configs", configs)
     path = configs / "t-leaf01" / "eos.cfg"
@@ -179,6 +265,13 @@ def test_roce_rules_catch_a_broken_eos_config(plan: Plan, build: Path, tmp_path:
     after = edit(before)  # type: ignore[operator]
     assert after != before, what
     path.write_text(after, encoding="utf-8")
+    return configs, path
+
+
+@pytest.mark.parametrize(("what", "edit", "rule"), BREAKS, ids=[b[0] for b in BREAKS])
+def test_roce_rules_catch_a_broken_eos_config(plan: Plan, build: Path, tmp_path: Path, what: str, edit: object,
+                                              rule: str) -> None:
+    configs, path = broken_copy(build, tmp_path, what, edit)
     found = check_fabric(plan, configs)
     assert {f.rule for f in found} == {rule}, [str(f) for f in found]
     assert all(f.device == "t-leaf01" and f.file == str(path) for f in found)
@@ -192,3 +285,52 @@ def test_inventory_and_containerlab_read_the_record(plan: Plan) -> None:
     assert {h["platform"] for h in hosts(plan).values()} == {"eos_fabricgen"}
     clab = containerlab(plan, Path("/cfg"))
     assert "kind: arista_ceos" in clab and "startup-config: /cfg/t-leaf01/eos.cfg" in clab
+
+
+EOS_BREAKS = [
+    # (what is broken, edit of t-leaf01's eos.cfg, the eos-* rule that must fire besides eos-avd)
+    ("ribd model", lambda t: t.replace("service routing protocols model multi-agent", "service routing protocols "
+                                       "model ribd"), "eos-routing-model"),
+    ("Sand queue keyword on Strata", lambda t: t.replace("   uc-tx-queue 3\n", "   tx-queue 3\n"), "eos-queue-keyword"),
+    ("ECN without weight 0", lambda t: t.replace(" weight 0\n", "\n"), "eos-ecn"),
+    ("ECN not counted", lambda t: t.replace("      random-detect ecn count\n", ""), "eos-ecn"),
+    ("polling = timeout", lambda t: t.replace("default polling-interval 0.1", "default polling-interval 0.2"),
+     "eos-watchdog"),
+    ("watchdog action no-drop", lambda t: t.replace("watchdog action drop", "watchdog action no-drop"),
+     "eos-watchdog"),
+    ("free port up", lambda t: re.sub(r"(interface Ethernet5/1\n   description unused: not in the fabric plan\n)"
+                                      r"   shutdown\n", r"\1", t), "eos-unused-port"),
+]
+
+
+@pytest.mark.parametrize(("what", "edit", "rule"), EOS_BREAKS, ids=[b[0] for b in EOS_BREAKS])
+def test_eos_structural_rules_catch_a_broken_config(plan: Plan, build: Path, tmp_path: Path, what: str,
+                                                   edit: object, rule: str) -> None:
+    """EOS has structural checks of its own: Arista's pyavd (eos-avd: the file is not what Arista's templates
+    print from the schema-valid structured config) and a line rule that names what the edit breaks."""
+    from fabricgen.check.run import run_checks
+
+    configs, path = broken_copy(build, tmp_path, what, edit)
+    found = [f for f in run_checks(plan, configs, build / "hosts", full=True, cache=False)
+             if f.rule.startswith("eos-")]
+    assert {f.rule for f in found} == {"eos-avd", rule}, [str(f) for f in found]
+    assert all(f.device == "t-leaf01" and re.fullmatch(r"L\d+", f.location) for f in found)
+
+
+def test_split_cage_without_lane_speed_is_found(tmp_path: Path) -> None:
+    from fabricgen.check.run import run_checks
+
+    p = plan_of(**SPLIT_800G)
+    render_all(p, tmp_path / "b")
+    path = tmp_path / "b" / "configs" / "t-leaf01" / "eos.cfg"
+    path.write_text(path.read_text(encoding="utf-8").replace("   speed 400g-4\n", ""), encoding="utf-8")
+    found = run_checks(p, tmp_path / "b" / "configs", tmp_path / "b" / "hosts", full=True, cache=False)
+    lanes = [f for f in found if f.rule == "eos-lane-speed"]
+    assert lanes and all("needs `speed 400g-4`" in f.message for f in lanes)
+    assert {f.rule for f in found} == {"eos-avd", "eos-lane-speed"}
+
+
+def test_eos_record_names_its_structural_checks() -> None:
+    rec = platform("eos")
+    assert rec.analyzer and set(rec.rule_ids()) >= {"eos-avd", "eos-routing-model", "eos-queue-keyword",
+                                                    "eos-lane-speed", "eos-watchdog", "eos-ecn"}

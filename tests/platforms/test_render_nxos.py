@@ -153,7 +153,8 @@ def test_every_fabric_interface(plan: Plan, spine_texts: dict[str, str]) -> None
 
 def test_qos_numbers_agree(plan: Plan, spine_texts: dict[str, str]) -> None:
     assert plan.qos is not None
-    roce, cnp = plan.qos.roce_tc, plan.qos.cnp_tc
+    roce, cnp = plan.qos.roce_tc, 7  # CNPs in q7, where Cisco's RoCE reference puts them (the plan's class is 6)
+    assert plan.qos.cnp_tc == 6
     for sw in plan.by_role("spine"):
         text = spine_texts[sw.hostname]
         b = blocks(text)
@@ -170,7 +171,8 @@ def test_qos_numbers_agree(plan: Plan, spine_texts: dict[str, str]) -> None:
         assert f"pause pfc-cos {cnp}" not in text
         queues = sub_blocks(text, "policy-map type queuing QOS_EGRESS_PORT", "class type queuing")
         assert set(queues) == {f"c-out-8q-q{n}" for n in range(1, 8)} | {"c-out-8q-q-default"}
-        assert queues[f"c-out-8q-q{cnp}"] == ["priority level 1"]
+        assert queues[f"c-out-8q-q{cnp}"] == ["priority level 1"]  # the strict queue is the CNP one: nothing
+        # that uses q7 (CNPs, and the CPU's own control traffic) sits in a queue left at 0 %
         profile = plan.qos_profiles[sw.interfaces[0].qos_profile]
         assert queues[f"c-out-8q-q{roce}"] == [
             f"bandwidth remaining percent {plan.qos.bandwidth['roce']}",

@@ -13,10 +13,11 @@ import yaml
 from fabricgen.base.templating import to_json
 from fabricgen.intent.model import Intent, load_intent
 from fabricgen.plan.build import build_plan, load_plan
+from fabricgen.plan.frontpanel import front_panel
 from fabricgen.plan.model import Plan, QosProfile, Switch
 from fabricgen.platforms.sonic import render as sonic
 from fabricgen.platforms.sonic.buffers import device_base
-from fabricgen.platforms.sonic.configdb import OWNED_PORT_FIELDS, OWNERSHIP, merge_owned
+from fabricgen.platforms.sonic.configdb import OWNED_PORT_FIELDS, OWNERSHIP, merge_owned, port_of
 from fabricgen.render.build import environment, render_switch
 from tests.conftest import EXAMPLE, EXAMPLES, ROOT, small_intent, without_skus
 
@@ -139,7 +140,8 @@ def test_ports_interfaces_and_neighbors(example: Plan) -> None:
     model = example.settings.models["leaf"]
     for sw in sonic_switches(example):
         db = rendered_db(sw, example)
-        assert list(db["PORT"]) == sorted(i.name for i in sw.interfaces)
+        free = set(front_panel(example, sw).unused)
+        assert set(db["PORT"]) == {i.name for i in sw.interfaces} | free and not free & {i.name for i in sw.interfaces}
         device = device_base(example, sw)["PORT"]
         lanes_seen: set[str] = set()
         for itf in sw.interfaces:
@@ -181,7 +183,7 @@ def test_qos_maps_and_port_binding(example: Plan) -> None:
     assert db["MAP_PFC_PRIORITY_TO_QUEUE"] == {"AI": {str(k): str(v) for k, v in q.pfc_priority_to_queue.items()}}
     pqm = db["PORT_QOS_MAP"]
     assert pqm.pop("global") == {"dscp_to_tc_map": "AI"}
-    assert set(pqm) == set(db["PORT"])
+    assert set(pqm) == {itf.name for itf in sonic_switches(example)[0].interfaces}  # free ports carry no QoS
     for entry in pqm.values():
         assert entry == {"dscp_to_tc_map": "AI", "tc_to_queue_map": "AI", "tc_to_pg_map": "AI",
                          "pfc_to_queue_map": "AI", "pfc_enable": "3", "pfcwd_sw_enable": "3",
@@ -194,6 +196,7 @@ def test_scheduling_and_ecn(example: Plan) -> None:
     db = rendered_db(sw, example)
     assert db["SCHEDULER"] == {
         sonic.SCHED_CNP: {"type": "STRICT"},
+        sonic.SCHED_CONTROL: {"type": "STRICT"},
         sonic.SCHED_ROCE: {"type": "DWRR", "weight": "50"},
         sonic.SCHED_DEFAULT: {"type": "DWRR", "weight": "50"},
     }
@@ -215,7 +218,7 @@ def test_scheduling_and_ecn(example: Plan) -> None:
         assert (wred["green_min_threshold"], wred["green_max_threshold"]) == ("1048576", "2097152")
         assert db["QUEUE"][f"{itf.name}|6"] == {"scheduler": sonic.SCHED_CNP}
         assert db["QUEUE"][f"{itf.name}|0"] == {"scheduler": sonic.SCHED_DEFAULT}
-    assert len(db["QUEUE"]) == 3 * len(sw.interfaces)
+    assert len(db["QUEUE"]) == 4 * len(sw.interfaces)  # default, RoCE, CNP and the CPU's queue 7
 
 
 def test_bandwidth_weights_follow_the_intent() -> None:
@@ -255,15 +258,18 @@ def test_buffers_traditional_model_from_the_skus_lookup_table() -> None:
     assert db["BUFFER_PROFILE"]["pg_lossless_800000_5m_profile"] == {
         "pool": "ingress_lossless_pool", "xon": "0", "xon_offset": "3556", "xoff": "729488", "size": "18796",
         "dynamic_th": "0"}
-    # 30 m is not listed: linear between the 5 m and 40 m rows (729488 .. 835406), rounded up, and flagged
-    # (729488 + 105918 x 25/35 = 805143.7)
-    assert db["BUFFER_PROFILE"]["pg_lossless_800000_30m_profile"]["xoff"] == "805144"
+    # 30 m is not listed: the next listed length up, 40 m (xoff 835406), as buffermgrd would look it up: the
+    # port's CABLE_LENGTH says 40m and its PG takes the 40 m profile; nothing interpolated, nothing flagged
+    # (before: linear between the 5 m and 40 m rows, 805144, less headroom than any listed row that covers 30 m)
+    assert db["BUFFER_PROFILE"]["pg_lossless_800000_40m_profile"]["xoff"] == "835406"
+    assert "pg_lossless_800000_30m_profile" not in db["BUFFER_PROFILE"]
     down = next(i for i in sw.interfaces if i.tier == "gpu_leaf")
     up = next(i for i in sw.interfaces if i.tier == "leaf_spine")
+    assert up.cable_m == 30 and db["CABLE_LENGTH"]["AZURE"][up.name] == "40m"
     assert db["BUFFER_PG"][f"{down.name}|3"] == {"profile": "pg_lossless_800000_5m_profile"}
-    assert db["BUFFER_PG"][f"{up.name}|3"] == {"profile": "pg_lossless_800000_30m_profile"}  # interpolated
+    assert db["BUFFER_PG"][f"{up.name}|3"] == {"profile": "pg_lossless_800000_40m_profile"}  # rounded up
     assert db["BUFFER_QUEUE"][f"{down.name}|0-2"] == {"profile": "egress_lossy_profile"}  # the Dell SKU's name
-    assert any("30 m" in w.message and "interpolated" in w.message for w in plan.warnings)
+    assert not any("extrapolated" in w.message for w in plan.warnings)
 
 
 def test_pfc_watchdog(example: Plan) -> None:
@@ -332,3 +338,43 @@ def test_render_time_per_switch(example: Plan) -> None:
             sonic.render(sw, example, env)
         best = min(best, (time.process_time() - start) / n)
     assert best < 0.02, f"{best * 1e3:.2f} ms per switch"
+
+
+def test_free_ports_are_shut_described_unused_and_lose_the_factory_addresses(example: Plan,
+                                                                            sonic_platform: Path) -> None:
+    """SONiC's factory config (sonic-config-engine config_samples.py, the t1 preset) puts every port admin up
+    at MTU 9100 with a 10.0.x.y/31; the 64 ports of the SN5600-O128 the plan leaves free stayed so.  Now they
+    are shut, described unused and keep no address after the merge; the planned ports keep fabricgen's."""
+    import sys
+
+    paths = [str(sonic_platform / d) for d in ("stub", "src/sonic-config-engine", "src/sonic-py-common")]
+    sys.path[:0] = paths  # as sonic-factory-config runs sonic-cfggen
+    try:
+        import config_samples  # SONiC's own generator of the factory presets
+    finally:
+        del sys.path[:len(paths)]
+    sw = sonic_switches(example)[0]
+    factory = device_base(example, sw)
+    factory["DEVICE_METADATA"] = {"localhost": {"hostname": "sonic", "hwsku": "Mellanox-SN5600-O128"}}
+    factory = config_samples.generate_t1_sample_config(factory)
+    free = front_panel(example, sw).unused
+    assert len(free) >= 64 and all(factory["PORT"][p]["admin_status"] == "up" for p in free)
+    assert all(any(k.startswith(f"{p}|10.0.") for k in factory["INTERFACE"]) for p in free)
+    merged = merge_owned(factory, rendered_db(sw, example), check_references=False)
+    for p in free:
+        assert merged["PORT"][p]["admin_status"] == "down"
+        assert merged["PORT"][p]["description"] == "unused: not in the fabric plan"
+        assert not [k for k in merged["INTERFACE"] if port_of(k) == p], p
+    for itf in sw.interfaces:
+        assert merged["PORT"][itf.name]["admin_status"] == "up"
+        assert {k for k in merged["INTERFACE"] if port_of(k) == itf.name} == {itf.name, f"{itf.name}|{itf.ipv4}"}
+
+
+def test_queue_7_the_cpus_queue_is_strict(example: Plan) -> None:
+    """sonic-swss portsorch sends what the CPU generates (BGP, BFD) on DEFAULT_HOSTIF_TX_QUEUE 7: it gets a
+    strict scheduler on every port, never a DWRR share or none."""
+    for sw in sonic_switches(example):
+        db = rendered_db(sw, example)
+        assert db["SCHEDULER"]["AI_CONTROL_STRICT"] == {"type": "STRICT"}
+        for itf in sw.interfaces:
+            assert db["QUEUE"][f"{itf.name}|7"] == {"scheduler": "AI_CONTROL_STRICT"}

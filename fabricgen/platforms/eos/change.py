@@ -29,6 +29,8 @@ def eos_rule(c: Change, new_sessions: set[str] | None = None, gone_sessions: set
             return Impact(Label.HITLESS, "PFC watchdog timers or action: applies at once")
         if text.startswith("port-channel load-balance"):
             return Impact(Label.HITLESS, "ECMP rehash: flows may move to other paths (brief reordering)")
+        if text.startswith("service routing protocols model "):
+            return Impact(Label.RELOAD_REQUIRED, "the routing model (multi-agent / ribd) takes effect after a reload")
         if text.startswith(("hostname ", "ip routing", "ipv6 unicast-routing", "no ip routing")):
             return Impact(Label.HITLESS, "host setting")
         if text.startswith("router bgp "):
@@ -52,6 +54,9 @@ def eos_rule(c: Change, new_sessions: set[str] | None = None, gone_sessions: set
             return Impact(Label.BUFFER_RECARVE, "QoS profile or PFC of the port: its buffers are re-carved")
         if text == "no shutdown":
             return Impact(Label.HITLESS, "the port comes up")
+        if text.startswith("speed "):
+            return Impact(Label.PORT_FLAP, "lane speed of a split cage: the port re-initialises its SerDes lanes, "
+                                     "as a breakout change does")
         return Impact(Label.PORT_FLAP, f"`{text.split()[0]}` takes the port down and up")
     if top == "router bfd":
         return Impact(Label.HITLESS, "BFD timers: renegotiated with a poll sequence, sessions stay up")

@@ -6,9 +6,10 @@ What EOS means by what it prints (the semantics the fabric-wide rules need):
   trusts DSCP (`qos trust dscp` in its qos profile); a DSCP without a line keeps traffic class 0
   here, so a missing map shows up as RoCE landing in TC 0;
 * traffic class -> tx-queue is the identity unless `qos map traffic-class <tc> to tx-queue <q>`;
-* tx-queues are strict priority unless `no priority` is set on that queue or on a higher one (a
-  round-robin queue makes every lower queue round-robin); `bandwidth percent` is a round-robin
-  queue's share; `random-detect ecn minimum-threshold N <unit> maximum-threshold M <unit>` marks ECN;
+* tx-queues (`uc-tx-queue` on Strata, `tx-queue` on Sand) are strict priority unless `no priority`
+  is set on that queue or on a higher one (a round-robin queue makes every lower queue round-robin);
+  `bandwidth percent` is a round-robin queue's share; `random-detect ecn minimum-threshold N <unit>
+  maximum-threshold M <unit>` marks ECN;
 * `priority-flow-control on` and `priority-flow-control priority <p> no-drop` in the port's qos
   profile (or on the interface) make priority p lossless on that port, `priority-flow-control pause
   watchdog` runs the watchdog there;
@@ -46,6 +47,15 @@ _NO_DROP = re.compile(r"^priority-flow-control priority (\d) no-drop$")
 _PATHS = re.compile(r"^maximum-paths (\d+)")
 
 
+_QUEUE = re.compile(r"^(?:uc-)?tx-queue (\d)$")
+
+
+def _queue_id(text: str) -> int | None:
+    """The queue of a `tx-queue N` (Sand) or `uc-tx-queue N` (Strata) stanza."""
+    m = _QUEUE.match(text)
+    return int(m.group(1)) if m else None
+
+
 class _Profile:
     """One `qos profile` (or the QoS lines of an interface): trust, tx-queues, PFC, watchdog."""
 
@@ -69,8 +79,8 @@ class _Profile:
                 self.no_drop.add(int(m.group(1)))
             elif text == "priority-flow-control pause watchdog":
                 self.watchdog = True
-            elif text.startswith("tx-queue ") and text[9:].isdigit():
-                self.queue_lines[int(text[9:])] = child
+            elif (q := _queue_id(text)) is not None:
+                self.queue_lines[q] = child
 
     def queues(self) -> dict[int, Queue]:
         """Every tx-queue 0-7 with EOS's scheduling: round-robin at and below the highest `no priority`."""
@@ -94,7 +104,8 @@ class _Profile:
                     lo, hi = int(m.group(1)) * _UNITS.get(m.group(2), 0), int(m.group(3)) * _UNITS.get(m.group(4), 0)
                     marks = True
                     ecn = (Ecn(lo, hi, f"L{child.line}", f"{self.name} tx-queue {q}"),)
-            out[q] = Queue(f"tx-queue {q}", strict, 0 if strict else weight, marks, ecn, loc, sched_loc)
+            label = node.text if node is not None else f"tx-queue {q}"
+            out[q] = Queue(label, strict, 0 if strict else weight, marks, ecn, loc, sched_loc)
         return out
 
 
@@ -104,7 +115,12 @@ def extract_eos(plan: Plan, configs: Path, host: str) -> DeviceFacts:
     text = read_config(f, configs, EOS_CFG)
     if text is None:
         return f
-    roots = parse_tree(text.splitlines())
+    return eos_facts(plan, f, parse_tree(text.splitlines()))
+
+
+def eos_facts(plan: Plan, f: DeviceFacts, roots: list[ConfigLine]) -> DeviceFacts:
+    """The facts of an eos.cfg already parsed into its tree (shared with platforms/eos/check.py)."""
+    host = f.device
     dscp: dict[int, int] = {}
     dscp_locs: dict[int, str] = {}
     tc_queue = {tc: tc for tc in range(8)}

@@ -1,171 +1,78 @@
-"""Arista EOS renderer: plan -> structured config -> templates/eos.cfg.j2 (one `eos.cfg` per switch).
+"""Arista EOS renderer: plan -> AVD structured config -> Arista's own pyavd (one `eos.cfg` per switch).
 
-The same plan as every other platform: routed /31s, eBGP with `maximum-paths`, and the lossless
-RoCEv2 chain in EOS's own terms.  Every number and name is decided here; the template only prints.
+The plan is turned into the structured config of Arista's AVD ``eos_cli_config_gen`` (the keys its
+schema documents); pyavd validates it against that schema (``pyavd.validate_structured_config``) and
+renders it with Arista's own templates (``pyavd.get_device_config``).  Arista's schema is the EOS
+checker and Arista's templates give the syntax: fabricgen decides every number and name, pyavd
+prints it.  A structured config the schema rejects is a fabricgen bug and fails the render, naming
+the key (`EosSchemaError`).
 
-* Classification: `qos map dscp <dscps> to traffic-class <tc>` for all 64 DSCPs (the plan's
-  `dscp_to_tc`), so nothing depends on EOS's default map; ports trust DSCP.
-* Per cable class (plan QoS profile) one `qos profile`, attached with `service-profile`: `tx-queue`
-  scheduling (the CNP queue `priority strict`, the lossless and default queues `no priority` with
-  `bandwidth percent`), `random-detect ecn minimum-threshold .. kbytes maximum-threshold .. kbytes
-  max-mark-probability ..` on each lossless queue from that profile's thresholds, and
-  `priority-flow-control on` / `priority-flow-control priority <tc> no-drop` / `priority-flow-control
-  pause watchdog`.  EOS schedules strict-priority queues above its round-robin ones (`no priority`
-  makes a queue and every lower one round-robin): the registry records it
-  (`strict_queues_highest`) and `plan` refuses a CNP class below a lossless one.
-* PFC watchdog: `priority-flow-control pause watchdog default timeout / polling-interval /
-  recovery-time` in seconds (timeout and recovery-time in 10 ms steps, rounded up so the watchdog
-  never fires earlier than the intent says) and `... watchdog action drop|no-drop`.
-* ECMP hashing: `port-channel load-balance trident fields ip ...` (Trident and Tomahawk hash LAG and
-  ECMP on the same fields); `ip-protocol` adds no entropy to RoCEv2 (always UDP) and is left out.
-* BGP: `router bgp`, `bgp bestpath as-path multipath-relax`, `maximum-paths N ecmp N`, one
-  `neighbor` block per session with `bfd` and `allowas-in`; `redistribute connected` through a
-  route-map that permits the loopback and, on leaves, the GPU pool; BFD timers in `router bfd`.
-* Same-tier ASNs (leaves share one AS): leaves take `allowas-in N` from the plan.  The spines' side
-  (NX-OS `disable-peer-as-check`) needs no EOS line: EOS has no sender-side AS-path check, it sends a
-  leaf's routes to the other leaves of the same AS and leaves the loop check to the receiver (AVD's
-  `underlay_filter_peer_as` exists to add that filter by route-map, "not having to return all updates
-  received from Spine-1 to Spine-2 just for Spine-2 to throw them away because of AS Path loop
-  detection").
-* Every front-panel port the plan leaves free (`fabricgen.plan.frontpanel`) is shut and described
-  `unused: ...`, as on NX-OS; the deploy driver leaves such a port alone where the switch has put it
-  in service itself.
+* ``service routing protocols model multi-agent`` (AVD renders it on every device it designs).
+* Classification: ``qos.map.dscp`` for all 64 DSCPs (the plan's `dscp_to_tc`); ports trust DSCP.
+* Per cable class (plan QoS profile) one ``qos profile``, attached with ``service-profile``.  Its queues
+  are the chip family's (`fabricgen.catalog.eos_models`): ``uc_tx_queues`` (``uc-tx-queue N``) on
+  Strata, ``tx_queues`` (``tx-queue N``) on Sand.  The CNP queue ``priority strict``; the lossless and
+  default queues ``no priority`` with ``bandwidth percent``; ECN on each lossless queue the Arista way:
+  ``random-detect ecn minimum-threshold .. kbytes maximum-threshold .. kbytes max-mark-probability ..
+  weight 0`` (weight 0: instantaneous queue depth, no averaging) and ``random-detect ecn count``
+  (per-queue ECN mark counters, which `validate --health` reads).  EOS schedules strict-priority
+  queues above its round-robin ones: the registry records it (``strict_queues_highest``).
+* PFC watchdog: ``priority-flow-control pause watchdog default timeout / polling-interval /
+  recovery-time`` in seconds (timeout and recovery-time in 10 ms steps, rounded up so the watchdog
+  never fires earlier than the intent says) and ``... watchdog action drop | notify-only`` (the
+  intent's drop / alert; EOS has no forward action, and the plan refuses it by capability).  EOS
+  polls at most every half timeout and substitutes its own interval otherwise: the polling interval
+  is the intent's, or half the timeout where that is shorter.
+* Lane speeds: a cage split into several ports (2x400G on an 800G OSFP) gets ``speed <n>g-<lanes>``
+  on each half, or the ports never link (``speed 400g-4`` on Ethernet1/1 and Ethernet1/5).
+* ECMP hashing: ``port-channel load-balance trident fields ip ...``; AVD has no key for it, so it goes
+  through ``eos_cli`` (raw lines printed at the end).
+* BGP: ``router bgp``, ``bgp bestpath as-path multipath-relax`` (``bgp_defaults``), ``maximum-paths N
+  ecmp N``, one neighbor per session with ``bfd`` and ``allowas-in``, ``redistribute connected`` through a
+  route-map that permits the loopback and, on leaves, the GPU pool; BFD timers in ``router bfd``.
+* Same-tier ASNs: leaves take ``allowas-in N``; EOS spines need no line (no sender-side AS-path check;
+  AVD's ``underlay_filter_peer_as`` exists to add that filter by route-map).
+* Every front-panel port the plan leaves free is shut and described ``unused: ...``, as on NX-OS.
 
-Syntax sources: Arista's AVD `eos_cli_config_gen` reference configs (aristanetworks/avd, molecule
-`intended/configs/{qos,ethernet-interfaces,router-bgp-base,router-bfd-1,prefix-lists}.cfg`) and
-its schema for the watchdog units (seconds; 2 / 3 decimals); the load-balance line as a
-DCS-7060CX2-32S on EOS-4.23.0F prints it in its running-config (HPE Cray docs-csm, BI-CAN
-Aruba/Arista configuration).  EOS's largest interface MTU is 9214 (registry `max_mtu`).
+Sources: Arista's AVD ``eos_cli_config_gen`` schema and templates, run here through pyavd itself; the
+AMD Instinct cluster networking guide's Arista 7388 DCQCN sample (``uc-tx-queue``, ``weight 0``,
+``max-mark-probability 20``, ``random-detect ecn count``, ``speed 200g-4`` on split cages);
+aristanetworks/avd#6399 (EOS's watchdog actions are drop, errdisable and notify-only).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from typing import Any
 
 import jinja2
 
+from fabricgen.catalog.eos_models import ChipFamily, chip_family
 from fabricgen.catalog.registry import capabilities
 from fabricgen.plan.frontpanel import front_panel
-from fabricgen.plan.model import Plan, QosPolicy, QosProfile, Switch
+from fabricgen.plan.model import Interface, Plan, QosPolicy, QosProfile, Switch
 
 FILENAME = "eos.cfg"
-TEMPLATE = "eos/eos.cfg.j2"
 PROFILE_PREFIX = "ROCE"  # + _<speed>G_<metres>M[_MTU<n>]: one qos profile per plan QoS profile
 ROUTE_MAP = "RM-REDIST-CONNECTED"
 PREFIX_LIST = "PL-REDIST-CONNECTED"
 ROUTE_MAP_V6 = "RM-REDIST-CONNECTED-V6"
 PREFIX_LIST_V6 = "PL-REDIST-CONNECTED-V6"
 KBYTE = 1024
-TX_QUEUES = 8
+ROUTING_MODEL = "multi-agent"
+ECN_WEIGHT = 0  # Arista's RoCE samples: instantaneous queue depth
 # Intent hash field -> EOS `fields ip` keyword; ip-protocol is constant (UDP) for RoCEv2.
 HASH_FIELDS = {"src-ip": "source-ip", "dst-ip": "destination-ip", "l4-src-port": "source-port",
                "l4-dst-port": "destination-port"}
-WATCHDOG_ACTION = {"drop": "drop", "forward": "no-drop"}  # intent action -> EOS action
+WATCHDOG_ACTION = {"drop": "drop", "alert": "notify-only"}  # intent action -> EOS action (no forward on EOS)
+QUEUE_KEY: dict[ChipFamily, str] = {"strata": "uc_tx_queues", "sand": "tx_queues"}
 # The description of a port the plan leaves free; the deploy driver knows fabricgen's ports by it.
 UNUSED_DESCRIPTION = "unused: not in the fabric plan"
+HEADER = "Generated by fabricgen -- do not edit; change the intent and re-render."
 
 
-@dataclass(frozen=True, slots=True)
-class EosEcn:
-    min_kb: int
-    max_kb: int
-    probability: int
-
-
-@dataclass(frozen=True, slots=True)
-class EosTxQueue:
-    queue: int
-    strict: bool  # `priority strict`; else `no priority` (round-robin)
-    bandwidth: int = 0  # `bandwidth percent`, round-robin queues only (0: not printed)
-    ecn: EosEcn | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class EosQosProfile:
-    name: str
-    plan_profile: str  # the plan QoS profile it carries
-    tx_queues: tuple[EosTxQueue, ...]
-    no_drop: tuple[int, ...]  # PFC priorities
-    watchdog: bool
-
-
-@dataclass(frozen=True, slots=True)
-class EosWatchdog:
-    timeout: str  # seconds, as EOS takes them
-    polling_interval: str
-    recovery_time: str
-    action: str
-
-
-@dataclass(frozen=True, slots=True)
-class EosInterface:
-    name: str
-    description: str
-    mtu: int
-    ipv4: str
-    ipv6: str
-    profile: str
-
-
-@dataclass(frozen=True, slots=True)
-class EosPrefixList:
-    name: str
-    afi: str  # "ip" / "ipv6"
-    entries: tuple[tuple[int, str, int], ...]  # (seq, prefix, le; 0 = exact)
-
-
-@dataclass(frozen=True, slots=True)
-class EosRouteMap:
-    name: str
-    afi: str
-    prefix_list: str
-
-
-@dataclass(frozen=True, slots=True)
-class EosNeighbor:
-    ip: str
-    remote_as: int
-    description: str
-    bfd: bool
-    allowas_in: int
-    afi: str
-
-
-@dataclass(slots=True)
-class EosBgp:
-    asn: int
-    router_id: str
-    keepalive: int
-    holdtime: int
-    maximum_paths: int
-    neighbors: list[EosNeighbor]
-    route_map: str
-    route_map_v6: str  # "" without IPv6
-
-
-@dataclass(slots=True)
-class EosConfig:
-    """Everything the EOS template prints for one switch."""
-
-    hostname: str
-    role: str
-    model: str
-    mgmt_ip: str
-    loopback: str
-    loopback_v6: str
-    load_balance: str
-    dscp_maps: list[tuple[str, int]]  # ("0 1 2 ...", tc)
-    queue_maps: list[tuple[int, int]]  # (tc, tx-queue) where the plan differs from EOS's identity map
-    watchdog: EosWatchdog | None
-    qos_profiles: list[EosQosProfile]
-    interfaces: list[EosInterface]
-    unused_ports: list[str]  # shut, described UNUSED_DESCRIPTION
-    bfd: tuple[int, int, int] | None  # (interval, min-rx, multiplier)
-    ipv6: bool
-    prefix_lists: list[EosPrefixList] = field(default_factory=list)
-    route_maps: list[EosRouteMap] = field(default_factory=list)
-    bgp: EosBgp | None = None
+class EosSchemaError(ValueError):
+    """The structured config fabricgen built is not valid under Arista's eos_cli_config_gen schema."""
 
 
 def profile_name(profile: QosProfile, fabric_mtu: int) -> str:
@@ -174,10 +81,11 @@ def profile_name(profile: QosProfile, fabric_mtu: int) -> str:
     return f"{PROFILE_PREFIX}_{profile.speed}G_{profile.cable_m:g}M{mtu}"
 
 
-def ecn_kbytes(profile: QosProfile) -> EosEcn:
-    """Bytes -> whole kbytes rounded down (marks no later than planned), min kept below max."""
+def ecn(profile: QosProfile) -> dict[str, Any]:
+    """Bytes -> whole kbytes rounded down (marks no later than planned), min kept below max; weight 0, counted."""
     low = max(1, profile.ecn_min // KBYTE)
-    return EosEcn(low, max(low + 1, profile.ecn_max // KBYTE), profile.ecn_probability)
+    return {"count": True, "threshold": {"units": "kbytes", "min": low, "max": max(low + 1, profile.ecn_max // KBYTE),
+                                         "max_probability": profile.ecn_probability, "weight": ECN_WEIGHT}}
 
 
 def _shares(total: int, parts: int) -> list[int]:
@@ -185,37 +93,46 @@ def _shares(total: int, parts: int) -> list[int]:
     return [base + (1 if i < extra else 0) for i in range(parts)]
 
 
-def tx_queues(policy: QosPolicy, ecn: EosEcn) -> tuple[EosTxQueue, ...]:
+def tx_queues(policy: QosPolicy, profile: QosProfile) -> list[dict[str, Any]]:
     """The CNP queue strict; the lossless queues round-robin with the RoCE share split over them and ECN;
     the default queue round-robin with the default share."""
     lossless = sorted(policy.lossless_tcs)
     shares = dict(zip(lossless, _shares(policy.bandwidth["roce"], len(lossless)), strict=True))
-    out = [EosTxQueue(policy.tc_to_queue.get(0, 0), False, policy.bandwidth["default"])]
-    out += [EosTxQueue(policy.tc_to_queue.get(tc, tc), False, shares[tc], ecn) for tc in lossless]
-    out.append(EosTxQueue(policy.tc_to_queue.get(policy.cnp_tc, policy.cnp_tc), True))
-    return tuple(sorted(out, key=lambda q: q.queue))
+    out = [{"id": policy.tc_to_queue.get(0, 0), "priority": "no priority",
+            "bandwidth_percent": policy.bandwidth["default"]}]
+    out += [{"id": policy.tc_to_queue.get(tc, tc), "priority": "no priority", "bandwidth_percent": shares[tc],
+             "random_detect": {"ecn": ecn(profile)}} for tc in lossless]
+    out.append({"id": policy.tc_to_queue.get(policy.cnp_tc, policy.cnp_tc), "priority": "priority strict"})
+    return sorted(out, key=lambda q: int(q["id"]))
 
 
-def _seconds(ms: int, decimals: int) -> str:
+def seconds(ms: int, decimals: int) -> str:
     """Milliseconds as EOS seconds with at most `decimals` decimals, rounded up: 200 -> "0.2"."""
     step = 10 ** (3 - decimals)
     value = math.ceil(ms / step) * step / 1000
     return f"{value:.{decimals}f}".rstrip("0").rstrip(".")
 
 
-def watchdog(plan: Plan) -> EosWatchdog | None:
+def polling_ms(policy: QosPolicy) -> int:
+    """The intent's poll interval, or half the timeout where that is shorter (EOS polls at most every half
+    timeout and would substitute its own value), in whole milliseconds (EOS takes 3 decimals)."""
+    timeout_ms = math.ceil(policy.watchdog_detection_ms / 10) * 10
+    return max(1, min(policy.watchdog_poll_ms, timeout_ms // 2))
+
+
+def watchdog(plan: Plan) -> dict[str, Any] | None:
     q = plan.qos
     if q is None or not q.watchdog_enabled:
         return None
-    return EosWatchdog(_seconds(q.watchdog_detection_ms, 2), _seconds(q.watchdog_poll_ms, 3),
-                       _seconds(q.watchdog_restoration_ms, 2), WATCHDOG_ACTION[q.watchdog_action])
+    return {"action": WATCHDOG_ACTION[q.watchdog_action], "timeout": seconds(q.watchdog_detection_ms, 2),
+            "polling_interval": seconds(polling_ms(q), 3), "recovery_time": seconds(q.watchdog_restoration_ms, 2)}
 
 
-def dscp_maps(policy: QosPolicy) -> list[tuple[str, int]]:
+def dscp_maps(policy: QosPolicy) -> list[str]:
     by_tc: dict[int, list[int]] = {}
     for dscp, tc in sorted(policy.dscp_to_tc.items()):
         by_tc.setdefault(tc, []).append(dscp)
-    return [(" ".join(map(str, dscps)), tc) for tc, dscps in sorted(by_tc.items())]
+    return [f"{' '.join(map(str, dscps))} to traffic-class {tc}" for tc, dscps in sorted(by_tc.items())]
 
 
 def load_balance(hash_fields: tuple[str, ...]) -> str:
@@ -223,64 +140,148 @@ def load_balance(hash_fields: tuple[str, ...]) -> str:
     return "port-channel load-balance trident fields ip " + " ".join(keywords)
 
 
-def redistribution(sw: Switch, plan: Plan) -> tuple[list[EosPrefixList], list[EosRouteMap]]:
-    """What BGP announces: the loopback(s) and, on leaves, the GPU pool's /31s (`le 31`)."""
+def lane_speed(sw: Switch, plan: Plan, itf: Interface) -> str:
+    """`<n>g-<lanes>` on a port of a split cage ("" on a whole cage, which runs at its native speed)."""
+    if itf.breakout <= 1:
+        return ""
+    model = plan.settings.models.get(sw.role)
+    lanes = model.lanes_per_port if model is not None else 8
+    per_port = max(1, lanes // itf.breakout)
+    return f"{itf.speed}g-{per_port}" if itf.speed < 1000 else f"{itf.speed / 1000:g}t-{per_port}"
+
+
+def _redistribution(sw: Switch, plan: Plan, cfg: dict[str, Any]) -> bool:
+    """What BGP announces: the loopback(s) and, on leaves, the GPU pool's /31s (`le 31`).  True with IPv6."""
     assert sw.bgp is not None
-    v4 = [(10 * (i + 1), p, 0) for i, p in enumerate(n for n in sw.bgp.networks if ":" not in n)]
+    v4 = [p for p in sw.bgp.networks if ":" not in p]
+    entries = [f"permit {p}" for p in v4]
     if sw.bgp.connected_gpu_subnets:
         gpu = plan.settings.pools.gpu
-        v4.append((10 * (len(v4) + 1), str(gpu), 0 if gpu.prefixlen >= 31 else 31))
-    lists = [EosPrefixList(PREFIX_LIST, "ip", tuple(v4))]
-    maps = [EosRouteMap(ROUTE_MAP, "ip", PREFIX_LIST)]
-    v6 = [(10 * (i + 1), p, 0) for i, p in enumerate(n for n in sw.bgp.networks if ":" in n)]
+        entries.append(f"permit {gpu}" + ("" if gpu.prefixlen >= 31 else " le 31"))
+    cfg["prefix_lists"] = [{"name": PREFIX_LIST, "sequence_numbers": [
+        {"sequence": 10 * (i + 1), "action": e} for i, e in enumerate(entries)]}]
+    cfg["route_maps"] = [{"name": ROUTE_MAP, "sequence_numbers": [
+        {"sequence": 10, "type": "permit", "match": [f"ip address prefix-list {PREFIX_LIST}"]}]}]
+    v6 = [p for p in sw.bgp.networks if ":" in p]
     if v6:
-        lists.append(EosPrefixList(PREFIX_LIST_V6, "ipv6", tuple(v6)))
-        maps.append(EosRouteMap(ROUTE_MAP_V6, "ipv6", PREFIX_LIST_V6))
-    return lists, maps
+        cfg["ipv6_prefix_lists"] = [{"name": PREFIX_LIST_V6, "sequence_numbers": [
+            {"sequence": 10 * (i + 1), "action": f"permit {p}"} for i, p in enumerate(v6)]}]
+        cfg["route_maps"].append({"name": ROUTE_MAP_V6, "sequence_numbers": [
+            {"sequence": 10, "type": "permit", "match": [f"ipv6 address prefix-list {PREFIX_LIST_V6}"]}]})
+    return bool(v6)
 
 
-def structured_config(sw: Switch, plan: Plan) -> EosConfig:
-    """Resolve one switch into the EOS structured config the template prints."""
+def structured_config(sw: Switch, plan: Plan) -> dict[str, Any]:
+    """One switch as AVD eos_cli_config_gen structured config (the keys of Arista's schema)."""
     if plan.qos is None:
         raise ValueError("plan has no QoS policy; build it with fabricgen.plan.build.build_plan")
     policy, settings = plan.qos, plan.settings
-    profiles: dict[str, EosQosProfile] = {}
+    chip, _ = chip_family(sw.model)
+    queues_key = QUEUE_KEY[chip]
+    names: dict[str, str] = {}
+    profiles = []
     for name in sorted({itf.qos_profile for itf in sw.interfaces}):
         prof = plan.qos_profiles[name]
-        profiles[name] = EosQosProfile(profile_name(prof, policy.mtu), name, tx_queues(policy, ecn_kbytes(prof)),
-                                       tuple(sorted(policy.lossless_tcs)), policy.watchdog_enabled)
-    interfaces = [EosInterface(itf.name, itf.description, itf.mtu, itf.ipv4, itf.ipv6,
-                               profiles[itf.qos_profile].name) for itf in sw.interfaces]
+        names[name] = profile_name(prof, policy.mtu)
+        pfc: dict[str, Any] = {"enabled": True, "priorities": [{"priority": tc, "no_drop": True}
+                                                               for tc in sorted(policy.lossless_tcs)]}
+        if policy.watchdog_enabled:
+            pfc["watchdog"] = {"enabled": True}
+        profiles.append({"name": names[name], "trust": "dscp", queues_key: tx_queues(policy, prof),
+                         "priority_flow_control": pfc})
+    cfg: dict[str, Any] = {
+        "config_comment": f" {HEADER}\n {sw.hostname}: {sw.role}, {sw.model}",
+        "service_routing_protocols_model": ROUTING_MODEL,
+        "hostname": sw.hostname,
+        "qos": {"map": {"dscp": dscp_maps(policy)}},
+        "qos_profiles": sorted(profiles, key=lambda p: p["name"]),
+        "ip_routing": True,
+        "config_end": True,
+        "eos_cli": load_balance(settings.hash_fields),
+    }
+    queue_maps = [f"{tc} to tx-queue {q}" for tc, q in sorted(policy.tc_to_queue.items()) if tc != q]
+    if queue_maps:
+        cfg["qos"]["map"]["traffic_class"] = queue_maps
+    wd = watchdog(plan)
+    if wd is not None:
+        cfg["priority_flow_control"] = {"watchdog": wd}
+    ethernet: list[dict[str, Any]] = []
+    for itf in sw.interfaces:
+        port: dict[str, Any] = {"name": itf.name, "description": itf.description}
+        speed = lane_speed(sw, plan, itf)
+        if speed:
+            port["speed"] = speed
+        port.update({"mtu": itf.mtu, "switchport": {"enabled": False}, "ip_address": itf.ipv4})
+        if itf.ipv6:
+            port["ipv6_address"] = itf.ipv6
+        port["service_profile"] = names[itf.qos_profile]
+        ethernet.append(port)
+    ethernet += [{"name": name, "description": UNUSED_DESCRIPTION, "shutdown": True}
+                 for name in front_panel(plan, sw).unused]
+    cfg["ethernet_interfaces"] = ethernet
+    if sw.loopback:
+        loop: dict[str, Any] = {"name": "Loopback0", "description": "router-id", "ip_address": f"{sw.loopback}/32"}
+        if sw.loopback_v6:
+            loop["ipv6_address"] = f"{sw.loopback_v6}/128"
+        cfg["loopback_interfaces"] = [loop]
+    if sw.mgmt_ip:
+        cfg["management_interfaces"] = [{"name": "Management1",
+                                         "ip_address": f"{sw.mgmt_ip}/{settings.pools.management.prefixlen}"}]
+    if sw.loopback_v6 or any(itf.ipv6 for itf in sw.interfaces):
+        cfg["ipv6_unicast_routing"] = True
     b = sw.bgp
-    bfd_on = b is not None and b.bfd and any(n.bfd for n in b.neighbors)
-    ipv6 = bool(sw.loopback_v6) or any(itf.ipv6 for itf in sw.interfaces)
-    cfg = EosConfig(
-        hostname=sw.hostname,
-        role=sw.role,
-        model=sw.model,
-        mgmt_ip=f"{sw.mgmt_ip}/{settings.pools.management.prefixlen}" if sw.mgmt_ip else "",
-        loopback=f"{sw.loopback}/32" if sw.loopback else "",
-        loopback_v6=f"{sw.loopback_v6}/128" if sw.loopback_v6 else "",
-        load_balance=load_balance(settings.hash_fields),
-        dscp_maps=dscp_maps(policy),
-        queue_maps=[(tc, q) for tc, q in sorted(policy.tc_to_queue.items()) if tc != q],
-        watchdog=watchdog(plan),
-        qos_profiles=sorted(profiles.values(), key=lambda p: p.name),
-        interfaces=interfaces,
-        unused_ports=list(front_panel(plan, sw).unused),
-        bfd=(b.bfd_min_tx, b.bfd_min_rx, b.bfd_multiplier) if bfd_on and b is not None else None,
-        ipv6=ipv6,
-    )
-    if b is not None:
-        cfg.prefix_lists, cfg.route_maps = redistribution(sw, plan)
-        paths = min(b.maximum_paths, capabilities(sw.platform).maximum_paths)
-        cfg.bgp = EosBgp(b.asn, b.router_id, b.keepalive, b.holdtime, paths,
-                         [EosNeighbor(n.ip, n.remote_asn, n.description, b.bfd and n.bfd, n.allowas_in, n.afi)
-                          for n in b.neighbors], ROUTE_MAP, ROUTE_MAP_V6 if len(cfg.route_maps) > 1 else "")
+    if b is None:
+        return cfg
+    if b.bfd and any(n.bfd for n in b.neighbors):
+        cfg["router_bfd"] = {"interval": b.bfd_min_tx, "min_rx": b.bfd_min_rx, "multiplier": b.bfd_multiplier}
+    v6 = _redistribution(sw, plan, cfg)
+    paths = min(b.maximum_paths, capabilities(sw.platform).maximum_paths)
+    neighbors = []
+    for n in b.neighbors:
+        entry: dict[str, Any] = {"ip_address": n.ip, "remote_as": str(n.remote_asn), "description": n.description}
+        if b.bfd and n.bfd:
+            entry["bfd"] = True
+        if n.allowas_in:
+            entry["allowas_in"] = {"enabled": True, "times": n.allowas_in}
+        neighbors.append(entry)
+    bgp: dict[str, Any] = {
+        "as": str(b.asn), "router_id": b.router_id,
+        "timers": {"keepalive_time": b.keepalive, "hold_time": b.holdtime},
+        "bgp_defaults": ["bgp bestpath as-path multipath-relax"],
+        "maximum_paths": {"paths": paths, "ecmp": paths},
+        "neighbors": neighbors,
+        "redistribute": {"connected": {"enabled": True, "route_map": ROUTE_MAP}},
+    }
+    if v6:
+        bgp["address_family_ipv6"] = {
+            "neighbors": [{"ip_address": n.ip, "activate": True} for n in b.neighbors if n.afi == "ipv6"],
+            "redistribute": {"connected": {"enabled": True, "route_map": ROUTE_MAP_V6}}}
+    cfg["router_bgp"] = bgp
     return cfg
+
+
+def validated(cfg: dict[str, Any], hostname: str) -> dict[str, Any]:
+    """The structured config as Arista's schema validates (and type-converts) it; EosSchemaError names each
+    violation by its key path."""
+    from pyavd import validate_structured_config
+
+    result = validate_structured_config(cfg)
+    violations = result.validation_result.violations
+    if violations or result.validated_data is None:
+        raise EosSchemaError(f"{hostname}: the EOS structured config fails Arista's eos_cli_config_gen schema: "
+                             + "; ".join(f"{'.'.join(map(str, v.path))}: {v.message}" for v in violations))
+    data: dict[str, Any] = result.validated_data
+    return data
+
+
+def device_config(cfg: dict[str, Any], hostname: str) -> str:
+    """eos.cfg: the structured config validated by Arista's schema and rendered by Arista's templates."""
+    from pyavd import get_device_config
+
+    text: str = get_device_config(validated(cfg, hostname))
+    return text
 
 
 def render(sw: Switch, plan: Plan, env: jinja2.Environment) -> dict[str, str]:
     """{"eos.cfg": running-config text} for one EOS switch."""
-    return {FILENAME: env.get_template(TEMPLATE).render(c=structured_config(sw, plan),
-                                                         unused_description=UNUSED_DESCRIPTION)}
+    return {FILENAME: device_config(structured_config(sw, plan), sw.hostname)}

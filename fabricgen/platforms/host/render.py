@@ -4,8 +4,10 @@ One bash script per server, run at every boot (nothing it sets survives a reboot
 reload).  Per NIC, from the plan: the /31 address and MTU; one routing table with a source rule,
 the connected /31 and routes to the GPU pool and the switch loopbacks through the NIC's own leaf,
 so traffic sourced from a NIC leaves on its rail; ARP and reverse-path settings a multi-NIC host
-needs.  Then the RoCE QoS of the fabric (DSCP trust, PFC, ToS, ECN) through mlnx-tools and sysfs,
-and the NCCL settings that match it.
+needs.  Then the RoCE QoS of the fabric (DSCP trust, PFC, ToS, ECN, the CNP DSCP and 802.1p priority)
+through mlnx-tools and sysfs, and the NCCL settings that match it, written to /etc/nccl.conf
+(``NCCL_IB_TC``, ``NCCL_IB_QPS_PER_CONNECTION``, ``NCCL_IB_GID_INDEX``; every other line of the file is
+kept; ``$NCCL_CONF_FILE`` names another file, as it does for NCCL).
 
 Nothing is assumed about the host: the RDMA device of each netdev is read from
 /sys/class/infiniband/*/device/net/ (the mlx5 PCI order is not the netdev order), every tool
@@ -85,6 +87,7 @@ def nic_script(server: Server, plan: Plan, env: jinja2.Environment | None = None
         cnp_prio=policy.cnp_tc,
         ecn=1 if policy.nic_ecn else 0,
         remap=remap,
+        qps=policy.nic_qps_per_connection,
     )
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,21 @@ _RE_WRED = re.compile(
     r"^random-detect minimum-threshold (\d+) (bytes|kbytes|mbytes) maximum-threshold (\d+) (bytes|kbytes|mbytes)"
     r"(?: drop-probability (\d+))?(?: weight (\d+))?(?P<ecn> ecn)?$"
 )
+
+
+def _address(text: str) -> tuple[int, int, int] | None:
+    """(IP version, the address as an int, its bits) of an address, None if it is not one; IPv4 without
+    ipaddress objects (a spine checks hundreds)."""
+    if text.count(".") == 3:
+        try:
+            return 4, int.from_bytes(socket.inet_aton(text), "big"), 32
+        except OSError:
+            return None
+    try:
+        ip = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    return ip.version, int(ip), ip.max_prefixlen
 
 
 def _loc(line: int) -> str:
@@ -360,7 +376,7 @@ class _Checker:
                 paused.add(int(m.group(1)))
         if self.plan is not None and self.plan.qos is not None:
             q = self.plan.qos
-            return _Expect(q.roce_tc, q.cnp_tc, set(q.lossless_tcs), q.mtu,
+            return _Expect(q.roce_tc, render_nxos.cnp_group(q), set(q.lossless_tcs), q.mtu,
                            q.watchdog_enabled)
         classes = qos_policy.classes if qos_policy else {}
         roce = classes.get(render_nxos.CLASS_ROCE)
@@ -456,26 +472,29 @@ class _Checker:
                          f"the plan's {want[0]}/{want[1]} KB ({tight.name}, the tightest profile of the switch)")
 
     def bgp_neighbors(self) -> None:
-        nets: dict[int, dict[Any, str]] = {}
+        # (version, prefix length) -> {network as an int: the interface's own address}; ints, not ipaddress
+        # objects: a spine has hundreds of /31s and as many neighbors
+        nets: dict[tuple[int, int], dict[int, int]] = {}
         for itf in self.cfg.interfaces.values():
             for addr, _ in itf.addresses:
-                try:
-                    iface = ipaddress.ip_interface(addr)
-                except ValueError:
+                ip_text, _, plen_text = addr.partition("/")
+                parsed = _address(ip_text)
+                if parsed is None or not plen_text.isdigit() or int(plen_text) > parsed[2]:
                     continue
-                nets.setdefault(iface.network.prefixlen, {})[iface.network] = str(iface.ip)
+                version, own, bits = parsed
+                plen = int(plen_text)
+                nets.setdefault((version, plen), {})[own >> (bits - plen)] = own
         for ref in self.cfg.neighbors:
-            try:
-                ip = ipaddress.ip_address(ref.name)
-            except ValueError:
+            parsed = _address(ref.name)
+            if parsed is None:
                 continue  # prefix peers (neighbor 198.18.0.0/24) are not interface peers
+            version, value, bits = parsed
             found = False
-            for plen, table in nets.items():
-                if plen > ip.max_prefixlen:
+            for (v, plen), table in nets.items():
+                if v != version:
                     continue
-                net = ipaddress.ip_network(f"{ip}/{plen}", strict=False)
-                own = table.get(net)
-                if own is not None and own != str(ip):
+                mine = table.get(value >> (bits - plen))
+                if mine is not None and mine != value:
                     found = True
                     break
             if not found:
@@ -505,14 +524,10 @@ class _Checker:
                          f"intent's {value} (qos.pfc_watchdog)")
 
     def pause_buffers(self, exp: _Expect) -> None:
-        """Static ingress pause buffers: present where the plan's cable needs them, and self-consistent."""
+        """Static ingress pause buffers: present where the plan's cable needs them, and self-consistent.  The
+        pause threshold is an ingress fill level of the no-drop class and is never compared with the egress
+        queue's ECN thresholds (reference §5.4)."""
         cfg = self.cfg
-        queuing = self._attached("queuing", cfg.system_queuing)
-        ecn_max = 0
-        for tc in exp.lossless:
-            q = queuing.classes.get(render_nxos.queue_class(tc)) if queuing is not None else None
-            if q is not None and q.wred is not None:
-                ecn_max = max(ecn_max, q.wred.max_bytes)
         need: dict[str, int] = {}  # port -> headroom the plan needs above the pause threshold (0: none)
         if self.switch is not None and self.plan is not None:
             facts = capabilities("nxos")
@@ -549,9 +564,6 @@ class _Checker:
                 problems = []
                 if resume >= pause:
                     problems.append(f"resume-threshold {resume} is not below pause-threshold {pause}")
-                if ecn_max and pause <= ecn_max:
-                    problems.append(f"pause-threshold {pause} B is not above the ECN maximum {ecn_max} B: PFC "
-                                    "would pause before ECN marks")
                 if problems:
                     self.add("nxos-pause-buffer", line, f"{ref.name} {cname}: " + "; ".join(problems))
 

@@ -83,7 +83,8 @@ def extract_nxos(plan: Plan, configs: Path, host: str) -> DeviceFacts:
     return analyze_nxos(plan, configs, host, structural=False)[1]
 
 
-def analyze_nxos(plan: Plan, configs: Path, host: str, structural: bool = True) -> tuple[list[Finding], DeviceFacts]:
+def analyze_nxos(plan: Plan, configs: Path, host: str, structural: bool = True,
+                 skip: frozenset[str] = frozenset()) -> tuple[list[Finding], DeviceFacts]:
     """One read and one parse of nxos.cfg for both NX-OS checks: the structural findings of
     `check.nxos` (when `structural`) and this module's facts."""
     from fabricgen.platforms.nxos import check as nxos

@@ -21,6 +21,7 @@ from fabricgen.catalog.nxos_models import breakout_map
 from fabricgen.catalog.registry import capabilities, watchdog_timers
 from fabricgen.plan.frontpanel import FrontPanel, front_panel
 from fabricgen.plan.model import Interface, Plan, QosPolicy, QosProfile, Switch
+from fabricgen.plan.qos import cnp_class
 from fabricgen.platforms import runs
 
 FILENAME = "nxos.cfg"
@@ -111,6 +112,7 @@ class NxInterface:
     watchdog: bool
     no_redirects: bool  # BFD needs ICMP redirects off
     pause_policy: str = ""  # ingress queuing policy with pause buffers (`service-policy type queuing input`)
+    no_bfd_echo: bool = False  # BFD toward a peer that is not NX-OS: asynchronous mode only
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,23 +315,35 @@ def build_watchdog(policy: QosPolicy) -> NxWatchdog | None:
     return NxWatchdog(t.interval_ms, t.detection_multiplier, t.restore_multiplier)
 
 
+def cnp_group(policy: QosPolicy) -> int:
+    """The qos-group (= queue) CNPs take on NX-OS: 7, where Cisco's RoCE reference puts them (`c-out-8q-q7`
+    `priority level 1`, the strict queue NX-OS's own default policy gives q7, which CPU-generated control
+    traffic uses too); the plan's CNP class where 7 carries another class of the intent (`plan.qos.cnp_class`)."""
+    return cnp_class(policy, "nxos")
+
+
 def build_qos(policy: QosPolicy, wred: Wred, watchdog: NxWatchdog | None) -> NxQos:
     """Classification, network-qos and queuing policies from the fabric QoS policy.
 
     Every DSCP the policy maps to a non-zero traffic class gets a class-map (RoCE and CNP, plus
     any extra class an operator adds); qos-group N == traffic class N == queue N.  Lossless
     classes pause on CoS N and carry ECN; the RoCE bandwidth share is split over them.  The CNP
-    class is strict priority.  The default queue gets the default share, all others 0.
+    class is strict priority, in queue 7 (`cnp_group`), so the strict queue is never one left at 0 %.  The
+    default queue gets the default share, all others 0.
     """
     by_tc: dict[int, list[int]] = {}
     for dscp, tc in sorted(policy.dscp_to_tc.items()):
         if tc:
             by_tc.setdefault(tc, []).append(dscp)
 
+    cnp = cnp_group(policy)
+    if cnp != policy.cnp_tc and policy.cnp_tc in by_tc:  # CNPs take Cisco's CNP queue (7)
+        by_tc[cnp] = by_tc.pop(policy.cnp_tc)
+
     def cm_name(tc: int) -> str:
         if tc == policy.roce_tc:
             return CLASS_ROCE
-        return CLASS_CNP if tc == policy.cnp_tc else f"TC{tc}"
+        return CLASS_CNP if tc == cnp else f"TC{tc}"
 
     class_maps = tuple(ClassMap(cm_name(tc), dscp_list(by_tc[tc]), tc) for tc in sorted(by_tc))
     lossless = tuple(sorted(policy.lossless_tcs))
@@ -341,7 +355,7 @@ def build_qos(policy: QosPolicy, wred: Wred, watchdog: NxWatchdog | None) -> NxQ
     shares = dict(zip(lossless, _split(policy.bandwidth["roce"], len(lossless)), strict=True))
     queues: list[QueueClass] = []
     for tc in range(QUEUES - 1, 0, -1):
-        if tc == policy.cnp_tc:
+        if tc == cnp:
             queues.append(QueueClass(queue_class(tc), priority_level=1))
         elif tc in shares:
             queues.append(QueueClass(queue_class(tc), bandwidth=shares[tc], wred=wred))
@@ -363,21 +377,41 @@ def _cells(value: float, cell: int, up: bool = True) -> int:
     return n * cell
 
 
-def pause_buffer(profile: QosProfile, tc: int, cell: int) -> PauseBuffer:
-    """Static PFC thresholds of one no-drop class, from the same headroom physics as SONiC (qos.headroom).
+# Cisco's PFC guide (Nexus 9000 NX-OS QoS Configuration Guide, "Configuring Priority Flow Control",
+# example input queuing policy): `pause buffer-size 101920 pause-threshold 46800 resume-threshold 34320`,
+# i.e. 490 / 225 / 165 cells of 208 bytes.  The pause and resume thresholds are small ingress fill levels
+# of the no-drop class; the buffer size above the pause threshold is the headroom for what is still in
+# flight once PAUSE is sent, which grows with the cable.
+PAUSE_THRESHOLD_CELLS = 225
+RESUME_THRESHOLD_CELLS = 165
 
-    * resume-threshold: the ECN maximum of the port's profile -- the pause trigger sits above where
-      ECN marks at full probability, so DCQCN slows senders before PFC pauses them (reference §5.4);
-    * pause-threshold: resume + the profile's xon (pipeline latency), the hysteresis between pause
-      and resume that SONiC's xon gives;
-    * buffer-size: pause + the headroom SONiC reserves above the pause point (size - xon: xoff, plus
-      one port MTU on 8-lane ports), which absorbs what the cable and the peer still send after
-      PAUSE.  All in whole buffer cells, rounded so no margin shrinks.
+
+def pause_buffer(profile: QosProfile, tc: int, cell: int) -> PauseBuffer:
+    """Static PFC thresholds of one no-drop class, in whole buffer cells (Cisco's PFC guide).
+
+    * pause-threshold and resume-threshold: Cisco's example, 225 and 165 cells -- small ingress fill
+      levels, not tied to ECN: ECN marks on the egress queue, the pause trigger is the ingress class's
+      own occupancy (reference §5.4), so the two are never compared;
+    * buffer-size: pause-threshold + the cable headroom of the port's profile (the plan's xoff plus one
+      port MTU on 8-lane ports, `size - xon`: what the cable and the peer still send after PAUSE, from
+      the same physics as SONiC's headroom), rounded up to whole cells so the headroom never shrinks.
     """
-    resume = _cells(profile.ecn_max, cell)
-    pause = _cells(resume + profile.xon, cell)
-    size = _cells(pause + profile.size - profile.xon, cell)
+    pause = PAUSE_THRESHOLD_CELLS * cell
+    resume = RESUME_THRESHOLD_CELLS * cell
+    size = pause + _cells(profile.size - profile.xon, cell)
     return PauseBuffer(in_queue_class(tc), size, pause, resume)
+
+
+def no_drop_reservation(sw: Switch, plan: Plan) -> int:
+    """Bytes of ingress buffer the switch reserves for no-drop traffic as configured: every pause buffer-size
+    of every port that carries one (NX-OS allocates it per port and class whatever the port's state)."""
+    policies = pause_policies(sw, plan)
+    total = 0
+    for itf in roce_interfaces(sw):
+        policy = policies.get(itf.qos_profile)
+        if policy is not None:
+            total += sum(c.buffer_size for c in policy.classes)
+    return total
 
 
 def pause_policy_name(profile: QosProfile, fabric_mtu: int) -> str:
@@ -442,6 +476,14 @@ def build_bgp(sw: Switch) -> NxBgp:
     return NxBgp(b.asn, b.router_id, b.keepalive, b.holdtime, afs, neighbors)
 
 
+def _nxos_peer(plan: Plan, itf: Interface) -> bool:
+    """True when the port's peer is an NX-OS switch.  NX-OS runs BFD echo by default; toward FRR, SONiC and
+    EOS peers it is turned off (`no bfd echo`): FRR's echo interop has an open report (FRRouting/frr#18459),
+    and asynchronous BFD at the planned timers is what the other platforms run."""
+    peer = plan.switches.get(itf.peer_device)
+    return peer is not None and peer.platform == "nxos"
+
+
 def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
     """Resolve one switch into the NX-OS structured config the template prints."""
     if plan.qos is None:
@@ -452,7 +494,8 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
     interfaces = [
         NxInterface(itf.name, itf.description, itf.mtu, itf.ipv4, itf.ipv6, POLICY_CLASSIFICATION,
                     policy.watchdog_enabled, bfd_on,
-                    pauses[itf.qos_profile].name if itf.qos_profile in pauses else "")
+                    pauses[itf.qos_profile].name if itf.qos_profile in pauses else "",
+                    bfd_on and not _nxos_peer(plan, itf))
         for itf in roce_interfaces(sw)
     ]
     ar = plan.adaptive_routing

@@ -10,9 +10,9 @@ fabricgen never renders a SKU's buffer pools or its own profiles; it names them
   ``CABLE_LENGTH`` and MTU with the ASIC's constants (sonic-swss ``buffer_headroom_mellanox.lua``);
 * **traditional** (SKUs with only ``buffers.json.j2``, e.g. Dell Z9864F): the lossless PG profile
   buffermgrd itself would create, ``pg_lossless_<speed>_<cable>_profile`` from the SKU's
-  ``pg_profile_lookup.ini``; a cable length the table does not list is interpolated linearly
-  between its rows for that speed (the rows are linear in length: round-trip bytes on the cable),
-  the shortest row below its first length, and **flagged** in `plan` and `render`;
+  ``pg_profile_lookup.ini``; a cable length the table does not list takes the next listed length up
+  (``CABLE_LENGTH`` says that length, so buffermgrd finds the same row); beyond the longest row the
+  last two rows' slope (the rows are linear in length), **flagged** in `plan` and `render`;
 * **left to the device** (a SKU whose buffer objects fabricgen does not know, e.g. a PORT-only
   SKU directory): no buffer tables; with PFC and ``CABLE_LENGTH`` set, the device's own buffer
   manager creates the lossless PG from its lookup table -- a `plan` warning says so;
@@ -28,8 +28,16 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from fabricgen.catalog.skus import GENERIC_SONIC_BUFFERS, HardwareSku, PgHeadroom, RoleHardware, SonicBufferObjects
+from fabricgen.catalog.skus import (
+    GENERIC_SONIC_BUFFERS,
+    HardwareSku,
+    PgHeadroom,
+    RoleHardware,
+    SonicBufferObjects,
+    generic_port,
+)
 from fabricgen.errors import Problem
+from fabricgen.plan.frontpanel import front_panel
 from fabricgen.plan.model import Plan, QosProfile, Switch
 
 Model = Literal["dynamic", "traditional", "device"]
@@ -66,26 +74,27 @@ def traditional_profile_name(speed: int, cable_m: int) -> str:
     return f"pg_lossless_{speed * 1000}_{cable_m}m_profile"
 
 
-def lookup_row(sku: HardwareSku, speed: int, cable_m: int) -> tuple[PgHeadroom, bool] | None:
-    """(row, listed) of the SKU's pg_profile_lookup.ini for a speed and cable length; None if it has no
-    row at that speed.  Not listed: linear between the neighbouring lengths' rows (the shortest row below
-    its length, the last two rows' slope beyond the longest), each value rounded up."""
+def lookup_row(sku: HardwareSku, speed: int, cable_m: int) -> tuple[PgHeadroom, int, bool] | None:
+    """(row, its cable length, listed) of the SKU's pg_profile_lookup.ini for a speed and cable length; None if
+    it has no row at that speed.  A length the table does not list takes the next listed length up (a longer
+    cable needs more headroom, never less; buffermgrd itself only knows the listed lengths).  Beyond the
+    longest row: the last two rows' slope, each value rounded up, and not listed (flagged)."""
     rows = sorted((m, r) for (s, m), r in sku.pg_lookup.items() if s == speed)
     if not rows:
         return None
-    exact = sku.pg_lookup.get((speed, cable_m))
-    if exact is not None:
-        return exact, True
-    if cable_m < rows[0][0] or len(rows) == 1:
-        return rows[0][1], False
-    (m0, a), (m1, b) = next(((x, y) for x, y in zip(rows, rows[1:], strict=False) if y[0] > cable_m), rows[-2:])
+    up = next(((m, r) for m, r in rows if m >= cable_m), None)
+    if up is not None:
+        return up[1], up[0], True
+    if len(rows) == 1:
+        return rows[0][1], cable_m, False
+    (m0, a), (m1, b) = rows[-2:]
     f = (cable_m - m0) / (m1 - m0)
 
     def at(u: int, v: int) -> int:
         return math.ceil(u + (v - u) * f)
 
     return PgHeadroom(at(a.size, b.size), at(a.xon, b.xon), at(a.xoff, b.xoff), a.threshold,
-                      a.xon_offset if a.xon_offset is not None else None), False
+                      a.xon_offset if a.xon_offset is not None else None), cable_m, False
 
 
 def traditional_entry(objects: SonicBufferObjects, row: PgHeadroom) -> dict[str, str]:
@@ -158,8 +167,10 @@ def switch_headroom(rb: RoleBuffers, prof: QosProfile, lanes: int) -> SwitchHead
         found = lookup_row(sku, prof.speed, int(prof.cable_m))
         if found is None:
             return SwitchHeadroom(None, None, None, f"no pg_profile_lookup.ini row for {prof.speed}G")
-        row, listed = found
-        where = "pg_profile_lookup.ini" if listed else "interpolated from pg_profile_lookup.ini"
+        row, metres, listed = found
+        where = (("pg_profile_lookup.ini" if metres == int(prof.cable_m) else
+                  f"pg_profile_lookup.ini, the next listed length up ({metres} m)") if listed
+                 else "extrapolated from pg_profile_lookup.ini")
         return SwitchHeadroom(row.xon, row.xoff, row.size, where, flagged=not listed)
     return SwitchHeadroom(None, None, None, "the device's own buffer configuration")
 
@@ -195,7 +206,7 @@ def _lanes(hw: RoleHardware | None, speed: int) -> int:
 
 
 def buffer_warnings(plan: Plan) -> list[Problem]:
-    """Flags for `plan` and `render`: headroom fabricgen interpolated, buffers left to the device."""
+    """Flags for `plan` and `render`: headroom fabricgen extrapolated, buffers left to the device."""
     out: list[Problem] = []
     seen_roles: set[str] = set()
     for row in headroom_table(plan):
@@ -203,9 +214,9 @@ def buffer_warnings(plan: Plan) -> list[Problem]:
         if row["flagged"]:
             sw = row["switch"]
             out.append(Problem(f"switch_models.{role}.sku", (
-                f"{row['sku']} (traditional buffer model) lists no {row['speed']}G / {row['cable_m']:g} m row in its "
-                f"pg_profile_lookup.ini: fabricgen interpolated xon {sw['xon']}, xoff {sw['xoff']}, "
-                f"size {sw['size']} B between its rows (flagged: not the vendor's own number)"),
+                f"{row['sku']} (traditional buffer model) lists no {row['speed']}G row as long as {row['cable_m']:g} m "
+                f"in its pg_profile_lookup.ini: fabricgen extrapolated xon {sw['xon']}, xoff {sw['xoff']}, "
+                f"size {sw['size']} B from its longest rows (flagged: not the vendor's own number)"),
                 "check the value with the vendor, or use a cable length the SKU's table lists"))
         if row["model"] == "device" and role not in seen_roles:
             seen_roles.add(role)
@@ -229,6 +240,14 @@ def device_base(plan: Plan, sw: Switch) -> dict[str, Any]:
         if hw is not None:
             sku_port = hw.port(sw.platform, itf.cage, itf.subport, itf.breakout, lpp, itf.speed)
             ports[sku_port.name] = dict(sku_port.fields)
+    panel = front_panel(plan, sw)  # the ports the plan leaves free exist on the device too
+    for name, at in zip(panel.unused, panel.positions, strict=True):
+        if hw is not None and hw.sku is not None:
+            found = hw.sku.port(name)
+            if found is not None:
+                ports[name] = dict(found.fields)
+        elif at is not None:
+            ports[name] = dict(generic_port(sw.platform, at[0], at[1], at[2], lpp, at[3]).fields)
     base: dict[str, Any] = {"PORT": ports}
     objects = role_buffers(hw).objects
     if objects is not None:

@@ -218,6 +218,28 @@ def place_ops(hunks: list[Hunk], old: Sequence[str], new: Sequence[str], ctx: Co
     return True
 
 
+# What the lossless config asks of GCU on a running switch: the PFC watchdog per port, a PG headroom
+# (BUFFER_PROFILE xoff) and the shared pools.
+LOSSLESS_OPS = (GcuOp("PFC_WD", ("Ethernet0", "action"), "add"),
+                GcuOp("BUFFER_PROFILE", ("pg_lossless_400000_5m_profile", "xoff"), "replace"))
+DAY0 = ("day 0: `config load` of the whole ConfigDB, `config save` and `config reload` (fabricgen deploy --day0: "
+        "every service restarts)")
+
+
+def lossless_apply(hwsku: str, branch: str | None = None) -> tuple[bool, str]:
+    """(live, statement): whether GCU applies the lossless config (PFC watchdog, PG headroom) live on this HWSKU,
+    from the GCU field rules fabricgen ships; else the day-0 path."""
+    conf = gcu_conf()
+    asic = gcu_asic(hwsku, conf) if hwsku else "unknown"
+    verdicts = [gcu_allows(op, hwsku, branch, conf) for op in LOSSLESS_OPS]
+    refused = [why for ok, why in verdicts if not ok]
+    if not refused:
+        return True, f"GCU applies the lossless config live (ASIC family {asic}: " + "; ".join(
+            why for _, why in verdicts) + ")"
+    known = "GCU does not know this HWSKU" if asic == "unknown" else f"ASIC family {asic}"
+    return False, (f"{known}: it refuses PFC_WD and BUFFER_PROFILE changes live ({'; '.join(refused)}); {DAY0}")
+
+
 def config_db_rule(d: DbChange, hwsku: str, branch: str | None = None) -> Impact:
     table, parts = d.table, d.parts
     fld = parts[1] if len(parts) > 1 else ""
@@ -265,7 +287,10 @@ def impact(hunks: list[Hunk], ctx: Context, sides: dict[str, tuple[Sequence[str]
     db = [h for h in hunks if h.file.endswith(CONFIG_DB)]
     text = [h for h in hunks if not h.file.endswith(CONFIG_DB)]
     side = next((s for f, s in (sides or {}).items() if f.endswith(CONFIG_DB)), None)
-    if not (db and side is not None and place_ops(db, side[0], side[1], ctx)):
+    if ctx.day0:
+        for hunk in db:
+            hunk.impacts = [Impact(Label.RELOAD_REQUIRED, DAY0)]
+    elif not (db and side is not None and place_ops(db, side[0], side[1], ctx)):
         for hunk in db:
             hunk.impacts = [config_db_rule(d, ctx.hwsku, ctx.branch) for d, _ in config_db_changes(hunk.changes)]
     frr.impact(text, ctx, sides)

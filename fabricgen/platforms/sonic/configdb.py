@@ -14,7 +14,10 @@ partial ConfigDB), and the SONiC driver, `check` and the tests put it into the d
   and only `OWNED_PORT_FIELDS` may be given;
 * ``ports``: fabricgen owns every entry of a port it configures (keys ``<port>`` and
   ``<port>|...``: INTERFACE, QUEUE, BUFFER_PG, ...): the device's entries of that port go,
-  fabricgen's come; other ports keep theirs ("global" / "GLOBAL" count as a port);
+  fabricgen's come; other ports keep theirs ("global" / "GLOBAL" count as a port).  A front-panel
+  port the plan leaves free is fabricgen's too: its PORT entry is shut and described
+  `UNUSED_DESCRIPTION`, and it keeps no INTERFACE entry (the factory config's
+  ``EthernetN|10.0.x.y/31`` addresses, sonic-config-engine ``config_samples.py``, go);
 * ``entries``: named objects (QoS maps, schedulers, WRED and buffer profiles) are added or
   replaced by name; the device's other objects stay, since its other ports use them.
 
@@ -57,6 +60,16 @@ OWNERSHIP: Mapping[str, Scope] = {
 }
 # The PORT fields fabricgen sets; lanes, alias, index, subport, autoneg, ... are the device's (its SKU's).
 OWNED_PORT_FIELDS = frozenset({"admin_status", "description", "fec", "mtu", "speed"})
+# The description of a front-panel port the plan leaves free (shut, no address), as on NX-OS and EOS.
+UNUSED_DESCRIPTION = "unused: not in the fabric plan"
+FREE_PORT_TABLES = frozenset({"INTERFACE"})  # a free port keeps no entry of these (no address)
+
+
+def free_ports(candidate: Mapping[str, Any]) -> set[str]:
+    """The ports the candidate shuts as free (admin down, described `UNUSED_DESCRIPTION`)."""
+    return {name for name, entry in candidate.get("PORT", {}).items()
+            if isinstance(entry, dict) and entry.get("description") == UNUSED_DESCRIPTION
+            and entry.get("admin_status") == "down"}
 
 # field -> table it names, per referencing table (SONiC YANG leafrefs, sonic-buildimage 086b03bd70)
 _QOS_MAP_FIELDS = {
@@ -126,6 +139,7 @@ def merge_owned(device: Mapping[str, Any], candidate: Mapping[str, Any], *, chec
     """
     _check_candidate(device, candidate)
     merged: dict[str, Any] = dict(device)
+    free = free_ports(candidate)
     for table, rows in candidate.items():
         old = device.get(table)
         old = old if isinstance(old, dict) else {}
@@ -136,7 +150,7 @@ def merge_owned(device: Mapping[str, Any], candidate: Mapping[str, Any], *, chec
                 base = old.get(key)
                 out[key] = {**base, **entry} if isinstance(base, dict) else dict(entry)
         elif scope == "ports":
-            ours = {port_of(k) for k in rows}
+            ours = {port_of(k) for k in rows} | (free if table in FREE_PORT_TABLES else set())
             out = {k: v for k, v in old.items() if port_of(k) not in ours}
             out.update(rows)
         else:

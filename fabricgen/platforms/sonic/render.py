@@ -41,6 +41,7 @@ from typing import Any
 import jinja2
 
 from fabricgen.catalog.skus import PFC_TO_PG_MAP
+from fabricgen.plan.frontpanel import front_panel
 from fabricgen.plan.model import Plan, QosPolicy, QosProfile, Switch
 from fabricgen.platforms import runs
 from fabricgen.platforms.frr.bgp import bgp_config
@@ -51,6 +52,7 @@ from fabricgen.platforms.sonic.buffers import (
     traditional_entry,
     traditional_profile_name,
 )
+from fabricgen.platforms.sonic.configdb import UNUSED_DESCRIPTION
 
 CONFIG_DB = "config_db.json"
 FRR_CONF = "frr.conf"
@@ -84,6 +86,10 @@ DEVICE_TYPE = {"leaf": "BackEndLeafRouter", "spine": "BackEndSpineRouter", "supe
 MAP = "AI"  # the one name of every QoS map
 CABLE_LENGTH_MAP = "AZURE"  # SONiC's buffer manager reads CABLE_LENGTH|AZURE
 SCHED_CNP = "AI_CNP_STRICT"
+# Queue 7 carries what the switch's CPU sends (BGP, BFD, LLDP: sonic-swss portsorch DEFAULT_HOSTIF_TX_QUEUE 7):
+# strict priority, so no DWRR share can starve it.
+SCHED_CONTROL = "AI_CONTROL_STRICT"
+CONTROL_QUEUE = 7
 SCHED_ROCE = "AI_ROCE_DWRR"
 SCHED_DEFAULT = "AI_DEFAULT_DWRR"
 FEC = "rs"  # RS(544,514) for PAM4 400G/800G; also right for 100G/200G PAM4 optics
@@ -134,7 +140,8 @@ class _Classes:
         self.lossless_queues = sorted({q.tc_to_queue[tc] for tc in self.lossless_tcs})
         self.cnp_queue = q.tc_to_queue[q.cnp_tc]
         used = {q.tc_to_queue[tc] for tc in set(q.dscp_to_tc.values())}
-        self.default_queues = sorted(used - set(self.lossless_queues) - {self.cnp_queue})
+        self.default_queues = sorted(used - set(self.lossless_queues) - {self.cnp_queue} - {CONTROL_QUEUE})
+        self.control_queue = CONTROL_QUEUE if CONTROL_QUEUE not in {*self.lossless_queues, self.cnp_queue} else None
         lossy_queues = [i for i in range(QUEUES) if i not in self.lossless_queues]
         self.lossless_queue_keys = runs(self.lossless_queues)
         self.lossless_pg_keys = runs(self.lossless_pgs)
@@ -164,6 +171,7 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
     if wd:
         port_qos["pfcwd_sw_enable"] = c.pfc_enable
     q_cnp = {"scheduler": SCHED_CNP}
+    q_control = {"scheduler": SCHED_CONTROL}
     q_default = {"scheduler": SCHED_DEFAULT}
     pfc_wd = {"action": q.watchdog_action, "detection_time": str(q.watchdog_detection_ms),
               "restoration_time": str(q.watchdog_restoration_ms)}
@@ -223,24 +231,29 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
         for qi in c.lossless_queues:
             queue[f"{name}|{qi}"] = rq
         queue[f"{name}|{c.cnp_queue}"] = q_cnp
+        if c.control_queue is not None:
+            queue[f"{name}|{c.control_queue}"] = q_control
         for qi in c.default_queues:
             queue[f"{name}|{qi}"] = q_default
         metres = int(prof.cable_m)
+        found = None
+        if objects is not None and rb.model != "dynamic":
+            found = lookup_row(hw.sku, prof.speed, metres) if hw.sku is not None else None
+            if found is None:
+                raise ValueError(f"{sw.hostname}: SKU {hw.describe()} has no pg_profile_lookup.ini row for "
+                                 f"{prof.speed}G (plan refuses such a SKU)")
+            metres = found[1]  # the next length the SKU's table lists: what buffermgrd itself would look up
         cable[name] = f"{metres}m"
         if wd:
             pfcwd[name] = pfc_wd
         if objects is None:
             continue  # buffers left to the device (sonic_buffers)
-        if rb.model == "dynamic":
+        if found is None:
             pl = pg_dynamic
         else:
             pl = pg_lossless.get((prof.speed, metres), {})
             if not pl:
                 pname = traditional_profile_name(prof.speed, metres)
-                found = lookup_row(hw.sku, prof.speed, metres) if hw.sku is not None else None
-                if found is None:
-                    raise ValueError(f"{sw.hostname}: SKU {hw.describe()} has no pg_profile_lookup.ini row for "
-                                     f"{prof.speed}G (plan refuses such a SKU)")
                 buffer_profile[pname] = traditional_entry(objects, found[0])
                 pl = pg_lossless[prof.speed, metres] = {"profile": pname}
         for key in c.lossless_pg_keys:  # "3", or "3-4" as buffermgrd writes several
@@ -252,6 +265,8 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
         for key in c.lossy_queue_keys:
             buffer_queue[f"{name}|{key}"] = bq_lossy
 
+    for name in front_panel(plan, sw).unused:  # shut, described unused; merge_owned drops their addresses
+        port[name] = {"admin_status": "down", "description": UNUSED_DESCRIPTION}
     b = sw.bgp
     loopback: dict[str, Any] = {"Loopback0": {}, f"Loopback0|{sw.loopback}/32": {}}
     if sw.loopback_v6:
@@ -288,6 +303,7 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
         "PORT_QOS_MAP": port_qos_map,
         "SCHEDULER": {
             SCHED_CNP: {"type": "STRICT"},
+            **({SCHED_CONTROL: {"type": "STRICT"}} if c.control_queue is not None else {}),
             SCHED_ROCE: {"type": "DWRR", "weight": str(max(1, weights.get("roce", 50)))},
             SCHED_DEFAULT: {"type": "DWRR", "weight": str(max(1, weights.get("default", 50)))},
         },

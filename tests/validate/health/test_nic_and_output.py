@@ -75,7 +75,7 @@ def server(plan: Plan) -> Server:
 def output_for(server: Server, **overrides: dict[str, str]) -> str:
     nics = sorted(server.nics, key=lambda n: (n.nic, n.port))
     return "\n".join(nic_section(n.ifname, f"mlx5_{i}", **overrides.get(n.ifname, {}))  # type: ignore[arg-type]
-                     for i, n in enumerate(nics)) + "\n### nccl\n"
+                     for i, n in enumerate(nics)) + "\n### nccl\nNCCL_IB_TC=106\nNCCL_IB_QPS_PER_CONNECTION=4\n"
 
 
 def failures(outcomes: list[Outcome]) -> set[tuple[str, str]]:
@@ -86,7 +86,8 @@ def test_a_well_set_server_passes(plan: Plan, server: Server) -> None:
     assert plan.qos is not None
     outcomes = judge_server(server, plan.qos, output_for(server))
     assert outcomes and failures(outcomes) == set()
-    assert {o.check for o in outcomes} == {"nic-trust", "nic-pfc-mask", "nic-roce-dscp", "nic-ecn", "nic-cnp-dscp"}
+    assert {o.check for o in outcomes} == {"nic-trust", "nic-pfc-mask", "nic-roce-dscp", "nic-ecn", "nic-cnp-dscp",
+                                             "nccl-tc", "nccl-qps"}
     assert not any(o.actual.startswith("unverified") for o in outcomes)
 
 
@@ -125,10 +126,14 @@ def test_unreadable_settings_are_unverified_not_failed(plan: Plan, server: Serve
 
 def test_nccl_conf_tc_is_checked(plan: Plan, server: Server) -> None:
     assert plan.qos is not None
-    good = judge_server(server, plan.qos, output_for(server) + "NCCL_IB_TC=106\n")
-    bad = judge_server(server, plan.qos, output_for(server) + "NCCL_IB_HCA=mlx5\nNCCL_IB_TC=0\n")
-    assert [o.ok for o in good if o.check == "nccl-tc"] == [True]
+    good = judge_server(server, plan.qos, output_for(server))
+    bad = judge_server(server, plan.qos, output_for(server).split("### nccl")[0] + "### nccl\nNCCL_IB_HCA=mlx5\n"
+                       "NCCL_IB_TC=0\n")
+    assert [o.ok for o in good if o.check in ("nccl-tc", "nccl-qps")] == [True, True]
     assert [(o.ok, o.actual) for o in bad if o.check == "nccl-tc"] == [(False, "NCCL_IB_TC=0")]
+    # the script writes NCCL_IB_QPS_PER_CONNECTION: a file without it fails
+    assert [(o.ok, o.actual) for o in bad if o.check == "nccl-qps"] == [
+        (False, "no NCCL_IB_QPS_PER_CONNECTION (the NIC script writes it)")]
 
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
@@ -152,7 +157,9 @@ def test_read_script_against_the_lab_stand_ins(tmp_path: Path, plan: Plan, serve
                   f"mlnx_qos -i {n.ifname} --pfc 0,0,0,1,0,0,0,0 >/dev/null",
                   f"cma_roce_tos -d {e.rdma_dev} -t 106 >/dev/null"]
     lines.append(f"mlnx_qos -i {nics[0].ifname} --trust pcp >/dev/null")  # one NIC drifts
-    lines += ["set +e", f"{{ {read_script(server)}; }} > {tmp_path}/out"]  # as over SSH: no set -e
+    (tmp_path / "nccl.conf").write_text("NCCL_IB_TC=106\nNCCL_IB_QPS_PER_CONNECTION=4\n")  # as the script writes it
+    lines += ["set +e", f"export NCCL_CONF_FILE={tmp_path}/nccl.conf",
+              f"{{ {read_script(server)}; }} > {tmp_path}/out"]  # as over SSH: no set -e
     run = subprocess.run(["unshare", "--net", "--mount", "--propagation", "private", "bash", "-c", "\n".join(lines)],
                          capture_output=True, text=True, check=False, timeout=60)
     assert run.returncode == 0, run.stderr
