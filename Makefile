@@ -11,7 +11,7 @@ OUT    ?= build
 $(BIN)/fabricgen: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -c constraints.txt -e '.[dev,deploy,sonic]'
+	$(BIN)/pip install -q -c constraints.txt -e '.[dev,deploy,sonic,sot]'
 	@touch $@
 
 venv: $(BIN)/fabricgen
@@ -20,7 +20,7 @@ venv: $(BIN)/fabricgen
 constraints:
 	rm -rf .venv-constraints && $(PYTHON) -m venv .venv-constraints
 	.venv-constraints/bin/pip install -q --upgrade pip
-	.venv-constraints/bin/pip install -q '.[dev,deploy,sonic]'
+	.venv-constraints/bin/pip install -q '.[dev,deploy,sonic,sot]'
 	{ echo '# Exact versions CI and `make venv` install (pip -c); `make constraints` re-resolves them within pyproject.toml.'; \
 	  .venv-constraints/bin/pip freeze --all --exclude fabricgen --exclude pip | LC_ALL=C sort; } > constraints.txt
 	rm -rf .venv-constraints
