@@ -1,8 +1,8 @@
 """`fabricgen sot push|diff|pull --netbox URL | --nautobot URL`: the plan in a source of truth, and back.
 
-push   create what the plan has and the source of truth lacks (tagged `fabricgen`), fill in the
-       interfaces of the devices it made; changes to objects fabricgen owns are listed and written
-       only with --apply; nothing it does not own is ever changed, nothing at all is deleted
+push   create what the plan has and the source of truth lacks (tagged `fabricgen`); changes to objects
+       fabricgen owns are listed and written only with --apply; nothing it does not own is ever
+       changed, nothing at all is deleted
 diff   what push would do, plus conflicts and stale objects; with --lldp FILE (a `fabricgen validate
        --format json` report) a three-way view of every cable: plan, source of truth, live LLDP
 pull   the source of truth's facts (reserved addresses, device serial / asset tag / rack / position)
@@ -122,7 +122,7 @@ def _print(result: Any, action: str, three: list[str]) -> None:
     shown: Counter[str] = Counter()
     hidden: Counter[str] = Counter()
     for c in result.changes:
-        if write and c.action in ("create", "claim"):
+        if write and c.action == "create":
             continue  # done: counted below
         if shown[c.action] >= SHOW:
             hidden[c.action] += 1
@@ -135,11 +135,10 @@ def _print(result: Any, action: str, three: list[str]) -> None:
     for c in result.changes:
         per_kind.setdefault(c.kind, Counter())[c.action] += 1
     if per_kind:
-        out("kind                 " + "  ".join(f"{a:>8}" for a in ("create", "claim", "update", "conflict",
-                                                                    "stale")) + "\n")
+        actions = ("create", "update", "conflict", "stale")
+        out("kind                 " + "  ".join(f"{a:>8}" for a in actions) + "\n")
         for kind, counts in per_kind.items():
-            out(f"{kind:<20} " + "  ".join(f"{counts[a]:>8}" for a in ("create", "claim", "update", "conflict",
-                                                                   "stale")) + "\n")
+            out(f"{kind:<20} " + "  ".join(f"{counts[a]:>8}" for a in actions) + "\n")
     for line in three:
         out(f"three-way: {line}\n")
     updates = result.count("update")

@@ -1,9 +1,9 @@
 """Push, diff and pull over any provider: the ownership rule, the comparison and the write count.
 
-The ownership rule (docs/sot.md): fabricgen writes only objects that carry its tag, plus the
-untagged interfaces of a device that carries it (the device type made them; fabricgen claims them
-by tagging them on the push that fills them in).  Everything else in the source of truth is read,
-compared and reported, never changed and never deleted:
+The ownership rule (docs/sot.md): fabricgen writes only objects that carry its tag; an interface
+belongs to its device (the device type made it), so the interfaces of a tagged device are fabricgen's
+too.  Everything else in the source of truth is read, compared and reported, never changed and never
+deleted:
 
 * missing in the source of truth -> created (tagged) by `push`;
 * owned and different -> an update, listed by `push` and `diff`, written only by `push --apply`;
@@ -21,7 +21,8 @@ from typing import Any, Literal, Protocol
 
 from fabricgen.sot.objects import KINDS, Desired, Found, Obj
 
-Action = Literal["create", "update", "claim", "conflict", "stale"]
+Action = Literal["create", "update", "conflict", "stale"]
+COMPONENTS = ("interface", "interface_template")  # a device's or type's own ports: never stale (unused ports stay)
 
 
 class Provider(Protocol):
@@ -63,7 +64,6 @@ class Change:
         detail = "; ".join(f"{f}: source of truth {_show(s)}, plan {_show(p)}" for f, (s, p) in self.fields.items())
         text = {
             "create": f"+ {what}: missing in the source of truth",
-            "claim": f"+ {what}: fill in" + (f" ({detail})" if detail else ""),
             "update": f"~ {what}: {detail}",
             "conflict": f"! {what}: {self.note or detail} (not fabricgen's: left alone)",
             "stale": f"- {what}: fabricgen's, no longer in the plan (left in place)",
@@ -101,7 +101,7 @@ class Result:
 
     @property
     def drift(self) -> bool:
-        return any(c.action in ("create", "update", "claim", "stale", "conflict") for c in self.changes)
+        return bool(self.changes)
 
     @property
     def rate(self) -> float:
@@ -163,11 +163,9 @@ def classify(kind: str, want: dict[str, Obj], found: dict[str, Found]) -> list[C
         if have.owned:
             if diff:
                 changes.append(Change(kind, key, "update", diff, obj, have))
-        elif have.claimable:
-            changes.append(Change(kind, key, "claim", diff, obj, have))
         elif diff and kind not in ("tag",):
             changes.append(Change(kind, key, "conflict", diff, obj, have))
-    stale = {k: f for k, f in found.items() if f.owned and k not in want}
+    stale = {k: f for k, f in found.items() if f.owned and k not in want and kind not in COMPONENTS}
     if kind == "ip":
         # an address edited by hand: the planned one missing and an owned one on its interface instead
         by_itf: dict[str, str] = {f.fields["interface"]: k for k, f in stale.items() if f.fields.get("interface")}
@@ -197,7 +195,9 @@ def run(provider: Provider, desired: Desired, *, write: bool, apply: bool,
         want = desired.of(kind)
         if not want:
             continue
+        t_kind = time.perf_counter()
         found = provider.read(kind, want)
+        t_read = time.perf_counter() - t_kind
         result.read += len(found)
         if kind == "cable":
             result.cables = found
@@ -208,14 +208,16 @@ def run(provider: Provider, desired: Desired, *, write: bool, apply: bool,
         creates = [c.obj for c in changes if c.action == "create" and c.obj is not None]
         updates = [(c.obj, c.found) for c in changes
                    if c.obj is not None and c.found is not None
-                   and (c.action == "claim" or (c.action == "update" and apply))]
+                   and c.action == "update" and apply]
         if creates:
             provider.create(kind, creates)
         if updates:
             provider.update(kind, updates)
         n = len(creates) + len(updates)
         result.writes += n
-        if n:
-            say(f"{kind}: {len(creates)} created, {len(updates)} updated")
+        spent = time.perf_counter() - t_kind
+        say(f"{kind}: {len(found)} read in {t_read:.1f} s" + (
+            f", {len(creates)} created, {len(updates)} updated in {spent - t_read:.1f} s "
+            f"({n / max(spent - t_read, 1e-9):.0f}/s)" if n else ""))
     result.seconds = time.perf_counter() - t0
     return result

@@ -81,7 +81,7 @@ def read(path: Path) -> tuple[list[tuple[str, str, str, int | None]], dict[str, 
         raise FabricError.single(source, "reserved", "not a list", "rerun `fabricgen sot pull`",
                                  lines.get(("reserved",)))
     for i, item in enumerate(items):
-        line = lines.get(("reserved", i)) or lines.get(("reserved", i, "address"))
+        line = lines.get(("reserved", i, "address")) or lines.get(("reserved", i))
         address = item.get("address") if isinstance(item, dict) else None
         try:
             ipaddress.ip_interface(str(address))

@@ -171,7 +171,6 @@ def desired(plan: Plan) -> Desired:
         d.add("role", rname, name=rname, slug=slugify(rname), color=ROLE_COLORS.get(rname, "9e9e9e"))
         if platform not in d.of("platform"):
             d.add("platform", platform, name=platform, slug=slugify(platform))
-    mtu = plan.settings.mtu
     for sw in plan.switches.values():
         platform = plan.settings.platforms[sw.role]
         where = f"plane {sw.plane}" + (f" pod {sw.pod}" if sw.pod else "") + \
@@ -180,15 +179,14 @@ def desired(plan: Plan) -> Desired:
               role=ROLE_NAMES[sw.role], platform=platform, site=fabric, status="active", asn=sw.asn or None,
               description=f"{ROLE_NAMES[sw.role]}, {where}")
         lo, mg = LOOPBACK.get(platform, "lo"), MGMT.get(platform, "mgmt0")
-        d.add("interface", f"{sw.hostname}:{lo}", device=sw.hostname, name=lo, type="virtual",
-              description="loopback", mtu=None, enabled=True, mgmt_only=False)
-        d.add("interface", f"{sw.hostname}:{mg}", device=sw.hostname, name=mg, type="1000base-t",
-              description="management", mtu=None, enabled=True, mgmt_only=True)
+        d.add("interface", f"{sw.hostname}:{lo}", device=sw.hostname, name=lo, type="virtual", enabled=True,
+              mgmt_only=False)
+        d.add("interface", f"{sw.hostname}:{mg}", device=sw.hostname, name=mg, type="1000base-t", enabled=True,
+              mgmt_only=True)
         cage = cage_of(plan.settings.models[sw.role])
         for itf in sw.interfaces:
             d.add("interface", f"{sw.hostname}:{itf.name}", device=sw.hostname, name=itf.name,
-                  type=interface_type(itf.speed, cage), description=itf.description, mtu=itf.mtu, enabled=True,
-                  mgmt_only=False)
+                  type=interface_type(itf.speed, cage), enabled=True, mgmt_only=False)
         _ip(d, f"{sw.loopback}/32", sw.hostname, lo, "loopback")
         if sw.loopback_v6:
             _ip(d, f"{sw.loopback_v6}/128", sw.hostname, lo, "loopback")
@@ -209,10 +207,10 @@ def desired(plan: Plan) -> Desired:
         d.add("device", host.name, name=host.name, device_type=name, role=hrole, platform=None, site=fabric,
               status="active", asn=None, description=f"{host.role} host, SU {host.su}")
         d.add("interface", f"{host.name}:{HOST_MGMT}", device=host.name, name=HOST_MGMT, type="1000base-t",
-              description="management", mtu=None, enabled=True, mgmt_only=True)
+              enabled=True, mgmt_only=True)
         for (port, kind, _, _), nic in zip(templates, host.nics, strict=False):
-            d.add("interface", f"{host.name}:{port}", device=host.name, name=port, type=kind,
-                  description=f"gpu_leaf:{nic.leaf}:{nic.leaf_port}", mtu=mtu, enabled=True, mgmt_only=False)
+            d.add("interface", f"{host.name}:{port}", device=host.name, name=port, type=kind, enabled=True,
+                  mgmt_only=False)
             if nic.ip:
                 _ip(d, nic.ip, host.name, port)
         if host.mgmt_ip:

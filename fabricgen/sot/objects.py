@@ -33,15 +33,13 @@ class Obj:
 @dataclass(slots=True)
 class Found:
     """One object as the source of truth holds it: its fields in `Obj`'s words, whether fabricgen owns it
-    (it carries the tag), whether it may claim it (an untagged component of a device it owns), and the
-    provider's own handle of it (its id)."""
+    (it carries the tag, or is an interface of a device that does) and the provider's handle of it (its id)."""
 
     kind: str
     key: str
     fields: dict[str, Any]
     owned: bool
     ref: Any = None
-    claimable: bool = False
 
 
 @dataclass(slots=True)

@@ -288,9 +288,10 @@ TOKEN_SCRIPT = """
 from django.contrib.auth import get_user_model
 from {token_module} import Token
 User = get_user_model()
-user, _ = User.objects.get_or_create(username="fabricgen-tests", defaults={{"is_superuser": True, "is_staff": True}})
+user, _ = User.objects.get_or_create(username="fabricgen-tests")
 user.is_superuser = True
-user.is_staff = True
+if hasattr(user, "is_staff"):
+    user.is_staff = True
 user.save()
 Token.objects.filter(user=user, description="fabricgen tests").delete()
 token = Token(user=user, description="fabricgen tests"{extra})

@@ -8,12 +8,11 @@ of fabricgen's, and each switch's ASN is also its custom field `fabricgen_asn`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
-from fabricgen.sot.objects import TAG, Desired, Found, Obj
-from fabricgen.sot.providers import SotError, chunks, parallel
+from fabricgen.sot.objects import Desired, Found, Obj
+from fabricgen.sot.providers import chunks, parallel
+from fabricgen.sot.providers.rest import RestProvider
 
 ASN_FIELD = "fabricgen_asn"
 RIR_SLUG = "fabricgen-private"
@@ -23,13 +22,14 @@ ENDPOINTS = {
     "platform": ("dcim", "platforms"), "site": ("dcim", "sites"), "device": ("dcim", "devices"),
     "interface": ("dcim", "interfaces"), "prefix": ("ipam", "prefixes"), "ip": ("ipam", "ip_addresses"),
     "asn": ("ipam", "asns"), "cable": ("dcim", "cables"), "vrf": ("ipam", "vrfs"),
-    "route_target": ("ipam", "route_targets"),
+    "route_target": ("ipam", "route_targets"), "cable_termination": ("dcim", "cable_terminations"),
 }
 FIELDS = {
-    "interface": "id,device,name,type,description,mtu,enabled,mgmt_only,tags",
+    "interface": "id,device,name,type,enabled,mgmt_only",
     "ip": "id,address,status,role,assigned_object_type,assigned_object,tags",
     "device": "id,name,device_type,role,platform,site,status,description,custom_fields,tags",
-    "cable": "id,label,a_terminations,b_terminations,type,length,length_unit,status,description,tags",
+    "cable": "id,label,type,length,length_unit,status,description,tags",
+    "cable_termination": "id,cable,cable_end,termination_type,termination_id",
     "interface_template": "id,device_type,name,type,label,mgmt_only",
 }
 BY_NAME = {"manufacturer": "name", "device_type": "model", "role": "name", "platform": "name", "site": "name",
@@ -46,94 +46,32 @@ def _name(v: Any, attr: str = "name") -> Any:
     return v.get(attr) if isinstance(v, dict) else None
 
 
-def _end(term: dict[str, Any]) -> str:
-    obj = term.get("object") or {}
-    device = _name(obj.get("device")) or "?"
-    return f"{device}:{obj.get('name', term.get('object_id'))}"
-
-
-class NetBox:
+class NetBox(RestProvider):
     name = "netbox"
-    bulk = True
+    label = "NetBox"
+    ENDPOINTS = ENDPOINTS
+    CHUNK = CHUNK
 
     def __init__(self, url: str, token: str, workers: int = 4, chunk: int = 500) -> None:
         import pynetbox
 
-        self.url = url.rstrip("/")
-        self.api = pynetbox.api(self.url, token=token, threading=True, max_workers=workers)
-        self.workers, self.chunk = workers, chunk
-        self.ids: dict[str, dict[str, int]] = {k: {} for k in ENDPOINTS}
-        self.tag_id = 0
+        super().__init__(url, pynetbox.api(url.rstrip("/"), token=token, threading=True, max_workers=workers),
+                         workers, chunk)
         self.rir_id = 0
-        self.site_id = 0
-        self.pools: list[str] = []  # the fabric's pools: the addresses read are those inside them
-        self.owned_devices: set[str] = set()  # their untagged interfaces are fabricgen's to claim
-        self._choices: dict[str, set[str]] = {}
 
-    # ------------------------------------------------------------------ plumbing
-
-    def _ep(self, kind: str) -> Any:
-        app, name = ENDPOINTS[kind]
-        return getattr(getattr(self.api, app), name)
-
-    @contextmanager
-    def _errors(self, what: str) -> Iterator[None]:
+    def _client_errors(self) -> tuple[type[Exception], ...]:
         import pynetbox
-        import requests
 
-        try:
-            yield
-        except pynetbox.RequestError as exc:
-            raise SotError(f"NetBox at {self.url} refused {what}: {exc.error}") from None
-        except requests.RequestException as exc:
-            raise SotError(f"NetBox at {self.url} cannot be reached ({what}): {type(exc).__name__}") from None
+        return (pynetbox.RequestError,)
 
-    def _list(self, kind: str, **filters: Any) -> list[dict[str, Any]]:
-        if kind in FIELDS:
-            filters["fields"] = FIELDS[kind]
-        with self._errors(f"reading {kind}"):
-            return [dict(r) for r in self._ep(kind).filter(limit=1000, **filters)]
-
-    def _by_values(self, kind: str, attr: str, values: list[Any]) -> list[dict[str, Any]]:
-        """Records whose `attr` is one of `values`, asked for in URL-sized chunks."""
-        return parallel(lambda part: self._list(kind, **{attr: part}), chunks(sorted(set(values)), 60),
-                        self.workers)
-
-    def _write(self, kind: str, payloads: list[dict[str, Any]], method: str) -> list[dict[str, Any]]:
-        ep = self._ep(kind)
-        size = CHUNK.get(kind, self.chunk)
-
-        def send(part: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            with self._errors(f"{'creating' if method == 'create' else 'updating'} {len(part)} {kind}"):
-                out = getattr(ep, method)(part)
-            return [dict(r) for r in (out if isinstance(out, list) else [out])]
-
-        return parallel(send, chunks(payloads, size), self.workers)
-
-    def _tags(self, found: Found | None) -> list[int]:
-        have = list(found.ref[1]) if found is not None and found.ref else []
-        return have if self.tag_id in have else [*have, self.tag_id]
-
-    def _owned(self, rec: dict[str, Any]) -> tuple[bool, tuple[int, ...]]:
-        tags = rec.get("tags") or []
-        return any(t.get("slug") == TAG for t in tags), tuple(t["id"] for t in tags)
-
-    def _choice_set(self, kind: str, field: str) -> set[str]:
-        key = f"{kind}.{field}"
-        if key not in self._choices:
-            with self._errors(f"reading the {kind} {field} choices"):
-                self._choices[key] = {c["value"] for c in self._ep(kind).choices().get(field, [])}
-        return self._choices[key]
+    def _filters(self, kind: str) -> dict[str, Any]:
+        return {"fields": FIELDS[kind]} if kind in FIELDS else {}
 
     # ------------------------------------------------------------------ Provider
 
     def prepare(self, desired: Desired, write: bool) -> int:
         self.pools = [o.fields["prefix"] for o in desired.of("prefix").values()]
-        types = self._choice_set("interface", "type")
-        for kind in ("interface", "interface_template"):
-            for obj in desired.of(kind).values():
-                if obj.fields["type"] not in types:
-                    obj.fields["type"] = "other"
+        self._known_types(desired)
         for obj in desired.of("cable").values():
             obj.fields.pop("links", None)
         writes = 0
@@ -159,33 +97,6 @@ class NetBox:
                         description="RFC 6996 private ASNs of fabricgen's fabrics").id
                 writes += 1
         return writes
-
-    def _ensure_tag(self, desired: Desired) -> int:
-        """The tag, created ahead of the kinds when a supporting object needs it first."""
-        if self.tag_id:
-            return 0
-        found = self.read("tag", desired.of("tag"))
-        if found:
-            return 0
-        self.create("tag", list(desired.of("tag").values()))
-        return 1
-
-    def read(self, kind: str, want: dict[str, Obj]) -> dict[str, Found]:
-        if kind in ("device", "interface", "cable") and not self.site_id:
-            return {}
-        reader: Callable[[dict[str, Obj]], list[Found]] | None = getattr(self, f"_read_{kind}", None)
-        out = {f.key: f for f in (reader(want) if reader is not None else self._read_named(kind, want))}
-        for f in out.values():
-            if f.ref:
-                self.ids[kind][f.key] = f.ref[0]
-        if kind == "tag" and TAG in out:
-            self.tag_id = out[TAG].ref[0]
-        if kind == "device":
-            self.owned_devices = {k for k, f in out.items() if f.owned}
-        if kind == "site" and want:
-            site = out.get(next(iter(want)))
-            self.site_id = site.ref[0] if site else 0
-        return out
 
     def _read_named(self, kind: str, want: dict[str, Obj]) -> list[Found]:
         attr = BY_NAME[kind]
@@ -227,12 +138,10 @@ class NetBox:
         out = []
         for rec in self._list("interface", site_id=self.site_id):
             device = _name(rec.get("device"))
-            owned, tags = self._owned(rec)
-            fields = {"device": device, "name": rec["name"], "type": _value(rec["type"]),
-                      "description": rec["description"], "mtu": rec["mtu"], "enabled": rec["enabled"],
+            fields = {"device": device, "name": rec["name"], "type": _value(rec["type"]), "enabled": rec["enabled"],
                       "mgmt_only": rec["mgmt_only"]}
-            out.append(Found("interface", f"{device}:{rec['name']}", fields, owned, (rec["id"], tags),
-                             claimable=not owned and device in owned_devices))
+            out.append(Found("interface", f"{device}:{rec['name']}", fields, device in owned_devices,
+                             (rec["id"], ())))
         return out
 
     def _read_prefix(self, want: dict[str, Obj]) -> list[Found]:
@@ -255,12 +164,23 @@ class NetBox:
         return self._read_named("asn", want)
 
     def _read_cable(self, want: dict[str, Obj]) -> list[Found]:
+        """Cables of the site, their ends from the cable-terminations list (the cable list's nested
+        terminations cost NetBox a query per end)."""
+        cables = self._list("cable", site_id=self.site_id)
+        itf_key = {v: k for k, v in self.ids["interface"].items()}
+        ends: dict[int, dict[str, list[str]]] = {c["id"]: {"A": [], "B": []} for c in cables}
+        terms = parallel(lambda part: self._list("cable_termination", cable_id=part),
+                         chunks(sorted(ends), 100), self.workers)
+        for t in terms:
+            cable = t["cable"]["id"] if isinstance(t["cable"], dict) else t["cable"]
+            if cable in ends and t.get("cable_end") in ("A", "B"):
+                where = itf_key.get(t["termination_id"], f"{t['termination_type']}#{t['termination_id']}")
+                ends[cable][t["cable_end"]].append(where)
         out = []
-        for rec in self._list("cable", site_id=self.site_id):
+        for rec in cables:
             owned, tags = self._owned(rec)
-            a = tuple(sorted(_end(t) for t in rec.get("a_terminations") or []))
-            b = tuple(sorted(_end(t) for t in rec.get("b_terminations") or []))
-            fields = {"label": rec.get("label"), "a": a, "b": b, "type": _value(rec.get("type")) or None,
+            fields = {"label": rec.get("label"), "a": tuple(sorted(ends[rec["id"]]["A"])),
+                      "b": tuple(sorted(ends[rec["id"]]["B"])), "type": _value(rec.get("type")) or None,
                       "length": rec.get("length"), "length_unit": _value(rec.get("length_unit")),
                       "status": _value(rec.get("status")), "description": rec.get("description")}
             key = rec.get("label") or f"#{rec['id']}"
@@ -287,8 +207,8 @@ class NetBox:
                     "platform": self.ids["platform"][f["platform"]] if f["platform"] else None,
                     "status": f["status"], "description": f["description"], "custom_fields": {ASN_FIELD: f["asn"]}}
         elif kind == "interface":
-            body = {k: f[k] for k in ("name", "type", "description", "mtu", "enabled", "mgmt_only")}
-            body["device"] = self.ids["device"][f["device"]]
+            return {"device": self.ids["device"][f["device"]], "name": f["name"], "type": f["type"],
+                    "enabled": f["enabled"], "mgmt_only": f["mgmt_only"]}
         elif kind == "ip":
             body = {"address": f["address"], "status": f["status"], "role": f["role"] or ""}
             itf = self.ids["interface"].get(f["interface"])
@@ -297,36 +217,14 @@ class NetBox:
             body = {"asn": f["asn"], "rir": self.rir_id, "description": f["description"]}
         elif kind == "cable":
             body = {k: f[k] for k in ("label", "type", "length", "length_unit", "status", "description")}
-            for end, side in (("a_terminations", "a"), ("b_terminations", "b")):
+            moved = found is None or (found.fields.get("a"), found.fields.get("b")) != (f["a"], f["b"])
+            for end, side in (("a_terminations", "a"), ("b_terminations", "b")) if moved else ():
                 body[end] = [{"object_type": "dcim.interface", "object_id": self.ids["interface"][e]}
                              for e in f[side]]
         else:
             body = dict(f)
         body["tags"] = self._tags(found)
         return body
-
-    def create(self, kind: str, objs: list[Obj]) -> None:
-        recs = self._write(kind, [self._payload(o) for o in objs], "create")
-        for obj, rec in zip(objs, recs, strict=True):
-            self.ids[kind][obj.key] = rec["id"]
-            if kind == "tag":
-                self.tag_id = rec["id"]
-            if kind == "site":
-                self.site_id = rec["id"]
-            if kind == "device":
-                self.owned_devices.add(obj.key)
-
-    def update(self, kind: str, pairs: list[tuple[Obj, Found]]) -> None:
-        payloads = []
-        for obj, found in pairs:
-            body = self._payload(obj, found)
-            same_ends = (found.fields.get("a"), found.fields.get("b")) == (obj.fields.get("a"), obj.fields.get("b"))
-            if kind == "cable" and same_ends:  # terminations rewritten only when they moved (paths re-traced)
-                body.pop("a_terminations")
-                body.pop("b_terminations")
-            body["id"] = found.ref[0]
-            payloads.append(body)
-        self._write(kind, payloads, "update")
 
     # ------------------------------------------------------------------ hooks the engine calls
 
