@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 INTENT ?= inventory/fabric.yaml
 OUT    ?= build
 
-.PHONY: venv constraints render plan inventory sonic-yang test test-fast lint typecheck bench bench-lab golden sonic-platform clean
+.PHONY: venv constraints render plan inventory sonic-yang test test-fast lint typecheck bench bench-lab bench-sot golden sonic-platform sot-servers sot-servers-down clean
 
 # Every extra, at the versions of constraints.txt (`make constraints` refreshes it from a fresh venv).
 $(BIN)/fabricgen: pyproject.toml constraints.txt
@@ -59,6 +59,19 @@ bench: venv
 
 bench-lab: venv
 	$(BIN)/python bench/bench_lab.py
+
+# `fabricgen sot` on a 4K-GPU fabric against the servers of `make sot-servers`: first and second push, both servers.
+bench-sot: venv
+	$(BIN)/python bench/bench_sot.py
+
+# Real NetBox (../shared/netbox, Python 3.12 venv) and Nautobot (PyPI, Python 3.11 venv) on PostgreSQL and Redis,
+# listening on 127.0.0.1 only, for the `fabricgen sot` tests (tests/sot/servers.py; state in .fabricgen/sot-servers).
+# Waits until both are ready; BACKGROUND=1 returns at once (CI overlaps their migrations with the other tests).
+sot-servers:
+	$(PYTHON) tests/sot/servers.py up $(if $(BACKGROUND),--background)
+
+sot-servers-down:
+	$(PYTHON) tests/sot/servers.py down
 
 # SONiC's SKU files (port_config.ini, hwsku.json, buffer templates, pg_profile_lookup.ini) at the pinned
 # sonic-buildimage commit, into ../shared/sonic-platform (or SONIC_PLATFORM=DIR); needs internet access.

@@ -33,7 +33,7 @@ FIELDS: tuple[tuple[str, str, str, str], ...] = (
     ("device", "name, type, role, platform, site, status, description", "push", "plan"),
     ("device", "ASN (custom field fabricgen_asn)", "push", "plan: the switch's ASN"),
     ("device", "serial, asset tag, rack, position", "pull", "<intent>.sot.yaml `devices:`"),
-    ("interface", "name, type, description, MTU, enabled, management only", "push", "plan"),
+    ("interface", "name, type, enabled, management only", "push", "plan"),
     ("cable", "label, terminations (both ends), type, length, status, description", "push", "plan / cabling.csv"),
     ("prefix", "prefix, status, description (one per pool)", "push", "plan: addressing"),
     ("IP address", "address, interface, status, role", "push", "plan"),

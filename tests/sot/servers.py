@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import glob
+import hashlib
 import json
 import os
 import pwd
@@ -132,6 +133,17 @@ def _alive(pid: int | None) -> bool:
     return True
 
 
+def _ours(pid: int | None, marker: str) -> bool:
+    """True if `pid` is alive and still the process this script started (its command line holds `marker`):
+    a recorded PID the system gave to another process since is never signalled."""
+    if not _alive(pid):
+        return False
+    try:
+        return marker in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return False
+
+
 def _secret_file(name: str, length: int = 60) -> str:
     """A generated secret kept in the state folder (mode 0600), the same one on every `up`."""
     path = STATE / "secrets" / name
@@ -175,18 +187,32 @@ def _chown(path: Path, user: str | None) -> None:
         os.chown(path, pw.pw_uid, pw.pw_gid)
 
 
+def _pg_root() -> Path:
+    """The cluster's folder: in the state folder, unless the `postgres` user cannot reach it (a checkout under a
+    private folder) or its socket path would be too long; then a folder of its own under /var/tmp."""
+    root = STATE / "pg"
+    user = _pg_user()
+    reachable = user is None or subprocess.call(["runuser", "-u", user, "--", "test", "-x", str(STATE)],
+                                                stderr=subprocess.DEVNULL) == 0
+    if reachable and len(str(root / "sock" / ".s.PGSQL.00000")) < 100:
+        return root
+    digest = hashlib.sha256(str(STATE).encode()).hexdigest()[:12]
+    return Path("/var/tmp") / f"fabricgen-sot-pg-{digest}"
+
+
 def postgres_up() -> None:
     name = "postgres"
-    if _alive(read_state().get(name, {}).get("pid")):
+    if _ours(read_state().get(name, {}).get("pid"), "postgres"):
         return
     if not (PG_BIN / "initdb").is_file():
         raise RuntimeError(f"PostgreSQL's initdb not found in {PG_BIN} (fix: apt-get install postgresql)")
     user = _pg_user()
-    data, sock = STATE / "pg" / "data", STATE / "pg" / "sock"
-    for d in (STATE / "pg", sock):
+    root = _pg_root()
+    data, sock = root / "data", root / "sock"
+    for d in (root, sock):
         d.mkdir(parents=True, exist_ok=True)
         _chown(d, user)
-    logfile = STATE / "pg" / "server.log"
+    logfile = root / "server.log"
     logfile.touch()
     _chown(logfile, user)
     if not (data / "PG_VERSION").is_file():
@@ -197,7 +223,7 @@ def postgres_up() -> None:
     _run(name, [str(PG_BIN / "pg_ctl"), "-D", str(data), "-l", str(logfile), "-o", opts, "-w", "-t", "120", "start"],
          user=user)
     pid = int((data / "postmaster.pid").read_text().split()[0])
-    _update(name, pid=pid, status="ready", port=PORTS["postgres"])
+    _update(name, pid=pid, status="ready", port=PORTS["postgres"], root=str(root))
     password = _secret_file("db-password", 32)
     psql = [str(PG_BIN / "psql"), "-h", str(sock), "-p", str(PORTS["postgres"]), "-U", "postgres", "-v",
             "ON_ERROR_STOP=1", "-q"]
@@ -215,8 +241,9 @@ END IF; END $$;"""
 
 
 def postgres_down() -> None:
-    data = STATE / "pg" / "data"
-    pid = read_state().get("postgres", {}).get("pid")
+    state = read_state().get("postgres", {})
+    data = Path(state.get("root") or STATE / "pg") / "data"
+    pid = state.get("pid")
     if _alive(pid) and (data / "postmaster.pid").is_file():
         _run("postgres", [str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"], user=_pg_user())
     _update("postgres", pid=None, status="down")
@@ -224,7 +251,7 @@ def postgres_down() -> None:
 
 def redis_up() -> None:
     name = "redis"
-    if _alive(read_state().get(name, {}).get("pid")):
+    if _ours(read_state().get(name, {}).get("pid"), "redis-server"):
         return
     exe = shutil.which("redis-server")
     if exe is None:
@@ -313,7 +340,7 @@ def _make_token(name: str, manage: list[str], env: dict[str, str], token_module:
 
 def netbox_up() -> None:
     name = "netbox"
-    if _alive(read_state().get(name, {}).get("pid")):
+    if _ours(read_state().get(name, {}).get("pid"), "gunicorn"):
         return
     _update(name, status="installing", url=f"http://{HOST}:{PORTS[name]}")
     if not (NETBOX_SRC / "netbox" / "manage.py").is_file():
@@ -390,7 +417,7 @@ CELERY_BROKER_URL = parse_redis_connection(redis_database=2)
 
 def nautobot_up() -> None:
     name = "nautobot"
-    if _alive(read_state().get(name, {}).get("pid")):
+    if _ours(read_state().get(name, {}).get("pid"), "gunicorn"):
         return
     _update(name, status="installing", url=f"http://{HOST}:{PORTS[name]}")
     pins = ROOT / "tests" / "sot" / "nautobot-constraints.txt"
@@ -444,7 +471,7 @@ def up(only: list[str]) -> int:
         t.start()
     for t in threads:
         t.join()
-    _update("run", status="done", seconds=round(time.monotonic() - started, 1))
+    _update("run", status="done", runner=None, seconds=round(time.monotonic() - started, 1))
     for f in failures:
         print(f"error: {f}", file=sys.stderr)
     if not failures:
@@ -457,9 +484,13 @@ def up(only: list[str]) -> int:
 
 def down() -> int:
     state = read_state()
-    for name in SERVERS + ("redis",):
+    runner = state.get("run", {}).get("runner")
+    if _ours(runner, "servers.py"):  # a background `up` still installing or migrating: its whole process group
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(runner, signal.SIGTERM)
+    for name, marker in (("netbox", "gunicorn"), ("nautobot", "gunicorn"), ("redis", "redis-server")):
         pid = state.get(name, {}).get("pid")
-        if _alive(pid):
+        if _ours(pid, marker):
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGTERM)  # its own session: gunicorn's workers with it
             deadline = time.monotonic() + 20
@@ -474,10 +505,6 @@ def down() -> int:
             _update(name, pid=None, status="down")
     if "postgres" in state:
         postgres_down()
-    runner = state.get("run", {}).get("runner")
-    if _alive(runner):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(runner, signal.SIGTERM)
     print("sot servers down")
     return 0
 

@@ -165,3 +165,10 @@ def test_a_malformed_facts_file_is_exit_2(tmp_path: Path, capsys: pytest.Capture
     assert main(["plan", "-i", str(intent)]) == 2
     err = capsys.readouterr().err
     assert "fabric.sot.yaml:2: reserved.0.address" in err and "Traceback" not in err
+
+
+def test_the_field_table_in_the_docs_is_the_code_s() -> None:
+    text = (ROOT / "docs" / "sot.md").read_text(encoding="utf-8")
+    table = text.split("<!-- FIELDS -->\n", 1)[1].split("<!-- /FIELDS -->", 1)[0].strip().splitlines()[2:]
+    rows = [tuple(cell.strip() for cell in line.strip("|").split("|")) for line in table]
+    assert rows == list(facts.FIELDS)
