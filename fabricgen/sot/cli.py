@@ -38,6 +38,8 @@ class _RefuseToken(argparse.Action):
 
 
 def register_cli(sub: argparse._SubParsersAction) -> None:
+    from fabricgen.cli import positive_int
+
     p = sub.add_parser("sot", help="push the plan into NetBox or Nautobot, diff it, pull its facts back",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("action", choices=["push", "diff", "pull"])
@@ -51,7 +53,7 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--lldp", metavar="FILE", help="diff: a `fabricgen validate --format json` report (three-way)")
     p.add_argument("--facts", metavar="FILE", help="pull: where to write the facts (default <intent>.sot.yaml)")
     p.add_argument("--format", choices=["table", "json"], default="table")
-    p.add_argument("--workers", type=int, default=4, help="requests in flight at once (default 4)")
+    p.add_argument("--workers", type=positive_int, default=4, help="requests in flight at once (default 4)")
     p.set_defaults(func=cmd_sot)
 
 
@@ -65,7 +67,7 @@ def _provider(args: argparse.Namespace) -> tuple[str, str, Any, str]:
         raise FabricError.single(f"--{name}", "url", f"{url!r} is not an http(s) URL",
                                  f"pass the server's base URL, e.g. --{name} http://127.0.0.1:8000")
     token, _ = find_token(name, args.token_file)
-    return name, url, load(name)(url, token, workers=max(1, args.workers)), token
+    return name, url, load(name)(url, token, workers=args.workers), token
 
 
 def cmd_sot(args: argparse.Namespace) -> int:
