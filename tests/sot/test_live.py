@@ -73,8 +73,9 @@ def _nautobot(server: Server) -> Any:
     return pynautobot.api(server.url, token=server.token)
 
 
-def edit_by_hand(server: Server) -> str:
-    """Change an address, move a cable end, delete a device; returns the label of the moved cable."""
+def edit_by_hand(server: Server) -> tuple[str, str]:
+    """Change an address (NetBox: its value; Nautobot, whose host addresses cannot change: its interface), move a
+    cable end, delete a device; returns the label of the moved cable and what the address diff must name."""
     if server.name == "netbox":
         nb = _netbox(server)
         ip = next(iter(nb.ipam.ip_addresses.filter(address=LEAF_LOOPBACK)))
@@ -89,10 +90,12 @@ def edit_by_hand(server: Server) -> str:
                               b_terminations=[{"object_type": "dcim.interface", "object_id": spare.id}],
                               label="moved by hand", status="connected")
         next(iter(nb.dcim.devices.filter(name=GONE))).delete()
-        return label
+        return label, HAND_ADDRESS
     nb = _nautobot(server)
     ip = next(iter(nb.ipam.ip_addresses.filter(address=LEAF_LOOPBACK)))
-    ip.update({"address": HAND_ADDRESS})
+    next(iter(nb.ipam.ip_address_to_interface.filter(ip_address=ip.id))).delete()
+    eth0 = next(iter(nb.dcim.interfaces.filter(device="ai256-leaf01", name="eth0")))
+    nb.ipam.ip_address_to_interface.create(ip_address=ip.id, interface=eth0.id)
     label = "ai256-leaf01:Ethernet0/1"
     next(iter(nb.dcim.cables.filter(label=label))).delete()
     leaf = next(iter(nb.dcim.interfaces.filter(device="ai256-leaf01", name="Ethernet0")))
@@ -102,7 +105,7 @@ def edit_by_hand(server: Server) -> str:
                           termination_b_type="dcim.interface", termination_b_id=spare.id, label="moved by hand",
                           status=connected.id)
     next(iter(nb.dcim.devices.filter(name=GONE))).delete()
-    return label
+    return label, "ai256-leaf01:eth0"
 
 
 def undo_hand_cable(server: Server) -> None:
@@ -147,11 +150,11 @@ def scenario(server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     assert rc == 0 and second["writes"] == 0, [c["text"] for c in second["changes"]][:20]
     assert second["changes"] == []
 
-    label = edit_by_hand(server)
+    label, edited = edit_by_hand(server)
     rc, drift = run.sot("diff")
     assert rc == 1
     ip = changes(drift, "ip", "update")
-    assert LEAF_LOOPBACK in ip and HAND_ADDRESS in ip[LEAF_LOOPBACK], ip
+    assert LEAF_LOOPBACK in ip and edited in ip[LEAF_LOOPBACK], ip
     moved = changes(drift, "cable", "conflict")
     assert label in moved and "gpu0001:mgmt0" in moved[label], moved
     assert GONE in changes(drift, "device", "create")

@@ -248,9 +248,9 @@ class Nautobot(RestProvider):
             body = {"prefix": f["prefix"], "status": status, "description": f["description"], "type": "network",
                     "namespace": self.namespace}
         elif kind == "ip":
-            body = {"address": f["address"], "status": status, "type": "host"}
-            if found is None:
-                body["namespace"] = self.namespace
+            body = {"status": status, "type": "host"}
+            if found is None:  # a host address cannot change once created (Nautobot refuses it)
+                body.update(address=f["address"], namespace=self.namespace)
         elif kind == "cable":
             body = {k: f[k] for k in ("label", "type", "length", "length_unit")}
             body["status"] = status
