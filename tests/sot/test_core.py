@@ -172,3 +172,29 @@ def test_the_field_table_in_the_docs_is_the_code_s() -> None:
     table = text.split("<!-- FIELDS -->\n", 1)[1].split("<!-- /FIELDS -->", 1)[0].strip().splitlines()[2:]
     rows = [tuple(cell.strip() for cell in line.strip("|").split("|")) for line in table]
     assert rows == list(facts.FIELDS)
+
+
+def test_three_way_names_plan_sot_and_live(example_plan, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from fabricgen.sot.live import read_lldp, sot_far_ends, three_way
+
+    report = tmp_path / "validate.json"
+    report.write_text(json.dumps({"ok": False, "checked": 10, "coverage": [], "failures": [
+        {"device": "ai256-leaf01", "check": "lldp", "item": "Ethernet0 -> gpu0001:eth0", "ok": False,
+         "expected": "gpu0001 eth0", "actual": "gpu0002 eth0 (miscabled)"},
+        {"device": "ai256-leaf02", "check": "lldp", "item": "Ethernet0 -> gpu0001:eth1", "ok": False,
+         "expected": "gpu0001 eth1", "actual": "no LLDP neighbor (cable missing or link down)"}]}), encoding="utf-8")
+    live = read_lldp(report)
+    assert live == {"ai256-leaf01:Ethernet0": "gpu0002:eth0", "ai256-leaf02:Ethernet0": "no neighbour"}
+    sot = {"c1": Found("cable", "c1", {"a": ("ai256-leaf01:Ethernet0",), "b": ("gpu0002:eth0",)}, True)}
+    lines = three_way(example_plan, {**sot_far_ends(sot), "ai256-leaf02:Ethernet0": "gpu0001:eth1"}, live)
+    first = next(line for line in lines if line.startswith("ai256-leaf01:Ethernet0:"))
+    assert "plan gpu0001:eth0, source of truth gpu0002:eth0, live gpu0002:eth0" in first
+    assert "the source of truth matches the fabric" in first
+    second = next(line for line in lines if line.startswith("ai256-leaf02:Ethernet0:"))
+    assert "live no neighbour" in second and "miscabled" in second
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text("[]", encoding="utf-8")
+    with pytest.raises(FabricError, match="not a `fabricgen validate --format json` report"):
+        read_lldp(wrong)
