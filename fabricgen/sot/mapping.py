@@ -268,7 +268,9 @@ def tenant_objects(plan: Plan, d: Desired) -> None:
 
     The intent has none yet: a fabric is one routing table, so there is nothing to push.  When tenants
     arrive, each becomes d.add("vrf", name, name=..., rd=..., import_targets=(...), export_targets=(...))
-    and its targets d.add("route_target", rt, name=rt); the providers already write both kinds.
+    and its targets d.add("route_target", rt, name=rt): both kinds are in objects.KINDS (route targets
+    written before VRFs need them) and in each provider's endpoints; what is left then is each provider's
+    payload of a VRF's targets (their ids) and a test with a tenant.
     """
     tenants = getattr(plan, "tenants", None) or ()
     for tenant in tenants:  # pragma: no cover - no plan has tenants yet

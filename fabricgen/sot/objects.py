@@ -15,7 +15,7 @@ from typing import Any
 # The kinds, in the order a push writes them (each may refer to those before it).
 KINDS: tuple[str, ...] = (
     "tag", "manufacturer", "device_type", "interface_template", "role", "platform", "site", "device",
-    "interface", "prefix", "ip", "asn", "cable", "vrf", "route_target",
+    "interface", "prefix", "ip", "asn", "cable", "route_target", "vrf",
 )
 TAG = "fabricgen"  # the tag that marks what fabricgen owns (its slug and name)
 TAG_COLOR = "2196f3"
