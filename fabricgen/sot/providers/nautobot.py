@@ -287,6 +287,7 @@ class Nautobot(RestProvider):
             self._write("ip_interface", payloads, "create")
 
     def facts(self, desired: Desired) -> dict[str, Any]:
+        self.read("tag", desired.of("tag"))  # ownership: records name their tags by id at depth 0
         self.read("site", desired.of("site"))
         self.read("device", desired.of("device"))
         self.read("interface", desired.of("interface"))
