@@ -5,13 +5,13 @@ BIN    := $(VENV)/bin
 INTENT ?= inventory/fabric.yaml
 OUT    ?= build
 
-.PHONY: venv constraints render plan inventory sonic-yang test test-fast lint typecheck bench bench-lab golden sonic-platform docs-cli clean
+.PHONY: venv constraints render plan inventory sonic-yang test test-fast lint typecheck bench bench-lab bench-sot golden sonic-platform sot-servers sot-servers-down docs-cli clean
 
 # Every extra, at the versions of constraints.txt (`make constraints` refreshes it from a fresh venv).
 $(BIN)/fabricgen: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -c constraints.txt -e '.[dev,deploy,sonic]'
+	$(BIN)/pip install -q -c constraints.txt -e '.[dev,deploy,sonic,sot]'
 	@touch $@
 
 venv: $(BIN)/fabricgen
@@ -20,7 +20,7 @@ venv: $(BIN)/fabricgen
 constraints:
 	rm -rf .venv-constraints && $(PYTHON) -m venv .venv-constraints
 	.venv-constraints/bin/pip install -q --upgrade pip
-	.venv-constraints/bin/pip install -q '.[dev,deploy,sonic]'
+	.venv-constraints/bin/pip install -q '.[dev,deploy,sonic,sot]'
 	{ echo '# Exact versions CI and `make venv` install (pip -c); `make constraints` re-resolves them within pyproject.toml.'; \
 	  .venv-constraints/bin/pip freeze --all --exclude fabricgen --exclude pip | LC_ALL=C sort; } > constraints.txt
 	rm -rf .venv-constraints
@@ -63,6 +63,19 @@ bench: venv
 
 bench-lab: venv
 	$(BIN)/python bench/bench_lab.py
+
+# `fabricgen sot` on a 4K-GPU fabric against the servers of `make sot-servers`: first and second push, both servers.
+bench-sot: venv
+	$(BIN)/python bench/bench_sot.py
+
+# Real NetBox (../shared/netbox, Python 3.12 venv) and Nautobot (PyPI, Python 3.11 venv) on PostgreSQL and Redis,
+# listening on 127.0.0.1 only, for the `fabricgen sot` tests (tests/sot/servers.py; state in .fabricgen/sot-servers).
+# Waits until both are ready; BACKGROUND=1 returns at once (CI overlaps their migrations with the other tests).
+sot-servers:
+	$(PYTHON) tests/sot/servers.py up $(if $(BACKGROUND),--background)
+
+sot-servers-down:
+	$(PYTHON) tests/sot/servers.py down
 
 # Regenerate the SONiC facts fabricgen ships (fabricgen/catalog/sonic_facts/: one record per SKU, GCU's rules)
 # from SONiC's own files: SONIC_PLATFORM=DIR names a sonic-buildimage tree; without it the pinned files are

@@ -267,7 +267,7 @@ def _stage_commands() -> list[Callable[[argparse._SubParsersAction[argparse.Argu
     import importlib
 
     modules = ("fabricgen.check.cli", "fabricgen.lab.cli", "fabricgen.deploy", "fabricgen.validate",
-               "fabricgen.analyze.cli", "fabricgen.catalog.cli")
+               "fabricgen.analyze.cli", "fabricgen.catalog.cli", "fabricgen.sot.cli")
     return [importlib.import_module(m).register_cli for m in modules]
 
 

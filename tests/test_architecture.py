@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("fabricgen.check", "fabricgen.analyze", "fabricgen.lab"),
     ("fabricgen.connect",),
     ("fabricgen.validate",),
-    ("fabricgen.deploy",),
+    ("fabricgen.deploy", "fabricgen.sot"),
     ("fabricgen.api",),
     ("fabricgen",),  # the package's face: the library functions of api, `__version__`
     ("fabricgen.cli",),

@@ -48,7 +48,8 @@ def commands() -> list[tuple[str, str, argparse.ArgumentParser]]:
 
 
 def _options(parser: argparse.ArgumentParser) -> list[argparse.Action]:
-    return [a for a in parser._actions if a.option_strings and not set(a.option_strings) & COMMON]
+    return [a for a in parser._actions if a.option_strings and not set(a.option_strings) & COMMON
+            and a.help != argparse.SUPPRESS]
 
 
 def _cell(text: str) -> str:

@@ -305,7 +305,11 @@ def warning_lines(plan: Plan) -> list[str]:
 
 def load_plan(path: str | Path, check_qos: bool = True) -> Plan:
     intent, lines = load_intent(path)
-    return build_plan(intent, str(path), lines, check_qos=check_qos)
+    plan = build_plan(intent, str(path), lines, check_qos=check_qos)
+    from fabricgen.plan.pulled import honour  # addresses a source of truth reserves (`fabricgen sot pull`)
+
+    honour(plan, path)
+    return plan
 
 
 # --------------------------------------------------------------------------- views
