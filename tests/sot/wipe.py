@@ -49,6 +49,8 @@ def wipe(name: str) -> int:
         import pynetbox
 
         api = pynetbox.api(url, token=token)
+        if api.extras.tags.get(slug="fabricgen") is None:  # a fresh server: nothing was ever pushed
+            return 0
         for app, ep in NETBOX:
             endpoint = getattr(getattr(api, app), ep)
             n += _delete_all(endpoint, list(endpoint.filter(tag="fabricgen", limit=1000)))
@@ -56,10 +58,16 @@ def wipe(name: str) -> int:
     import pynautobot
 
     api = pynautobot.api(url, token=token)
+    tagged = api.extras.tags.get(name="fabricgen") is not None  # absent on a fresh server
     for app, ep in NAUTOBOT:
         endpoint = getattr(getattr(api, app), ep)
         # every cable of the test server: cables made before fabricgen tagged them after creating them
-        found = endpoint.all(limit=1000) if ep == "cables" else endpoint.filter(tags="fabricgen", limit=1000)
+        if ep == "cables":
+            found = endpoint.all(limit=1000)
+        elif tagged:
+            found = endpoint.filter(tags="fabricgen", limit=1000)
+        else:
+            continue
         n += _delete_all(endpoint, list(found))
     for app, ep, names in NAUTOBOT_NAMED:
         endpoint = getattr(getattr(api, app), ep)
