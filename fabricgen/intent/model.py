@@ -639,7 +639,7 @@ TENANT_NAME_LEN = 12
 TenantName = Annotated[str, AfterValidator(_label(TENANT_NAME_LEN, prefix=False))]
 _MEMBER = re.compile(r"(?P<first>[a-z0-9][a-z0-9-]*?)(?:-(?P<last>[a-z][a-z0-9-]*[0-9]))?(?::(?P<nics>\d+(?:-\d+)?))?",
                      re.ASCII)
-MAX_TENANT_ID = 4000  # fits a VLAN id, a type-1 RD's 2-byte number and every platform's VRF table range
+MAX_TENANT_ID = 1000  # its L3VNI VLAN (3000 + id) stays a VLAN id; fits a type-1 RD's 2-byte number
 
 
 def parse_member(text: str) -> tuple[str, str, tuple[int, int] | None]:

@@ -410,6 +410,9 @@ class Plan:
 # --------------------------------------------------------------------------- tenants
 
 
+L3VNI_VLAN_BASE = 3000  # + tenant id (at most intent.model.MAX_TENANT_ID = 1000): VLANs 3001..4000
+
+
 @dataclass(slots=True)
 class TenantPlan:
     """One tenant resolved: its numbers (all derived from its intent id) and where its VRF lives."""
@@ -424,6 +427,17 @@ class TenantPlan:
     nics: list[tuple[str, str]] = field(default_factory=list)  # (server, ifname) it owns
     reach: tuple[str, ...] = ()  # tenants whose routes it imports (leaked by intent)
     description: str = ""
+
+    @property
+    def vlan(self) -> int:
+        """The VLAN an L3VNI rides on where the platform needs one (SONiC VXLAN_TUNNEL_MAP, NX-OS vn-segment)."""
+        return L3VNI_VLAN_BASE + self.id
+
+    @property
+    def community(self) -> str:
+        """vrf-lite: the standard community marking this tenant's routes in the default VRF."""
+        admin = self.route_target.partition(":")[0]
+        return f"{admin}:{self.id}"
 
     def rd(self, router_id: str) -> str:
         """Type-1 route distinguisher <router id>:<tenant id>: unique per leaf and tenant (RFC 4364 §4.2)."""
