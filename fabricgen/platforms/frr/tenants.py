@@ -25,8 +25,10 @@ vrf-lite (route leaking, no encapsulation):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from fabricgen.plan.model import Plan, Switch, Tenancy, TenantPlan
+from fabricgen.platforms.tenant_facts import TenantFacts, scan_frr_tenants
 
 TAG_MAP = "RM-TENANT-TAG"
 
@@ -100,3 +102,15 @@ def _leak(out: FrrTenancy, t: Tenancy, mine: list[TenantPlan], prefix: str) -> N
         out.route_maps.append((f"RM-IMPORT-{name}", 10, f"community CL-{name}", ""))
         for k, o in enumerate(tp.reach):
             out.route_maps.append((f"RM-IMPORT-{name}", 20 + 10 * k, f"source-vrf {vrf_name(prefix, o)}", ""))
+
+
+def tenant_facts(plan: Plan, configs: Path, host: str) -> TenantFacts:
+    """Linux + FRR: everything from frr.conf; no port MTU (the Linux interface's, set outside FRR).  A VTEP's
+    DSCP/ECN copy is the kernel VXLAN device's `tos inherit` (RFC 6040 ECN handling is the kernel's)."""
+    path = configs / host / "frr.conf"
+    f = TenantFacts(host, str(path), dscp_why="Linux VXLAN device with `tos inherit` (the lab creates it so)")
+    try:
+        scan_frr_tenants(path.read_text().splitlines(), f, with_interfaces=True)
+    except (OSError, UnicodeDecodeError) as exc:
+        f.errors.append(f"cannot read: {exc}")
+    return f
