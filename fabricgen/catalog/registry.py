@@ -236,6 +236,7 @@ class PlatformRecord:
     drain: str = ""  # (candidate, on) -> candidate: BGP graceful shutdown ("" = it cannot be drained)
     saved_config: Literal["startup", "running"] = "startup"  # the get_config() side that holds the saved config
     lab_box: str = ""  # (plan, switch) -> lab.topology.SonicBox-like extras of its lab node ("" = plain FRR node)
+    tenant_extractor: str = ""  # (plan, configs, host) -> platforms.tenant_facts.TenantFacts ("" = no tenants)
 
     @property
     def main_file(self) -> str:
@@ -299,6 +300,7 @@ _NXOS = PlatformRecord(
     containerlab_kind="cisco_n9kv",
     containerlab_image="vrnetlab/cisco_n9kv:10.5",
     extractor="fabricgen.platforms.nxos.extract:extract_nxos",
+    tenant_extractor="fabricgen.platforms.nxos.tenants:tenant_facts",
     analyzer="fabricgen.platforms.nxos.extract:analyze_nxos",
     structural_rules="fabricgen.platforms.nxos.check:RULES",
     capabilities=Capabilities(
@@ -316,7 +318,8 @@ _NXOS = PlatformRecord(
         ecn_default=CISCO_ND_ECN,
         breakout_in_config=True,  # `interface breakout module 1 port N map ...`
         cnp_queue=7,  # Cisco's RoCE reference: CNP in c-out-8q-q7, priority level 1 (vendor reference §6 item 3)
-        tenancy=frozenset({"vrf-lite", "evpn-vxlan"}),
+        # vrf-lite leaves would need NX-OS's default-VRF leaking (`export vrf default`), not rendered
+        tenancy=frozenset({"evpn-vxlan"}),
     ),
     plan_problems="fabricgen.platforms.nxos.buffers:budget_problems",
     fact_cost_s=0.0025,
@@ -339,6 +342,7 @@ _FRR = PlatformRecord(
     containerlab_kind="sonic-vs",
     containerlab_image="docker-sonic-vs:latest",
     extractor="fabricgen.platforms.frr.extract:extract_frr",
+    tenant_extractor="fabricgen.platforms.frr.tenants:tenant_facts",
     file_checks=(("frr-parse", "frr.conf"),),
     capabilities=Capabilities(bfd=True, sets_mtu=False, max_mtu=65535, maximum_paths=256,  # MULTIPATH_NUM
                               tenancy=frozenset({"vrf-lite", "evpn-vxlan"})),
@@ -357,6 +361,7 @@ _SONIC = replace(
     renderer="fabricgen.platforms.sonic.render:render",
     napalm_driver="sonic",
     extractor="fabricgen.platforms.sonic.extract:extract_sonic",
+    tenant_extractor="fabricgen.platforms.sonic.tenants:tenant_facts",
     file_checks=(("sonic-yang", "config_db.json"), ("frr-parse", "frr.conf")),
     capabilities=replace(_FRR.capabilities, lossless_qos=True, pfc_watchdog=True,
                          watchdog_actions=frozenset({"drop", "forward", "alert"}),  # PFC_WD.action

@@ -102,6 +102,18 @@ RULES: tuple[Rule, ...] = (
     Rule("roce-missing-config", ("config",), "a planned device has no (or an unreadable) rendered file"),
     Rule("roce-ecn-range", ("config",), "ECN thresholds outside the span of the vendors' published defaults for the "
          "port's speed", severity="warning"),
+    # ---- tenants (check/tenants.py, issue 25)
+    Rule("tenant-numbers", ("config",), "a tenant VRF is missing where the plan puts it, or has a VNI, RD or export "
+         "RT other than the plan's; a VRF no planned tenant has; two tenants share a VNI or an export RT, or two "
+         "VRFs an RD"),
+    Rule("tenant-isolation", ("config",), "a VRF imports a route target (vrf-lite: a tenant community) of a tenant "
+         "its own may not reach by the intent, a tenant port is not in its tenant's VRF, or an untenanted port is "
+         "in a VRF"),
+    Rule("tenant-mtu-chain", ("config",), "evpn-vxlan: a fabric link of a VTEP or spine carries less than the tenant "
+         "MTU plus the VXLAN overhead (50 bytes over IPv4, 70 over IPv6)"),
+    Rule("tenant-dscp-copy", ("config",), "evpn-vxlan: a VTEP does not copy the inner DSCP and ECN to the outer "
+         "header (RFC 6040; NX-OS `qos-mode pipe` on nve1), so spines cannot classify RoCE into its lossless "
+         "class"),
     Rule("addr-duplicate", ("config",), "one address is configured on two interfaces (of one device or two); the "
          "finding goes to every holder the plan does not give that address to"),
     # ---- GPU NICs: the script (check/nic.py) and the live NIC (validate/nic.py), one id per property

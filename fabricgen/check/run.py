@@ -250,6 +250,7 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
     from fabricgen.check.addresses import check_addresses
     from fabricgen.check.cache import ResultCache, cache_dir
     from fabricgen.check.nic import check_nic_scripts
+    from fabricgen.check.tenants import check_tenants
 
     n = workers or os.cpu_count() or 1
     heavy = [h for h, sw in plan.switches.items() if platform(sw.platform).analyzer]
@@ -314,7 +315,7 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
             facts.update(part)
         facts = {h: facts[h] for h in plan.switches if h in facts}
         fast = (roce.check_facts(plan, facts, configs) + check_addresses(plan, facts)
-                + check_nic_scripts(plan, hosts, facts))
+                + check_nic_scripts(plan, hosts, facts) + check_tenants(plan, configs))
         yang_done.update(zip(sonic, (found for job in jobs.yang for found in _get(job)), strict=True))
         if jobs.frr is not None:
             fresh: dict[str, list[Finding]] = {str(p): [] for p in frr}
@@ -366,11 +367,14 @@ def checked_pairs(plan: Plan, full: bool, skip: frozenset[str] = frozenset()) ->
     from fabricgen.check.addresses import RULES as ADDRESS_RULES
     from fabricgen.check.nic import RULES as NIC_RULES
     from fabricgen.check.roce import RULES as ROCE_RULES
+    from fabricgen.check.tenants import RULES as TENANT_RULES
 
     pairs: list[tuple[str, str]] = []
     for sw in plan.switches.values():
         if full:  # exactly the structural checks its platform's record runs (none: none reported)
             pairs += [(sw.hostname, r) for r in platform(sw.platform).rule_ids() if r not in skip]
         pairs += [(sw.hostname, r) for r in (*ROCE_RULES, *ADDRESS_RULES)]
+        if plan.tenancy is not None and platform(sw.platform).tenant_extractor:
+            pairs += [(sw.hostname, r) for r in TENANT_RULES]
     pairs += [(srv.name, r) for srv in plan.hosts() for r in NIC_RULES]
     return pairs

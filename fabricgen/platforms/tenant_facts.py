@@ -69,7 +69,11 @@ def scan_frr_tenants(lines: list[str], f: TenantFacts, with_interfaces: bool) ->
             continue
         kind, name = section
         if kind == "vrf" and words[0] == "vni" and len(words) >= 2 and words[1].isdigit():
-            f.vrf(name).vni = int(words[1])
+            v = f.vrf(name)
+            if v.vni and v.vni != int(words[1]):  # SONiC: ConfigDB's VRF table said otherwise
+                f.errors.append(f"VRF {name} has VNI {v.vni} in {v.loc or 'the config'} but {words[1]} in "
+                                f"frr.conf L{n}")
+            v.vni = v.vni or int(words[1])
         elif kind == "bgp":
             v = f.vrf(name)
             if words[0] == "rd" and len(words) == 2:

@@ -79,3 +79,38 @@ def test_no_tenants_renders_what_it_rendered_before(tmp_path: Path) -> None:
     configs = build(plan, tmp_path)
     text = (configs / "lab-leaf01" / "frr.conf").read_text()
     assert " vrf " not in text and "l2vpn" not in text
+
+
+def test_nxos_renders_evpn_and_passes_its_structural_check(tmp_path: Path) -> None:
+    from tests.tenants.test_tenant_check import nxos_intent
+
+    plan = load_plan(nxos_intent(tmp_path))
+    configs = build(plan, tmp_path)
+    assert [f for f in run_checks(plan, configs, cache=False) if f.severity == "error"] == []
+    leaf = (configs / "gpucloud-leaf05" / "nxos.cfg").read_text()  # red and blue (NICs 4-7), not green
+    for line in ("feature nv overlay\n", "feature vn-segment-vlan-based\n", "nv overlay evpn\n",
+                 "vlan 3003\n  vn-segment 10003\nvrf context blue\n  vni 10003\n",
+                 "    route-target import 65000:10002 evpn\n    route-target export 65000:10003 evpn\n",
+                 "  member vni 10001 associate-vrf\n  member vni 10003 associate-vrf\n",
+                 "  vrf blue\n    address-family ipv4 unicast\n      advertise l2vpn evpn\n"):
+        assert line in leaf, line
+    assert "vrf context green" not in leaf and "qos-mode" not in leaf
+    spine = (configs / "gpucloud-spine01" / "nxos.cfg").read_text()
+    assert "  address-family l2vpn evpn\n    retain route-target all\n" in spine
+    assert "      send-community extended\n      route-map RM-NH-UNCHANGED out\n" in spine
+    assert "vrf context" not in spine and "feature nv overlay" not in spine
+
+
+def test_nxos_leaves_refuse_vrf_lite_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    from fabricgen.cli import main
+    from tests.tenants.test_tenant_check import nxos_intent
+
+    path = nxos_intent(tmp_path)
+    data = yaml.safe_load(path.read_text())
+    data["tenancy"]["mechanism"] = "vrf-lite"
+    path.write_text(yaml.safe_dump(data))
+    assert main(["plan", "-i", str(path)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "tenancy.mechanism: platform nxos (leaves) lacks the capability `tenancy vrf-lite`" in err

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import jinja2
 
@@ -23,6 +23,7 @@ from fabricgen.plan.frontpanel import FrontPanel, front_panel
 from fabricgen.plan.model import Interface, Plan, QosPolicy, QosProfile, Switch
 from fabricgen.plan.qos import cnp_class
 from fabricgen.platforms import runs
+from fabricgen.platforms.nxos.tenants import EVPN_FEATURES, NH_UNCHANGED, TENANT_DIRECT, NxTenancy, tenancy_config
 
 FILENAME = "nxos.cfg"
 TEMPLATE = "nxos/nxos.cfg.j2"
@@ -113,6 +114,7 @@ class NxInterface:
     no_redirects: bool  # BFD needs ICMP redirects off
     pause_policy: str = ""  # ingress queuing policy with pause buffers (`service-policy type queuing input`)
     no_bfd_echo: bool = False  # BFD toward a peer that is not NX-OS: asynchronous mode only
+    vrf: str = ""  # tenant VRF ("" = default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,6 +238,7 @@ class NxosConfig:
     prefix_lists: list[PrefixList] = field(default_factory=list)
     route_maps: list[RouteMap] = field(default_factory=list)
     bgp: NxBgp | None = None
+    tenancy: NxTenancy | None = None  # tenant VRFs, NVE and EVPN (fabricgen.platforms.nxos.tenants)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -498,6 +501,9 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
                     bfd_on and not _nxos_peer(plan, itf))
         for itf in roce_interfaces(sw)
     ]
+    tenancy = tenancy_config(sw, plan)
+    if tenancy is not None and tenancy.port_vrf:
+        interfaces = [replace(i, vrf=tenancy.port_vrf.get(i.name, "")) for i in interfaces]
     ar = plan.adaptive_routing
     dlb_ports = [itf.name for itf in sw.interfaces if itf.adaptive_routing]  # both ends do DLB (ecmp step)
     dlb = None
@@ -508,6 +514,8 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
     if bfd_on:
         features.append("bfd")
     features.append("lldp")
+    if tenancy is not None and tenancy.vtep:
+        features += EVPN_FEATURES
     bfd = None
     if bfd_on:
         assert sw.bgp is not None
@@ -529,6 +537,7 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
         load_sharing=load_sharing(plan.settings.hash_fields),
         bfd=bfd,
         dlb=dlb,
+        tenancy=tenancy,
     )
     if sw.bgp is not None:
         cfg.prefix_lists, cfg.route_maps = redistribution(sw, plan)
@@ -539,5 +548,6 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
 def render(sw: Switch, plan: Plan, env: jinja2.Environment) -> dict[str, str]:
     """{"nxos.cfg": running-config text} for one NX-OS switch."""
     cfg = structured_config(sw, plan)
-    return {FILENAME: env.get_template(TEMPLATE).render(c=cfg)}
+    return {FILENAME: env.get_template(TEMPLATE).render(c=cfg, nh_unchanged=NH_UNCHANGED,
+                                                        tenant_direct=TENANT_DIRECT)}
 
