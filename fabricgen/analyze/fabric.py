@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -64,6 +65,14 @@ class Fabric:
     hash_fields: tuple[str, ...]
     adaptive_routing: bool  # the plan turns adaptive routing on for fabric ports
     index: dict[str, int] = field(default_factory=dict)
+    lists: dict[str, list[Any]] = field(default_factory=dict, repr=False, compare=False)
+
+    def as_list(self, name: str) -> list[Any]:
+        """An array field as a Python list, converted once (the BGP simulation reads them per node)."""
+        out = self.lists.get(name)
+        if out is None:
+            out = self.lists[name] = getattr(self, name).tolist()
+        return out
 
     @property
     def switch_arcs(self) -> int:
