@@ -103,6 +103,8 @@ def _all_nxos(data: dict[str, Any]) -> Plan:
     data = without_skus(data)  # a SONiC SKU names no NX-OS ports
     for role in ("leaf", "spine", "super_spine"):
         data.setdefault("platforms", {})[role] = "nxos"
+    if data.get("tenancy", {}).get("mechanism") == "vrf-lite":  # NX-OS leaves refuse it by name (tests/tenants)
+        data["tenancy"]["mechanism"] = "evpn-vxlan"
     return build_plan(Intent.model_validate(data))
 
 
