@@ -145,6 +145,7 @@ class Capabilities:
     ecn_from_sku: bool = False  # the SKU's own QoS template sets the ECN default (SONiC), not the platform
     breakout_in_config: bool = False  # its hardware models break cages out in the config (NX-OS), not a SKU file
     cnp_queue: int | None = None  # the queue its config puts CNPs in (NX-OS: 7); None: the plan's CNP class
+    tenancy: frozenset[str] = frozenset()  # tenant isolation it renders (tenancy.mechanism: vrf-lite, evpn-vxlan)
 
     def adaptive_routing(self, mode: str) -> bool:
         """True if the platform renders adaptive routing in this mode."""
@@ -162,6 +163,8 @@ class Capabilities:
             return self.hash_seed == "config"
         if kind == "hash-algorithm":
             return arg in self.hash_algorithms
+        if kind == "tenancy":
+            return arg in self.tenancy
         return bool(getattr(self, kind.replace("-", "_")))
 
 
@@ -326,6 +329,7 @@ _NXOS = PlatformRecord(
         ecn_default=CISCO_ND_ECN,
         breakout_in_config=True,  # `interface breakout module 1 port N map ...`
         cnp_queue=7,  # Cisco's RoCE reference: CNP in c-out-8q-q7, priority level 1 (vendor reference §6 item 3)
+        tenancy=frozenset({"vrf-lite", "evpn-vxlan"}),
     ),
     plan_problems="fabricgen.platforms.nxos.buffers:budget_problems",
     fact_cost_s=0.0025,
@@ -351,7 +355,8 @@ _FRR = PlatformRecord(
     file_checks=(("frr-parse", "frr.conf"),),
     # MULTIPATH_NUM; the kernel hashes with a random key per boot (net.ipv4.fib_multipath_hash_seed, 6.11+,
     # sets one; frr.conf cannot), so every switch hashes differently
-    capabilities=Capabilities(bfd=True, sets_mtu=False, max_mtu=65535, maximum_paths=256, hash_seed="random"),
+    capabilities=Capabilities(bfd=True, sets_mtu=False, max_mtu=65535, maximum_paths=256, hash_seed="random",
+                              tenancy=frozenset({"vrf-lite", "evpn-vxlan"})),
     lab_node=True,
     leaf_announces_own_only=True,
     not_deployed=_FRR_NO_QOS,
