@@ -153,6 +153,7 @@ def cmd_failures(args: argparse.Namespace) -> int:
     con = _console()
     con.print(f"[bold]{result['fabric']}[/bold]: {result['scenarios']} failure scenario(s), worst first; "
               f"intact slowdown {_fmt_slowdown(result['slowdown_intact'])}")
+    _say_sampled(con, result)
     t = Table(title="failure impact")
     for col in ("failure", "slowdown", "min leaf cap", "worst oversub", "GPUs cut off", "GPUs degraded", "rails",
                 "groups shrunk", "routes withdrawn"):
@@ -177,6 +178,13 @@ def cmd_failures(args: argparse.Namespace) -> int:
     for f in result["rules"]:
         con.print(f"[yellow]rule {f['rule']}[/yellow] {f['where']}: {f['message']} (source: {f['source']})")
     return 1 if result["rules"] else 0
+
+
+def _say_sampled(con: Console, result: dict[str, Any]) -> None:
+    s = result.get("sampled")
+    if s:
+        con.print(f"[yellow]sampled[/yellow]: {s['analysed']:,} of {s['of']:,} double failures ({s['how']}; "
+                  f"every pair is analysed up to {s['limit']:,})")
 
 
 # --------------------------------------------------------------------------- deadlock
@@ -206,6 +214,7 @@ def cmd_deadlock(args: argparse.Namespace) -> int:
             what = "the intact fabric" + (f" and {r['scenarios'] - 1} failure scenario(s), converged and converging"
                                           if r["scenarios"] > 1 else "")
             head = f"[bold]{r['fabric']}[/bold] ({r['asn_scheme']}): {what}: "
+            _say_sampled(con, r)
             if r["acyclic"]:
                 con.print(head + "[green]the lossless buffer-dependency graph is acyclic[/green]"
                           + (f"; {r['with_bounces']} scenario(s) route through bounce paths" if r["with_bounces"]

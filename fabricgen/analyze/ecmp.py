@@ -171,26 +171,46 @@ def loads_spread(routes: Routes, flows: Flows) -> Loads:
     return Loads(by, fl, [np.flatnonzero(job_used[j]) for j in range(n_jobs)], undelivered)
 
 
-def job_slowdowns(fabric: Fabric, flows: Flows, loads: Loads) -> list[float]:
-    """Per job: time of its most loaded link / time its NICs alone need (inf when traffic is lost)."""
+def busy_seconds(fabric: Fabric, nbytes: np.ndarray, arcs: np.ndarray | None = None) -> np.ndarray:
+    """Seconds each arc (all, or `arcs`) is busy carrying `nbytes` (0 on arcs without capacity)."""
     cap = fabric.arc_capacity() * 1e9 / 8  # bytes/s
-    busy = np.divide(loads.bytes, cap, out=np.zeros_like(loads.bytes), where=cap > 0)
-    out = []
+    if arcs is not None:
+        cap = cap[arcs]
+    out: np.ndarray = np.divide(nbytes, cap, out=np.zeros_like(nbytes), where=cap > 0)
+    return out
+
+
+def job_ideals(fabric: Fabric, flows: Flows) -> list[float | None]:
+    """Per job: the busy time of its most loaded NIC arc (a non-blocking fabric), None for a job without flows."""
+    out: list[float | None] = []
     for j in range(len(flows.jobs)):
         mine = flows.job == j
-        if loads.undelivered[j]:
-            out.append(float("inf"))
-            continue
         if not mine.any():
-            out.append(1.0)
+            out.append(None)
             continue
         nic_arcs = np.concatenate([fabric.ep_up_arc(flows.src[mine]), fabric.ep_down_arc(flows.dst[mine])])
         nic_bytes = np.bincount(nic_arcs, weights=np.concatenate([flows.nbytes[mine]] * 2),
                                 minlength=fabric.n_arcs)
-        ideal = float(np.max(np.divide(nic_bytes, cap, out=np.zeros_like(nic_bytes), where=cap > 0)))
-        actual = float(busy[loads.job_arcs[j]].max()) if len(loads.job_arcs[j]) else 0.0
-        out.append(actual / ideal if ideal > 0 else 1.0)
+        out.append(float(np.max(busy_seconds(fabric, nic_bytes))))
     return out
+
+
+def slowdown_of(actual: float, ideal: float | None, undelivered: int) -> float:
+    """One job's slowdown from its most loaded link's busy time (inf when traffic is lost)."""
+    if undelivered:
+        return float("inf")
+    if ideal is None:
+        return 1.0
+    return actual / ideal if ideal > 0 else 1.0
+
+
+def job_slowdowns(fabric: Fabric, flows: Flows, loads: Loads, ideals: list[float | None] | None = None
+                  ) -> list[float]:
+    """Per job: time of its most loaded link / time its NICs alone need (inf when traffic is lost)."""
+    busy = busy_seconds(fabric, loads.bytes)
+    ideals = job_ideals(fabric, flows) if ideals is None else ideals
+    return [slowdown_of(float(busy[arcs].max()) if len(arcs) else 0.0, ideal, int(und))
+            for arcs, ideal, und in zip(loads.job_arcs, ideals, loads.undelivered.tolist(), strict=True)]
 
 
 def tier_stats(fabric: Fabric, loads: Loads) -> dict[str, dict[str, float]]:

@@ -72,6 +72,14 @@ class Fabric:
     hash_how: dict[str, str] = field(default_factory=dict)  # role -> where its seed comes from
     qps: int = 1  # QPs per connection the NICs open (qos.nic.qps_per_connection)
     index: dict[str, int] = field(default_factory=dict)
+    lists: dict[str, list[Any]] = field(default_factory=dict, repr=False, compare=False)
+
+    def as_list(self, name: str) -> list[Any]:
+        """An array field as a Python list, converted once (the BGP simulation reads them per node)."""
+        out = self.lists.get(name)
+        if out is None:
+            out = self.lists[name] = getattr(self, name).tolist()
+        return out
 
     @property
     def switch_arcs(self) -> int:
