@@ -28,6 +28,12 @@ Capability sources (the team's RoCE vendor reference, roce-fabric-vendor-referen
   actions, the dynamic buffer model (headroom computed by buffermgrd's Lua); SONiC renders no
   adaptive routing today (ARS needs SKU support, issue 9's SONiC half).
 * Linux + FRR: BGP and BFD only; no QoS in frr.conf, the MTU is the kernel interface's.
+* PTP boundary clocks (docs/ptp.md): NX-OS `feature ptp` with the default (1588) profile on routed ports
+  (Cisco Nexus 9000 NX-OS System Management Configuration Guide, "Configuring PTP": default, AES67 and
+  SMPTE 2059-2 profiles; fabricgen renders no telecom profile there); EOS `ptp mode boundary` with the
+  default profile or `ptp profile g8275.1 | g8275.2` (AVD eos_cli_config_gen `ptp.profile`); Linux + FRR
+  switches run linuxptp's ptp4l (its G.8275.1 / G.8275.2 example configs); SONiC has no PTP yet
+  (sonic-net/SONiC#2324 is open).
 * ECN defaults of the RoCE queue (§0.1, §5.4): Cisco Nexus Dashboard's AI/ML QoS 950 / 3,000 KB at
   probability 7 % (published for 100-400G); SONiC's community QoS template 1 / 2 MiB at 5 %
   (a SONiC SKU's own QoS template may differ: `skus.HardwareSku.ecn_default`); NVIDIA Cumulus
@@ -140,6 +146,8 @@ class Capabilities:
     ecn_from_sku: bool = False  # the SKU's own QoS template sets the ECN default (SONiC), not the platform
     breakout_in_config: bool = False  # its hardware models break cages out in the config (NX-OS), not a SKU file
     cnp_queue: int | None = None  # the queue its config puts CNPs in (NX-OS: 7); None: the plan's CNP class
+    ptp_profiles: frozenset[str] = frozenset()  # PTP profiles its boundary clock renders; empty: no PTP
+    ptp_missing: str = ""  # why it has no PTP (or lacks a profile), for the refusal
 
     def adaptive_routing(self, mode: str) -> bool:
         """True if the platform renders adaptive routing in this mode."""
@@ -153,6 +161,8 @@ class Capabilities:
         kind, _, arg = capability.partition(" ")
         if kind == "adaptive-routing":
             return self.adaptive_routing(arg)
+        if kind == "ptp":
+            return arg in self.ptp_profiles
         return bool(getattr(self, kind.replace("-", "_")))
 
 
@@ -233,6 +243,7 @@ class PlatformRecord:
     drain: str = ""  # (candidate, on) -> candidate: BGP graceful shutdown ("" = it cannot be drained)
     saved_config: Literal["startup", "running"] = "startup"  # the get_config() side that holds the saved config
     lab_box: str = ""  # (plan, switch) -> lab.topology.SonicBox-like extras of its lab node ("" = plain FRR node)
+    ptp_reader: str = ""  # (configs, host) -> platforms.ptp_facts.PtpFacts | None: its PTP lines ("" = no PTP)
 
     @property
     def main_file(self) -> str:
@@ -313,12 +324,15 @@ _NXOS = PlatformRecord(
         ecn_default=CISCO_ND_ECN,
         breakout_in_config=True,  # `interface breakout module 1 port N map ...`
         cnp_queue=7,  # Cisco's RoCE reference: CNP in c-out-8q-q7, priority level 1 (vendor reference §6 item 3)
+        ptp_profiles=frozenset({"default-1588"}),
+        ptp_missing="fabricgen renders NX-OS's default (1588) PTP profile only",
     ),
     plan_problems="fabricgen.platforms.nxos.buffers:budget_problems",
     fact_cost_s=0.0025,
     extract_in_pool=True,
     impact="fabricgen.platforms.nxos.change:impact",
     drain="fabricgen.platforms.nxos.change:drained",
+    ptp_reader="fabricgen.platforms.nxos.extract:ptp_nxos",
     saved_config="running",  # the driver saves at every commit: running is what it saved (copy r s)
 )
 
@@ -336,12 +350,14 @@ _FRR = PlatformRecord(
     containerlab_image="docker-sonic-vs:latest",
     extractor="fabricgen.platforms.frr.extract:extract_frr",
     file_checks=(("frr-parse", "frr.conf"),),
-    capabilities=Capabilities(bfd=True, sets_mtu=False, max_mtu=65535, maximum_paths=256),  # MULTIPATH_NUM
+    capabilities=Capabilities(bfd=True, sets_mtu=False, max_mtu=65535, maximum_paths=256,  # MULTIPATH_NUM
+                              ptp_profiles=frozenset({"default-1588", "g8275.1", "g8275.2"})),  # linuxptp ptp4l
     lab_node=True,
     leaf_announces_own_only=True,
     not_deployed=_FRR_NO_QOS,
     impact="fabricgen.platforms.frr.change:impact",
     drain="fabricgen.platforms.frr.change:drained",
+    ptp_reader="fabricgen.platforms.frr.extract:ptp_frr",
 )
 
 _SONIC = replace(
@@ -356,7 +372,8 @@ _SONIC = replace(
     capabilities=replace(_FRR.capabilities, lossless_qos=True, pfc_watchdog=True,
                          watchdog_actions=frozenset({"drop", "forward", "alert"}),  # PFC_WD.action
                          dynamic_buffers=True, sets_mtu=True, max_mtu=9216, ecn_default=SONIC_COMMUNITY_ECN,
-                         ecn_from_sku=True),
+                         ecn_from_sku=True, ptp_profiles=frozenset(),
+                         ptp_missing="SONiC has no PTP yet (sonic-net/SONiC#2324 is open)"),
     not_deployed=(),
     pointer_file="config_db.json",
     bgp_file="frr.conf",
@@ -366,6 +383,7 @@ _SONIC = replace(
     lossless_apply="fabricgen.platforms.sonic.change:lossless_apply",
     impact="fabricgen.platforms.sonic.change:impact",
     drain="fabricgen.platforms.sonic.change:drained",
+    ptp_reader="",
     # FRR as the bgp container starts it, with a ConfigDB stand-in (lab.sonic_box)
     lab_box="fabricgen.lab.from_plan:sonic_node_box",
 )
@@ -395,11 +413,13 @@ _EOS = PlatformRecord(
         strict_queues_highest=True,  # `no priority` makes a tx-queue and every lower one round-robin
         maximum_paths=600,  # `maximum-paths <1-600>`
         ecn_default=ARISTA_ECN,
+        ptp_profiles=frozenset({"default-1588", "g8275.1", "g8275.2"}),  # eos_cli_config_gen ptp.profile
     ),
     fact_cost_s=0.0025,
     extract_in_pool=True,
     impact="fabricgen.platforms.eos.change:impact",
     drain="fabricgen.platforms.eos.change:drained",
+    ptp_reader="fabricgen.platforms.eos.extract:ptp_eos",
 )
 
 _RECORDS: tuple[PlatformRecord, ...] = (_NXOS, _SONIC, _FRR, _EOS)
@@ -416,7 +436,7 @@ _HOST = PlatformRecord(
     containerlab_kind="linux",
     containerlab_image="alpine:3",
     extractor="",
-    capabilities=Capabilities(lossless_qos=True),
+    capabilities=Capabilities(lossless_qos=True, ptp_profiles=frozenset({"default-1588", "g8275.1", "g8275.2"})),
     output_dir="hosts",
     per_device_dir=False,
     executable=True,
