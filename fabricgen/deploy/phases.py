@@ -185,6 +185,20 @@ def check(device: NetworkDriver, before: Sessions, expected: dict[str, int], tim
         (cancel.wait(poll) if cancel is not None and cancelled_at is None else time.sleep(poll))
 
 
+def stale_timers(device: NetworkDriver, sw: Switch) -> list[str]:
+    """Planned sessions that are up on keepalive/hold times other than the plan's (they keep what they
+    negotiated until reset); [] when the driver cannot tell (no neighbors detail)."""
+    from fabricgen.validate.checks import check_timers
+
+    if sw.bgp is None:
+        return []
+    try:
+        detail = device.get_bgp_neighbors_detail()
+    except NotImplementedError:
+        return []
+    return [f"{o.item} {o.actual}" for o in check_timers(sw, detail) if not o.ok and "negotiated" in o.actual]
+
+
 def reset_sessions(device: NetworkDriver) -> None:
     """Reset every BGP session of the device (drivers that can), so changed timers take effect."""
     reset = getattr(device, "fabricgen_reset_bgp", None)

@@ -44,6 +44,7 @@ from fabricgen.deploy.state import (
     FAILED,
     INTERRUPTED,
     LOCKED,
+    RESET_BGP,
     ROLLED_BACK,
     ROLLING_BACK,
     UNCHANGED,
@@ -121,9 +122,9 @@ class _Context:
     done: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def phase(self, host: str, phase: str, reason: str = "") -> None:
+    def phase(self, host: str, phase: str, reason: str = "", actions: list[str] | None = None) -> None:
         if self.journal is not None:
-            self.journal.set(host, phase, reason)
+            self.journal.set(host, phase, reason, actions)
 
     def tick(self, outcome: R.DeviceOutcome) -> None:
         with self.lock:
@@ -198,6 +199,18 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
             why = f"its changes are {worst_hunk.label} ({worst_hunk.why}), above --max-impact {limit}; nothing changed"
             ctx.phase(host, FAILED, why)
             return outcome(R.REFUSED, why, diff=d.text, changes=d.changes, impact=labels)
+        left = ctx.journal.unsettled(host) if ctx.journal is not None else None
+        if not d.text and left is not None:  # an interrupted run's commit went in: finish what it needs
+            phases.discard(device)
+            try:
+                settled = _settle(device, sw, ctx, *left)
+            except Exception as exc:  # noqa: BLE001 - its config is the build's: nothing to roll back to
+                reason = (f"its config is the build's (left {left[0]} by the interrupted run), but "
+                          f"{exc if isinstance(exc, phases.CheckFailed) else describe(exc)}")
+                ctx.phase(host, FAILED, reason)
+                return outcome(R.FAILED, reason, exc)
+            ctx.phase(host, CHECKED)
+            return outcome(R.CHANGED, notes=settled)
         if not d.text:
             phases.discard(device)
             repaired = phases.repair(device)
@@ -216,7 +229,7 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
             notes.append(f"drained (graceful shutdown): neighbors moved their traffic in {took:.1f}s")
             d = phases.diff(device, drain.drained(sw.platform, candidate))
         before = phases.sessions(device)
-        ctx.phase(host, COMMITTING)
+        ctx.phase(host, COMMITTING, actions=[RESET_BGP] if labels is not None and needs_session_reset(labels) else [])
         try:
             phases.commit(device)
         except Exception as exc:  # noqa: BLE001 - the driver restored the previous config (or says it could not)
@@ -264,6 +277,24 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
         if locked:  # an unreachable device keeps its lock; the next run names it
             with contextlib.suppress(Exception):
                 phases.unlock(device, ctx.run)
+
+
+def _settle(device: NetworkDriver, sw: Any, ctx: _Context, was: str, actions: list[str]) -> list[str]:
+    """A device an interrupted run left ``was`` (committing, committed, ...) whose config already equals
+    the build: do what its commit still needed (re-apply lost policy; reset BGP sessions when the
+    change set timers or the sessions still run other ones), then the post-commit check."""
+    notes = [f"resumed: its config was already in (the interrupted run left it {was})"]
+    before = phases.sessions(device)
+    notes += phases.repair(device)
+    stale = phases.stale_timers(device, sw)
+    if RESET_BGP in actions or stale:
+        phases.reset_sessions(device)
+        why = "the interrupted change set keepalive/hold time" if RESET_BGP in actions else \
+            "sessions still ran other keepalive/hold times: " + "; ".join(stale)
+        notes.append(f"BGP sessions reset so the new keepalive/hold time apply ({why})")
+    phases.check(device, before, ctx.expected.get(sw.hostname, {}), ctx.opts.check_timeout, ctx.cancel,
+                 ctx.opts.grace)
+    return notes
 
 
 def _open_neighbor(ctx: _Context) -> Callable[[str], NetworkDriver]:

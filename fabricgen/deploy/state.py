@@ -13,6 +13,10 @@ directory, so nothing inside it may outlive a render), one pair per fabric:
   interrupted), rewritten
   atomically at every transition.  A journal whose run did not finish makes the next
   ``deploy`` refuse to start until ``--resume`` (continue it) or ``--discard`` (forget it).
+  From ``committing`` on, a device's entry also holds the ``actions`` its change needs after
+  the reload (``reset-bgp``: new keepalive/hold time apply only to re-established sessions);
+  a resumed run carries them, with the phase the device was left in (``resumed_phase``), so a
+  device whose config already went in still gets its sessions reset (issue 23 D1).
 
 Devices carry a lock of their own (see the drivers), so two machines cannot collide either.
 """
@@ -42,6 +46,8 @@ DONE_PHASES = frozenset({CHECKED, UNCHANGED})
 # Phases in which the device may hold a config that is neither the old nor the new one (a drained
 # switch left behind is re-diffed by --resume, and its drain line removed with the rest).
 UNSETTLED_PHASES = frozenset({COMMITTING, COMMITTED, ROLLING_BACK, DRAINING, DRAINED, UNDRAINING})
+# What a committed change still needs once its config is in (journaled with COMMITTING; see module doc).
+RESET_BGP = "reset-bgp"
 
 
 class DeployRefused(Exception):
@@ -228,11 +234,16 @@ class Journal:
     @classmethod
     def start(cls, path: Path, owner: Owner, build: str, manifest_sha256: str, hosts: list[str],
               resumed: Journal | None = None) -> Journal:
-        devices = {h: {"phase": PENDING, "at": now_iso(), "reason": ""} for h in hosts}
+        devices: dict[str, dict[str, Any]] = {h: {"phase": PENDING, "at": now_iso(), "reason": ""} for h in hosts}
         if resumed is not None:
             for host, entry in resumed.devices.items():
                 if entry.get("phase") in DONE_PHASES:
                     devices[host] = dict(entry)
+                elif host in devices:
+                    # left mid-change (by this run or one it resumed): what it still needs survives
+                    was = entry.get("resumed_phase") or entry.get("phase")
+                    if was in UNSETTLED_PHASES:
+                        devices[host].update(resumed_phase=was, actions=list(entry.get("actions") or []))
         data = {"version": 1, "run": owner.run, "owner": asdict(owner), "build": build,
                 "manifest_sha256": manifest_sha256, "started": owner.started, "state": "running",
                 "resumed_from": resumed.run if resumed is not None else None, "devices": devices}
@@ -267,10 +278,29 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         _atomic_write(self.path, json.dumps(self.data, indent=1, sort_keys=True) + "\n")
 
-    def set(self, host: str, phase: str, reason: str = "") -> None:
+    def set(self, host: str, phase: str, reason: str = "", actions: list[str] | None = None) -> None:
+        """Record ``host``'s phase; ``actions`` (from COMMITTING on) and the resumed phase stay in its
+        entry until it is done."""
         with self._lock:
-            self.devices[host] = {"phase": phase, "at": now_iso(), "reason": reason}
+            old = self.devices.get(host, {})
+            entry: dict[str, Any] = {"phase": phase, "at": now_iso(), "reason": reason}
+            if phase not in DONE_PHASES:
+                for key in ("resumed_phase", "actions"):
+                    if key in old:
+                        entry[key] = old[key]
+                if actions is not None:
+                    entry["actions"] = sorted(set(entry.get("actions", [])) | set(actions))
+            self.devices[host] = entry
             self.save()
+
+    def unsettled(self, host: str) -> tuple[str, list[str]] | None:
+        """(phase, actions) a resumed run left ``host`` in, when that run may have changed its config;
+        None when it had not started committing."""
+        entry = self.devices.get(host, {})
+        was = entry.get("resumed_phase")
+        if was not in UNSETTLED_PHASES:
+            return None
+        return str(was), [str(a) for a in entry.get("actions") or []]
 
     def finish(self, state: str) -> None:
         with self._lock:

@@ -123,6 +123,12 @@ class NodePaths:
         return self.root / "nic.log"
 
     @property
+    def nccl_conf(self) -> Path:
+        """The server's NCCL settings file (the NIC script's $NCCL_CONF_FILE): never this host's /etc/nccl.conf,
+        which every namespace shares."""
+        return self.root / "nccl.conf"
+
+    @property
     def stubs(self) -> Path:
         """Stand-ins for the mlnx-tools commands (no ConnectX in the lab), first on the NIC script's PATH."""
         return self.root / "stubs"
@@ -200,7 +206,9 @@ def render_sshd_config(node: LabNode, paths: NodePaths, authorized_keys: Path) -
             "PrintLastLog no",
             "MaxStartups 200:30:400",
             "MaxSessions 64",
-            f"SetEnv PATH={login_path(node, paths)}",
+            # validate reads NCCL's file where the NIC script wrote it, as NCCL would on that server
+            f"SetEnv PATH={login_path(node, paths)}"
+            + (f' "NCCL_CONF_FILE={paths.nccl_conf}"' if node.host_script else ""),
             "Subsystem sftp internal-sftp",
             "",
         ]
@@ -283,7 +291,7 @@ def setup_script(node: LabNode, paths: NodePaths) -> str:
         ]
     elif node.host_script:
         # the server's own bring-up script (addresses, MTU, per-NIC tables, ARP/rp_filter, RoCE QoS)
-        lines.append(f"PATH={q(str(paths.stubs))}:$PATH NCCL_CONF_FILE={q(str(paths.nic_script.parent / 'nccl.conf'))} "
+        lines.append(f"PATH={q(str(paths.stubs))}:$PATH NCCL_CONF_FILE={q(str(paths.nccl_conf))} "
                      f"PTP_CONF_DIR={q(str(paths.nic_script.parent / 'linuxptp'))} "
                      f"bash {q(str(paths.nic_script))} > {q(str(paths.nic_log))} "
                      f"2>&1 || fail 'its NIC script failed, see {paths.nic_log}'")

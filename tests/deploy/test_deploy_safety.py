@@ -164,3 +164,25 @@ def test_expected_prefixes_per_session(plan) -> None:  # type: ignore[no-untyped
     # the other 3 leaves' 5 prefixes each; a spine learns only the leaf's own 5 from each leaf
     assert {want[leaf.hostname, n.ip] for n in leaf.bgp.neighbors} == {1 + 3 * 5}
     assert {want[spine.hostname, n.ip] for n in spine.bgp.neighbors} == {5}
+
+
+def test_a_resumed_journal_keeps_what_a_half_done_commit_still_needs(tmp_path: Path) -> None:
+    """Issue 23 D1: the session reset a timer change owes survives an interrupted run (and a resume
+    that is itself interrupted) until the device is checked."""
+    path = Journal.path_for(tmp_path, "lab")
+    first = Journal.start(path, Owner.me("run-1"), "b", "sha", ["lab-leaf01", "lab-leaf02", "lab-leaf03"])
+    first.set("lab-leaf01", "committing", actions=["reset-bgp"])
+    first.set("lab-leaf01", "committed")
+    first.set("lab-leaf02", "diffed")
+    first.set("lab-leaf03", "checked")
+    assert Journal.load(path).devices["lab-leaf01"]["actions"] == ["reset-bgp"]  # type: ignore[union-attr]
+    second = Journal.start(path, Owner.me("run-2"), "b", "sha", ["lab-leaf01", "lab-leaf02", "lab-leaf03"],
+                           Journal.load(path))
+    assert second.unsettled("lab-leaf01") == ("committed", ["reset-bgp"])
+    assert second.unsettled("lab-leaf02") is None  # never reached its commit: a plain diff decides
+    second.set("lab-leaf01", "failed", "unreachable")
+    third = Journal.start(path, Owner.me("run-3"), "b", "sha", ["lab-leaf01", "lab-leaf02", "lab-leaf03"],
+                          Journal.load(path))
+    assert third.unsettled("lab-leaf01") == ("committed", ["reset-bgp"])
+    third.set("lab-leaf01", "checked")
+    assert third.unsettled("lab-leaf01") is None and "actions" not in third.devices["lab-leaf01"]

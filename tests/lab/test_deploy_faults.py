@@ -298,6 +298,42 @@ def test_sigkill_mid_commit_then_resume(plan: Plan, builds: dict[str, tuple[Path
     back_to_base(plan, builds, lab)
 
 
+def timers_build(tmp_path: Path) -> tuple[Path, Plan, Build]:
+    """The lab intent with keepalive/hold 2/6 (the lab runs 1/3), rendered."""
+    data = yaml.safe_load(LAB_INTENT.read_text())
+    data["bgp"]["keepalive"], data["bgp"]["holdtime"] = 2, 6
+    intent = tmp_path / "timers.yaml"
+    intent.write_text(yaml.safe_dump(data))
+    assert main(["render", "-i", str(intent), "-o", str(tmp_path / "build")]) == 0
+    timers = load_plan(intent)
+    return intent, timers, manifest.load(tmp_path / "build", timers)
+
+
+def test_resume_after_a_timer_change_killed_before_its_session_reset(
+        plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState, tmp_path: Path) -> None:
+    """Issue 23 D1: killed after the reloads, before the session resets; --resume resets the sessions of
+    every device whose config already went in (it used to say "unchanged" and leave the old timers)."""
+    intent, timers, build = timers_build(tmp_path)
+    proc = cli(intent, build, lab)  # every switch at once: the reloads overlap
+    interrupt_when(proc, lambda: "committed" in phases(build, proc.pid).values(), signal.SIGKILL)
+    proc.communicate(timeout=30)
+    left = phases(build)
+    reloaded = [h for h, p in left.items() if p in ("committing", "committed") and "timers bgp 2 6" in running(lab, h)]
+    assert reloaded, left  # devices whose config went in while the run still owed them a session reset
+    data = json.loads(journal_path(build).read_text())
+    assert all(data["devices"][h]["actions"] == ["reset-bgp"] for h in reloaded), data["devices"]
+    try:
+        report = run_deploy(timers, build, DeployOptions(lab_dir=lab.workdir, resume=True))
+        assert report.ok, report.failed
+        for host in reloaded:
+            assert host in report.changed and any(n.startswith("resumed: its config was already in")
+                                                  for n in report.outcomes[host].notes), report.outcomes[host]
+        wait_for(lambda: not failures(timers, lab, ("bgp", "timers")), 30, "every session on the new timers")
+    finally:
+        back_to_base(plan, builds, lab)
+        wait_for(lambda: not failures(plan, lab, ("bgp", "timers")), 60, "sessions back on 1/3")
+
+
 # --------------------------------------------------------------------------- daemons and routes
 
 
