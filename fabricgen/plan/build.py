@@ -19,9 +19,10 @@ from fabricgen.catalog.skus import RoleHardware, SkuError, breakout_role_hardwar
 from fabricgen.errors import FabricError, Problem
 from fabricgen.intent.model import Intent, PortGroup, SwitchModel, line_for, load_intent
 from fabricgen.plan import qos
-from fabricgen.plan.ecmp import plan_adaptive_routing
+from fabricgen.plan.ecmp import plan_adaptive_routing, plan_hashing
 from fabricgen.plan.model import ROLES, Design, FabricSettings, HealthLimits, Plan, Pools, Role, RoleModel
 from fabricgen.plan.ptp import build_ptp
+from fabricgen.plan.tenants import plan_tenants
 from fabricgen.plan.topology import TopologyError, build_topology, check_size, design, layout
 from fabricgen.plan.underlay import build_underlay, check_pools
 
@@ -65,6 +66,9 @@ def unsupported_settings(intent: Intent) -> list[Problem]:
                                     f"queues only above its round-robin ones: the CNP class {intent.qos.cnp_tc} is "
                                     f"below the lossless class {max(lossless)}", "give CNPs a traffic class above "
                                     "every lossless one (e.g. qos.cnp_tc: 6)"))
+    if intent.ecmp.qp_hashing:
+        lacks("ecmp.qp_hashing", "qp-hashing", "set ecmp.qp_hashing: false (more QPs per connection, "
+              "qos.nic.qps_per_connection, spread RoCE traffic without it)", used)
     ar = intent.ecmp.adaptive_routing
     if ar.enabled and not any(rec.capabilities.adaptive_routing(ar.mode) for rec in used.values()):
         names = ", ".join(sorted({rec.name for rec in used.values()}))
@@ -72,6 +76,17 @@ def unsupported_settings(intent: Intent) -> list[Problem]:
                                 f"capability `adaptive-routing {ar.mode}`", "set ecmp.adaptive_routing.enabled: "
                                 "false, or use switches that do adaptive routing in this mode"))
     problems += _ptp_unsupported(intent, used)
+    if intent.tenants and intent.tenancy is not None:
+        mech = intent.tenancy.mechanism
+        # spines carry EVPN; vrf-lite is the leaves' alone
+        needs: dict[Role, PlatformRecord] = used if mech == "evpn-vxlan" else {"leaf": used["leaf"]}
+        for tier, rec in needs.items():
+            if mech not in rec.capabilities.tenancy:
+                problems.append(Problem("tenancy.mechanism", f"platform {rec.name} ({PLURAL[tier]}) lacks the "
+                                        f"capability `tenancy {mech}`: fabricgen renders no tenant "
+                                        f"{'VRF' if tier == 'leaf' else 'EVPN transit'} for it", "use a platform "
+                                        "that renders it (`fabricgen platforms` lists them)" + (
+                                            ", or tenancy.mechanism: vrf-lite" if mech == "evpn-vxlan" else "")))
     seen: set[str] = set()
     for role, rec in qos_roles.items():
         caps = rec.capabilities
@@ -232,7 +247,9 @@ def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, 
             build_topology(intent, plan, d)
             check_oversubscription(intent, d, plan)
             build_underlay(intent, d, plan)
+            plan_tenants(intent, plan)  # before QoS: tenant MTUs change buffer profiles
             plan_adaptive_routing(plan, intent.ecmp.adaptive_routing)
+            plan_hashing(plan, intent.ecmp)
             qos.assign_profiles(plan, intent)
             plan.ptp = build_ptp(plan, intent)
         refused = platform_problems(plan)
