@@ -111,9 +111,23 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if ar.get("enabled"):
         con.print(f"adaptive routing ({ar['mode']}): active on {ar['active_ports']} fabric ports of "
                   f"{len(ar['switches'])} switches (plan.json lists them)", markup=False)
+    if "tenancy" in s:
+        _print_tenancy(con, s["tenancy"])
     _print_warnings(warning_lines(plan))
     _warn_undeployable(plan)
     return EXIT_OK
+
+
+def _print_tenancy(con: Any, ten: dict[str, Any]) -> None:
+    """The tenants table and the MTU chain the overlay needs (fabricgen.plan.tenants)."""
+    t = Table(title=f"tenants: {ten['scope']} isolation, {ten['mechanism']}",
+              caption=f"MTU: {ten['mtu']}", caption_justify="left")
+    for col in ("tenant", "id", "vni", "route target", "leaves", "servers", "ports", "reaches"):
+        t.add_column(col, justify="right" if col in ("id", "vni", "leaves", "servers", "ports") else "left")
+    for tp in ten["tenants"]:
+        t.add_row(tp["name"], str(tp["id"]), str(tp["vni"] or "-"), tp["route_target"], str(tp["leaves"]),
+                  str(tp["servers"]), str(tp["ports"]), ", ".join(tp["reach"]) or "-")
+    con.print(t)
 
 
 def _print_headroom(con: Any, rows: list[dict[str, Any]]) -> None:

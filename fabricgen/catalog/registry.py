@@ -140,6 +140,7 @@ class Capabilities:
     ecn_from_sku: bool = False  # the SKU's own QoS template sets the ECN default (SONiC), not the platform
     breakout_in_config: bool = False  # its hardware models break cages out in the config (NX-OS), not a SKU file
     cnp_queue: int | None = None  # the queue its config puts CNPs in (NX-OS: 7); None: the plan's CNP class
+    tenancy: frozenset[str] = frozenset()  # tenant isolation it renders (tenancy.mechanism: vrf-lite, evpn-vxlan)
 
     def adaptive_routing(self, mode: str) -> bool:
         """True if the platform renders adaptive routing in this mode."""
@@ -153,6 +154,8 @@ class Capabilities:
         kind, _, arg = capability.partition(" ")
         if kind == "adaptive-routing":
             return self.adaptive_routing(arg)
+        if kind == "tenancy":
+            return arg in self.tenancy
         return bool(getattr(self, kind.replace("-", "_")))
 
 
@@ -313,6 +316,7 @@ _NXOS = PlatformRecord(
         ecn_default=CISCO_ND_ECN,
         breakout_in_config=True,  # `interface breakout module 1 port N map ...`
         cnp_queue=7,  # Cisco's RoCE reference: CNP in c-out-8q-q7, priority level 1 (vendor reference §6 item 3)
+        tenancy=frozenset({"vrf-lite", "evpn-vxlan"}),
     ),
     plan_problems="fabricgen.platforms.nxos.buffers:budget_problems",
     fact_cost_s=0.0025,
@@ -336,7 +340,8 @@ _FRR = PlatformRecord(
     containerlab_image="docker-sonic-vs:latest",
     extractor="fabricgen.platforms.frr.extract:extract_frr",
     file_checks=(("frr-parse", "frr.conf"),),
-    capabilities=Capabilities(bfd=True, sets_mtu=False, max_mtu=65535, maximum_paths=256),  # MULTIPATH_NUM
+    capabilities=Capabilities(bfd=True, sets_mtu=False, max_mtu=65535, maximum_paths=256,  # MULTIPATH_NUM
+                              tenancy=frozenset({"vrf-lite", "evpn-vxlan"})),
     lab_node=True,
     leaf_announces_own_only=True,
     not_deployed=_FRR_NO_QOS,

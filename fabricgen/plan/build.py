@@ -21,6 +21,7 @@ from fabricgen.intent.model import Intent, PortGroup, SwitchModel, line_for, loa
 from fabricgen.plan import qos
 from fabricgen.plan.ecmp import plan_adaptive_routing
 from fabricgen.plan.model import ROLES, Design, FabricSettings, HealthLimits, Plan, Pools, Role, RoleModel
+from fabricgen.plan.tenants import plan_tenants
 from fabricgen.plan.topology import TopologyError, build_topology, check_size, design, layout
 from fabricgen.plan.underlay import build_underlay, check_pools
 
@@ -70,6 +71,17 @@ def unsupported_settings(intent: Intent) -> list[Problem]:
         problems.append(Problem("ecmp.adaptive_routing.enabled", f"no platform of this fabric ({names}) has the "
                                 f"capability `adaptive-routing {ar.mode}`", "set ecmp.adaptive_routing.enabled: "
                                 "false, or use switches that do adaptive routing in this mode"))
+    if intent.tenants and intent.tenancy is not None:
+        mech = intent.tenancy.mechanism
+        # spines carry EVPN; vrf-lite is the leaves' alone
+        needs: dict[Role, PlatformRecord] = used if mech == "evpn-vxlan" else {"leaf": used["leaf"]}
+        for tier, rec in needs.items():
+            if mech not in rec.capabilities.tenancy:
+                problems.append(Problem("tenancy.mechanism", f"platform {rec.name} ({PLURAL[tier]}) lacks the "
+                                        f"capability `tenancy {mech}`: fabricgen renders no tenant "
+                                        f"{'VRF' if tier == 'leaf' else 'EVPN transit'} for it", "use a platform "
+                                        "that renders it (`fabricgen platforms` lists them)" + (
+                                            ", or tenancy.mechanism: vrf-lite" if mech == "evpn-vxlan" else "")))
     seen: set[str] = set()
     for role, rec in qos_roles.items():
         caps = rec.capabilities
@@ -213,6 +225,7 @@ def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, 
             build_topology(intent, plan, d)
             check_oversubscription(intent, d, plan)
             build_underlay(intent, d, plan)
+            plan_tenants(intent, plan)  # before QoS: tenant MTUs change buffer profiles
             plan_adaptive_routing(plan, intent.ecmp.adaptive_routing)
             qos.assign_profiles(plan, intent)
         refused = platform_problems(plan)

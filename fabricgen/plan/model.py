@@ -391,6 +391,7 @@ class Plan:
     source: str = "<intent>"  # the intent file the plan came from
     hardware: dict[Role, RoleHardware] = field(default_factory=dict)  # each role's SKU and the cages it uses
     warnings: list[Problem] = field(default_factory=list)  # asked for but not rendered: `plan` and `render` say so
+    tenancy: Tenancy | None = None  # intent.tenants resolved (None: one tenant, the default VRF)
 
     @property
     def envelope(self) -> Design:
@@ -404,3 +405,65 @@ class Plan:
 
     def by_role(self, role: Role) -> list[Switch]:
         return [s for s in self.switches.values() if s.role == role]
+
+
+# --------------------------------------------------------------------------- tenants
+
+
+L3VNI_VLAN_BASE = 3000  # + tenant id (at most intent.model.MAX_TENANT_ID = 1000): VLANs 3001..4000
+
+
+@dataclass(slots=True)
+class TenantPlan:
+    """One tenant resolved: its numbers (all derived from its intent id) and where its VRF lives."""
+
+    name: str
+    id: int
+    vni: int  # L3VNI (evpn-vxlan); also the number the route target carries
+    table: int  # Linux/FRR VRF table id
+    route_target: str  # "<rt_admin>:<vni>", the same on every leaf (import and export)
+    leaves: list[str] = field(default_factory=list)  # where its VRF is, in plan order
+    ports: list[tuple[str, str]] = field(default_factory=list)  # (leaf, port) of its NICs, in plan order
+    nics: list[tuple[str, str]] = field(default_factory=list)  # (server, ifname) it owns
+    reach: tuple[str, ...] = ()  # tenants whose routes it imports (leaked by intent)
+    description: str = ""
+
+    @property
+    def vlan(self) -> int:
+        """The VLAN an L3VNI rides on where the platform needs one (SONiC VXLAN_TUNNEL_MAP, NX-OS vn-segment)."""
+        return L3VNI_VLAN_BASE + self.id
+
+    @property
+    def community(self) -> str:
+        """vrf-lite: the standard community marking this tenant's routes in the default VRF."""
+        admin = self.route_target.partition(":")[0]
+        return f"{admin}:{self.id}"
+
+    def rd(self, router_id: str) -> str:
+        """Type-1 route distinguisher <router id>:<tenant id>: unique per leaf and tenant (RFC 4364 §4.2)."""
+        return f"{router_id}:{self.id}"
+
+
+@dataclass(slots=True)
+class Tenancy:
+    """The tenants of a fabric and the MTU chain the overlay needs (`fabricgen plan` states it)."""
+
+    scope: str  # "server" | "gpu"
+    mechanism: str  # "vrf-lite" | "evpn-vxlan"
+    outer: str  # "ipv4" | "ipv6": the VXLAN outer header
+    overhead: int  # bytes the overlay adds to a tenant packet (0 for vrf-lite)
+    underlay_mtu: int  # MTU of the fabric links
+    tenant_mtu: int  # MTU of the tenant ports and NICs
+    mtu_why: str
+    tenants: dict[str, TenantPlan] = field(default_factory=dict)  # name -> tenant, in id order
+    leaf_tenants: dict[str, list[str]] = field(default_factory=dict)  # leaf -> its tenants, in id order
+    port_tenant: dict[tuple[str, str], str] = field(default_factory=dict)  # (leaf, port) -> tenant
+    nic_tenant: dict[tuple[str, str], str] = field(default_factory=dict)  # (server, ifname) -> tenant
+
+    @property
+    def evpn(self) -> bool:
+        return self.mechanism == "evpn-vxlan"
+
+    def on(self, leaf: str) -> list[TenantPlan]:
+        """The tenants whose VRF a leaf carries, in id order."""
+        return [self.tenants[name] for name in self.leaf_tenants.get(leaf, ())]

@@ -48,6 +48,20 @@ def summary(plan: Plan, physical: Physical | None = None) -> dict[str, Any]:
         "warnings": warning_lines(plan),
         "headroom": headroom_table(plan),
         "choices": [{"name": c.name, "value": c.value, "why": c.why} for c in d.choices],
+    } | ({"tenancy": tenancy_summary(plan)} if plan.tenancy is not None else {})
+
+
+def tenancy_summary(plan: Plan) -> dict[str, Any]:
+    """Scope, mechanism, the MTU chain and why, and per tenant its numbers, leaves, ports and leaks."""
+    t = plan.tenancy
+    assert t is not None
+    return {
+        "scope": t.scope, "mechanism": t.mechanism, "outer": t.outer if t.evpn else "",
+        "overhead": t.overhead, "underlay_mtu": t.underlay_mtu, "tenant_mtu": t.tenant_mtu, "mtu": t.mtu_why,
+        "tenants": [{"name": tp.name, "id": tp.id, "vni": tp.vni if t.evpn else None, "table": tp.table,
+                     "route_target": tp.route_target, "leaves": len(tp.leaves), "ports": len(tp.ports),
+                     "servers": len({s for s, _ in tp.nics}), "reach": list(tp.reach)}
+                    for tp in t.tenants.values()],
     }
 
 
@@ -71,7 +85,17 @@ def plan_dict(plan: Plan, physical: Physical | None = None) -> dict[str, Any]:
         "endpoints": plan.endpoints,
         "qos": plan.qos,
         "qos_profiles": plan.qos_profiles,
-    }
+    } | ({"tenants": _tenants_detail(plan)} if plan.tenancy is not None else {})
+
+
+def _tenants_detail(plan: Plan) -> list[dict[str, Any]]:
+    """Each tenant with its leaves and ports by name (plan.json), in id order."""
+    t = plan.tenancy
+    assert t is not None
+    return [{"name": tp.name, "id": tp.id, "vni": tp.vni, "table": tp.table, "route_target": tp.route_target,
+             "leaves": tp.leaves, "ports": [f"{leaf}:{port}" for leaf, port in tp.ports],
+             "nics": [f"{srv}:{ifname}" for srv, ifname in tp.nics], "reach": list(tp.reach)}
+            for tp in t.tenants.values()]
 
 
 def port_use(plan: Plan) -> dict[str, dict[str, list[int]]]:

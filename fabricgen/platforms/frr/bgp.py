@@ -31,6 +31,7 @@ import ipaddress
 from dataclasses import dataclass, field
 
 from fabricgen.plan.model import Plan, Switch
+from fabricgen.platforms.frr.tenants import FrrTenancy, tenancy_config
 
 # FRR's compile-time ECMP limit (MULTIPATH_NUM) of Debian's FRR 8.4 build: `maximum-paths 257`
 # is rejected by vtysh.  Plans may ask for more (NX-OS allows 1024); FRR gets the cap.
@@ -145,6 +146,7 @@ class BgpConfig:
     community_lists: list[str] = field(default_factory=list)  # whole lines, as FRR prints them
     route_maps: list[RouteMap] = field(default_factory=list)
     bfd_profile: BfdProfile | None = None
+    tenancy: FrrTenancy | None = None  # tenant VRFs and EVPN (fabricgen.platforms.frr.tenants)
 
 
 @dataclass(slots=True)
@@ -197,18 +199,24 @@ def _pool_entry(seq: int, pool: ipaddress.IPv4Network | ipaddress.IPv6Network, l
     return PrefixListEntry(seq, str(pool), ge=length, le=length)
 
 
-def bgp_config(sw: Switch, plan: Plan) -> BgpConfig:
-    """Structured BGP config of one switch, in plan order (deterministic)."""
+def bgp_config(sw: Switch, plan: Plan, vrf_prefix: str = "") -> BgpConfig:
+    """Structured BGP config of one switch, in plan order (deterministic).
+
+    `vrf_prefix` starts every tenant VRF's name on platforms that need one (SONiC: "Vrf").
+    """
     b = sw.bgp
     if b is None:
         raise ValueError(f"{sw.hostname} has no BGP settings in the plan")
+    tenancy = tenancy_config(sw, plan, vrf_prefix)
+    # EVPN tenant ports are announced in their VRF as type-5 routes, never in the default VRF
+    hidden = plan.tenancy.port_tenant if plan.tenancy is not None and plan.tenancy.evpn else {}
     v4 = _Family("V4", "ip", "ipv4 unicast")
     v6 = _Family("V6", "ipv6", "ipv6 unicast")
     for net in b.networks:
         (v6 if ":" in net else v4).local.append(net)
     if b.connected_gpu_subnets:
         for itf in sw.interfaces:
-            if itf.tier != "gpu_leaf":
+            if itf.tier != "gpu_leaf" or (sw.hostname, itf.name) in hidden:
                 continue
             if itf.ipv4:
                 v4.local.append(_network(itf.ipv4))
@@ -253,4 +261,11 @@ def bgp_config(sw: Switch, plan: Plan) -> BgpConfig:
         cfg.route_maps.append(RouteMap(fam.rm_connected, [RouteMapEntry(10, match_local)]))
         cfg.route_maps.append(RouteMap(fam.rm_export, export))
         cfg.address_families.append(AddressFamily(fam.af, fam.rm_connected, paths, fam.neighbors))
+    if tenancy is not None:
+        cfg.tenancy = tenancy
+        cfg.community_lists += tenancy.community_lists
+        maps: dict[str, RouteMap] = {}
+        for name, seq, match, set_ in tenancy.route_maps:
+            maps.setdefault(name, RouteMap(name)).entries.append(RouteMapEntry(seq, match, set_))
+        cfg.route_maps += maps.values()
     return cfg

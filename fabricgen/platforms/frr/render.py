@@ -26,6 +26,7 @@ class FrrInterface:
     description: str
     ipv4: str  # "198.18.16.1/31"; "" = none
     ipv6: str = ""
+    vrf: str = ""  # tenant VRF ("" = default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +37,9 @@ class FrrConfig:
 
 
 def structured_config(sw: Switch, plan: Plan) -> FrrConfig:
-    interfaces = [FrrInterface(itf.name, itf.description, itf.ipv4, itf.ipv6) for itf in sw.interfaces]
+    owner = plan.tenancy.port_tenant if plan.tenancy is not None else {}
+    interfaces = [FrrInterface(itf.name, itf.description, itf.ipv4, itf.ipv6, owner.get((sw.hostname, itf.name), ""))
+                  for itf in sw.interfaces]
     interfaces.append(FrrInterface("lo", "", f"{sw.loopback}/32" if sw.loopback else "",
                                    f"{sw.loopback_v6}/128" if sw.loopback_v6 else ""))
     return FrrConfig(sw.hostname, interfaces, bgp_config(sw, plan))

@@ -76,7 +76,7 @@ def nic_script(server: Server, plan: Plan, env: jinja2.Environment | None = None
     return (env or environment()).get_template(TEMPLATE).render(
         server=server.name,
         nics=nics,
-        mtu=policy.mtu,
+        mtu=_mtu(server, plan, policy.mtu),
         pools=[str(addressing.gpu), str(addressing.loopbacks)],
         trust=policy.nic_trust,
         pfc_mask=pfc_mask(policy.lossless_tcs),
@@ -89,6 +89,14 @@ def nic_script(server: Server, plan: Plan, env: jinja2.Environment | None = None
         remap=remap,
         qps=policy.nic_qps_per_connection,
     )
+
+
+def _mtu(server: Server, plan: Plan, fabric: int) -> int:
+    """A tenant's NICs run the tenant MTU (fabricgen.plan.tenants: lowered under a VXLAN overlay)."""
+    t = plan.tenancy
+    if t is not None and any((server.name, n.ifname) in t.nic_tenant for n in server.nics):
+        return t.tenant_mtu
+    return fabric
 
 
 def _fields(lines: list[str]) -> dict[str, str]:

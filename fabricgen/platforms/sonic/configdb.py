@@ -57,6 +57,13 @@ OWNERSHIP: Mapping[str, Scope] = {
     "SCHEDULER": "entries",
     "WRED_PROFILE": "entries",
     "BUFFER_PROFILE": "entries",
+    # tenants (issue 25): named objects of fabricgen's tenants, added or replaced by name
+    "VRF": "entries",
+    "VLAN": "entries",
+    "VLAN_INTERFACE": "entries",
+    "VXLAN_TUNNEL": "entries",
+    "VXLAN_EVPN_NVO": "entries",
+    "VXLAN_TUNNEL_MAP": "entries",
 }
 # The PORT fields fabricgen sets; lanes, alias, index, subport, autoneg, ... are the device's (its SKU's).
 OWNED_PORT_FIELDS = frozenset({"admin_status", "description", "fec", "mtu", "speed"})

@@ -45,6 +45,7 @@ from fabricgen.plan.frontpanel import front_panel
 from fabricgen.plan.model import Plan, QosPolicy, QosProfile, Switch
 from fabricgen.platforms import runs
 from fabricgen.platforms.frr.bgp import bgp_config
+from fabricgen.platforms.frr.tenants import vrf_name
 from fabricgen.platforms.sonic.buffers import (
     NULL_PROFILE,
     lookup_row,
@@ -53,6 +54,10 @@ from fabricgen.platforms.sonic.buffers import (
     traditional_profile_name,
 )
 from fabricgen.platforms.sonic.configdb import UNUSED_DESCRIPTION
+
+SONIC_VRF_PREFIX = "Vrf"  # sonic-vrf.yang: VRF names match "Vrf[a-zA-Z0-9_-]+"
+VTEP = "vtep"
+NVO = "nvo"
 
 CONFIG_DB = "config_db.json"
 FRR_CONF = "frr.conf"
@@ -180,6 +185,7 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
     bq_lossless = {"profile": objects.queue_lossless} if objects is not None else {}
     bq_lossy = {"profile": objects.queue_lossy} if objects is not None else {}
 
+    tenant_port = plan.tenancy.port_tenant if plan.tenancy is not None else {}
     port: dict[str, Any] = {}
     interface: dict[str, Any] = {}
     neighbor: dict[str, Any] = {}
@@ -204,7 +210,8 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
             "mtu": str(itf.mtu),
             "speed": str(itf.speed * 1000),
         }
-        interface[name] = {}
+        vrf = tenant_port.get((sw.hostname, name))
+        interface[name] = {"vrf_name": vrf_name(SONIC_VRF_PREFIX, vrf)} if vrf else {}
         if itf.ipv4:
             interface[f"{name}|{itf.ipv4}"] = {}
         if itf.ipv6:
@@ -321,13 +328,44 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
     if wd:
         pfcwd["GLOBAL"] = {"POLL_INTERVAL": str(q.watchdog_poll_ms)}
         db["PFC_WD"] = pfcwd
+    db.update(tenant_tables(sw, plan))
     return db
+
+
+def tenant_tables(sw: Switch, plan: Plan) -> dict[str, Any]:
+    """The tenant VRFs of a leaf and, with evpn-vxlan, its VTEP and one L3VNI per VRF.
+
+    SONiC's EVPN VXLAN design (sonic-net/SONiC doc/vxlan/EVPN/EVPN_VXLAN_HLD.md): one VXLAN_TUNNEL
+    (the VTEP, sourced from Loopback0), one VXLAN_EVPN_NVO naming it, and per L3VNI a VLAN mapped
+    to the VNI (VXLAN_TUNNEL_MAP) whose VLAN_INTERFACE is in the VRF, the VRF carrying the VNI.
+    Names and patterns: sonic-vrf.yang (Vrf...), sonic-vxlan.yang, sonic-vlan.yang.  The tunnel's
+    DSCP/ECN handling is not a ConfigDB field of VXLAN_TUNNEL (its model has src_ip, dst_ip and
+    ttl_mode only): the SAI tunnel defaults apply (uniform DSCP, standard ECN: copied), which
+    `fabricgen check` states as a tenant rule.
+    """
+    t = plan.tenancy
+    mine = t.on(sw.hostname) if t is not None else []
+    if t is None or not mine:
+        return {}
+    vrfs = {vrf_name(SONIC_VRF_PREFIX, tp.name): {"vni": str(tp.vni)} if t.evpn else {} for tp in mine}
+    if not t.evpn:
+        return {"VRF": vrfs}
+    return {
+        "VRF": vrfs,
+        "VLAN": {f"Vlan{tp.vlan}": {"vlanid": str(tp.vlan)} for tp in mine},
+        "VLAN_INTERFACE": {f"Vlan{tp.vlan}": {"vrf_name": vrf_name(SONIC_VRF_PREFIX, tp.name)} for tp in mine},
+        "VXLAN_TUNNEL": {VTEP: {"src_ip": sw.loopback}},
+        "VXLAN_EVPN_NVO": {NVO: {"source_vtep": VTEP}},
+        "VXLAN_TUNNEL_MAP": {f"{VTEP}|map_{tp.vni}_Vlan{tp.vlan}": {"vlan": f"Vlan{tp.vlan}", "vni": str(tp.vni)}
+                             for tp in mine},
+    }
 
 
 def render(sw: Switch, plan: Plan, env: jinja2.Environment) -> dict[str, str]:
     db = config_db(sw, plan)
     return {
         CONFIG_DB: env.get_template(TEMPLATE_CONFIG_DB).render(config_db=db),
-        FRR_CONF: env.get_template(TEMPLATE_FRR).render(hostname=sw.hostname, bgp=bgp_config(sw, plan),
-                                                        container_lines=BGP_CONTAINER_LINES[ROUTING_CONFIG_MODE]),
+        FRR_CONF: env.get_template(TEMPLATE_FRR).render(
+            hostname=sw.hostname, bgp=bgp_config(sw, plan, SONIC_VRF_PREFIX),
+            container_lines=BGP_CONTAINER_LINES[ROUTING_CONFIG_MODE]),
     }

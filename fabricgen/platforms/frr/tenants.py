@@ -1,0 +1,116 @@
+"""The tenant part of every FRR config (SONiC's and Linux + FRR's): VRFs, EVPN type-5 or vrf-lite leaking.
+
+evpn-vxlan (FRR's EVPN type-5, as in FRR's bgp_evpn_rt5 topotest and Cumulus' symmetric routing docs):
+
+* ``vrf <name>`` / ``vni <l3vni>`` binds each tenant VRF to its L3VNI;
+* ``router bgp <asn> vrf <name>`` redistributes the tenant ports' /31s and, under
+  ``address-family l2vpn evpn``, ``advertise ipv4 unicast`` with an explicit RD
+  (``<router id>:<tenant id>``) and RTs (``<rt_admin>:<vni>``): FRR's automatic RT is
+  ``<AS>:<VNI>``, which differs on every leaf of a multi-AS (RFC 7938) fabric;
+* the default instance activates ``l2vpn evpn`` on every underlay session, leaves add
+  ``advertise-all-vni``, and a transit switch (spine) keeps the VTEP's next hop with
+  ``attribute-unchanged next-hop`` (an eBGP speaker rewrites it otherwise: FRRouting/frr#16209,
+  #20579).
+
+vrf-lite (route leaking, no encapsulation):
+
+* the default VRF imports every tenant VRF (``import vrf <name>``) and its import route-map
+  marks each tenant's routes with the tenant's community (``match source-vrf``), so spines
+  carry them as plain IPv4 with a tag;
+* each tenant VRF imports the default VRF through a route-map that permits only its own
+  community and those of the tenants it may reach (``reach``), and imports those tenants'
+  VRFs directly for the leaf-local pairs (FRR leaks a route once, never a leaked one again).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fabricgen.plan.model import Plan, Switch, Tenancy, TenantPlan
+from fabricgen.platforms.tenant_facts import TenantFacts, scan_frr_tenants
+
+TAG_MAP = "RM-TENANT-TAG"
+
+
+@dataclass(frozen=True, slots=True)
+class FrrVrf:
+    name: str
+    vni: int  # 0: no L3VNI (vrf-lite)
+    rd: str
+    rt_import: tuple[str, ...]
+    rt_export: str
+    imports: tuple[str, ...] = ()  # vrf-lite: VRFs this one imports ("default" first)
+    import_map: str = ""  # vrf-lite: route-map on those imports
+
+
+@dataclass(slots=True)
+class FrrTenancy:
+    """What `frr/bgp.j2` prints for tenants: VRF blocks, per-VRF BGP instances and the default's EVPN part."""
+
+    evpn: bool
+    vtep: bool  # this switch originates tenant routes (a leaf with tenants): `advertise-all-vni`
+    transit: bool  # this switch passes EVPN routes on between VTEPs (a spine)
+    evpn_neighbors: list[str] = field(default_factory=list)
+    default_imports: list[str] = field(default_factory=list)  # vrf-lite: tenant VRFs leaked into the default VRF
+    vrfs: list[FrrVrf] = field(default_factory=list)
+    community_lists: list[str] = field(default_factory=list)
+    route_maps: list[tuple[str, int, str, str]] = field(default_factory=list)  # (name, seq, match, set)
+
+
+def vrf_name(platform_prefix: str, tenant: str) -> str:
+    """The VRF's name on a platform: SONiC's must start with "Vrf" (sonic-vrf.yang), FRR's is the tenant's."""
+    return f"{platform_prefix}{tenant}"
+
+
+def tenancy_config(sw: Switch, plan: Plan, prefix: str = "") -> FrrTenancy | None:
+    """The tenant config of one switch, or None when the fabric has no tenants (its config is unchanged)."""
+    t = plan.tenancy
+    if t is None or sw.bgp is None:
+        return None
+    mine = t.on(sw.hostname)
+    out = FrrTenancy(t.evpn, bool(mine) and t.evpn, t.evpn and sw.role != "leaf")
+    if t.evpn:
+        out.evpn_neighbors = [n.ip for n in sw.bgp.neighbors if n.afi == "ipv4"]
+    for tp in mine:
+        out.vrfs.append(_vrf(sw, t, tp, prefix))
+    if not t.evpn and mine:
+        _leak(out, t, mine, prefix)
+    return out
+
+
+def _vrf(sw: Switch, t: Tenancy, tp: TenantPlan, prefix: str) -> FrrVrf:
+    rts = (tp.route_target, *(t.tenants[o].route_target for o in tp.reach))
+    name = vrf_name(prefix, tp.name)
+    if t.evpn:
+        return FrrVrf(name, tp.vni, tp.rd(sw.loopback), rts, tp.route_target)
+    direct = tuple(vrf_name(prefix, o) for o in tp.reach if sw.hostname in t.tenants[o].leaves)
+    return FrrVrf(name, 0, tp.rd(sw.loopback), rts, tp.route_target, ("default", *direct), f"RM-IMPORT-{name}")
+
+
+def _leak(out: FrrTenancy, t: Tenancy, mine: list[TenantPlan], prefix: str) -> None:
+    """vrf-lite: tag each tenant's routes into the default VRF; let each VRF import only its own (and leaks)."""
+    for i, tp in enumerate(mine):
+        name = vrf_name(prefix, tp.name)
+        out.default_imports.append(name)
+        out.route_maps.append((TAG_MAP, 10 * (i + 1), f"source-vrf {name}", f"community {tp.community} additive"))
+    for tp in mine:
+        name = vrf_name(prefix, tp.name)
+        members = (tp, *(t.tenants[o] for o in tp.reach))
+        out.community_lists += [f"bgp community-list standard CL-{name} seq {5 * (k + 1)} permit {m.community}"
+                                for k, m in enumerate(members)]
+        out.route_maps.append((f"RM-IMPORT-{name}", 10, f"community CL-{name}", ""))
+        for k, o in enumerate(tp.reach):
+            out.route_maps.append((f"RM-IMPORT-{name}", 20 + 10 * k, f"source-vrf {vrf_name(prefix, o)}", ""))
+
+
+def tenant_facts(plan: Plan, configs: Path, host: str) -> TenantFacts:
+    """Linux + FRR: everything from frr.conf; no port MTU (the Linux interface's, set outside FRR).  A VTEP's
+    DSCP/ECN copy is the kernel VXLAN device's `tos inherit` (RFC 6040 ECN handling is the kernel's)."""
+    path = configs / host / "frr.conf"
+    f = TenantFacts(host, str(path), dscp_why="Linux VXLAN device with `tos inherit` (the lab creates it so)")
+    try:
+        scan_frr_tenants(path.read_text().splitlines(), f, with_interfaces=True)
+    except (OSError, UnicodeDecodeError) as exc:
+        f.errors.append(f"cannot read: {exc}")
+    return f

@@ -1,0 +1,87 @@
+"""Per-device tenant facts: what one device's rendered files configure for tenants, platform-neutral.
+
+Each platform's record names its `tenant_extractor` (config text -> `TenantFacts`); the tenant rules
+(fabricgen.check.tenants) read only these.  The FRR scanner is shared: Linux + FRR and SONiC's
+frr.conf carry the VRFs' BGP the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class VrfFacts:
+    name: str
+    loc: str = ""  # where the VRF is declared ("L12", "/VRF/Vrfred")
+    vni: int = 0
+    rd: str = ""
+    rt_import: set[str] = field(default_factory=set)
+    rt_export: set[str] = field(default_factory=set)
+    communities: set[str] = field(default_factory=set)  # vrf-lite: tags its import route-map lets in
+
+
+@dataclass(slots=True)
+class TenantFacts:
+    device: str
+    file: str  # the file locations point into
+    vrfs: dict[str, VrfFacts] = field(default_factory=dict)
+    port_vrf: dict[str, tuple[str, str]] = field(default_factory=dict)  # port -> (VRF, location)
+    port_mtu: dict[str, int] = field(default_factory=dict)  # empty where the config carries no MTU
+    dscp_copy: bool = True  # a VTEP copies the inner DSCP/ECN to the outer header
+    dscp_why: str = ""  # where that comes from
+    dscp_loc: str = ""
+    errors: list[str] = field(default_factory=list)
+
+    def vrf(self, name: str, loc: str = "") -> VrfFacts:
+        found = self.vrfs.get(name)
+        if found is None:
+            found = self.vrfs[name] = VrfFacts(name, loc)
+        return found
+
+
+def scan_frr_tenants(lines: list[str], f: TenantFacts, with_interfaces: bool) -> None:
+    """VRFs (vni), tenant ports (`interface P vrf V`), each VRF's RD/RTs and the communities its import
+    route-map permits, from an frr.conf."""
+    lists: dict[str, set[str]] = {}
+    maps: dict[str, set[str]] = {}
+    import_map: dict[str, str] = {}
+    section: tuple[str, str] = ("", "")  # (kind, name)
+    for n, raw in enumerate(lines, 1):
+        line = raw.strip()
+        words = line.split()
+        if not words:
+            continue
+        if not raw.startswith(" "):
+            section = ("", "")
+            if words[0] == "vrf" and len(words) == 2:
+                section = ("vrf", words[1])
+                f.vrf(words[1], f"L{n}")
+            elif words[:1] == ["interface"] and len(words) == 4 and words[2] == "vrf" and with_interfaces:
+                f.port_vrf[words[1]] = (words[3], f"L{n}")
+            elif words[:2] == ["router", "bgp"] and len(words) == 5 and words[3] == "vrf":
+                section = ("bgp", words[4])
+                f.vrf(words[4], f"L{n}")
+            elif words[:3] == ["bgp", "community-list", "standard"] and len(words) >= 7:
+                lists.setdefault(words[3], set()).add(words[-1])
+            elif words[0] == "route-map" and len(words) == 4:
+                section = ("route-map", words[1])
+            continue
+        kind, name = section
+        if kind == "vrf" and words[0] == "vni" and len(words) >= 2 and words[1].isdigit():
+            f.vrf(name).vni = int(words[1])
+        elif kind == "bgp":
+            v = f.vrf(name)
+            if words[0] == "rd" and len(words) == 2:
+                v.rd = words[1]
+            elif words[:2] == ["route-target", "import"]:
+                v.rt_import.update(words[2:])
+            elif words[:2] == ["route-target", "export"]:
+                v.rt_export.update(words[2:])
+            elif words[:3] == ["import", "vrf", "route-map"] and len(words) == 4:
+                import_map[name] = words[3]
+        elif kind == "route-map" and words[:2] == ["match", "community"] and len(words) == 3:
+            maps.setdefault(name, set()).add(words[2])
+    for vrf, rmap in import_map.items():
+        for cl in maps.get(rmap, ()):
+            f.vrf(vrf).communities |= lists.get(cl, set())
