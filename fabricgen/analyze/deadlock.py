@@ -24,8 +24,9 @@ from typing import Any
 import numpy as np
 
 from fabricgen.analyze.fabric import Fabric
-from fabricgen.analyze.failures import Failure, every_failure
+from fabricgen.analyze.failures import DOUBLE_EXACT_LIMIT, every_failure, pair_count, single_failures
 from fabricgen.analyze.routing import RouteBase, Routes, compute_routes
+from fabricgen.analyze.scenarios import Failure
 
 
 @dataclass
@@ -200,7 +201,12 @@ def deadlock_report(fabric: Fabric, any_k: int, scheme: str, failures: list[Fail
     base = RouteBase(fabric)
     intact = compute_routes(fabric, base=base)
     results = [verdict(intact, "intact")]
-    scenarios = failures if failures is not None else (every_failure(fabric, any_k) if any_k else [])
+    scenarios = failures if failures is not None else (every_failure(fabric, any_k, DOUBLE_EXACT_LIMIT) if any_k
+                                                       else [])
+    sampled = None
+    if failures is None and any_k == 2 and len(scenarios) < pair_count(len(single_failures(fabric))):
+        sampled = {"analysed": len(scenarios), "of": pair_count(len(single_failures(fabric))),
+                   "limit": DOUBLE_EXACT_LIMIT, "how": "evenly spaced over every pair of single failures"}
     for failure in scenarios:
         routes = compute_routes(fabric, failure.arcs, failure.nodes, base=base)
         results.append(verdict(routes, failure.name))
@@ -212,6 +218,7 @@ def deadlock_report(fabric: Fabric, any_k: int, scheme: str, failures: list[Fail
         "fabric": fabric.name,
         "asn_scheme": scheme,
         "scenarios": 1 + len(scenarios),
+        "sampled": sampled,
         "acyclic": not cyclic,
         "with_bounces": len(bouncing),
         "cycles": [{"failure": r.failure, "cycle": r.cycle, "bounces": r.bounces} for r in cyclic[:10]],

@@ -57,14 +57,15 @@ class BgpRun:
     origin: int
     paths: list[tuple[int, ...] | None]  # AS path each switch advertises (own AS first), None = no route
     nexthops: list[tuple[int, ...]]  # egress arcs (ECMP members); () for the origin and for no route
+    evaluated: set[int] | None = None  # bgp_update: the switches it re-evaluated (None: a full run)
 
 
 def bgp_run(fabric: Fabric, adj: Adjacency, origin: int, dead: frozenset[int] = frozenset()) -> BgpRun:
     n = len(fabric.nodes)
-    asn = fabric.asn.tolist()
-    allowas = fabric.arc_allowas.tolist()
-    peer_check = fabric.arc_peer_check.tolist()
-    max_paths = fabric.max_paths.tolist()
+    asn = fabric.as_list("asn")
+    allowas = fabric.as_list("arc_allowas")
+    peer_check = fabric.as_list("arc_peer_check")
+    max_paths = fabric.as_list("max_paths")
     paths: list[tuple[int, ...] | None] = [None] * n
     nexthops: list[tuple[int, ...]] = [()] * n
     if origin in dead:
@@ -140,10 +141,10 @@ def bgp_update(fabric: Fabric, adj: Adjacency, base: BgpRun, failed_arcs: frozen
     origin = base.origin
     if origin in dead:
         return bgp_run(fabric, adj, origin, dead)
-    asn = fabric.asn.tolist()
-    allowas = fabric.arc_allowas.tolist()
-    peer_check = fabric.arc_peer_check.tolist()
-    max_paths = fabric.max_paths.tolist()
+    asn = fabric.as_list("asn")
+    allowas = fabric.as_list("arc_allowas")
+    peer_check = fabric.as_list("arc_peer_check")
+    max_paths = fabric.as_list("max_paths")
     paths = list(base.paths)
     nexthops = list(base.nexthops)
     arc_src = fabric.arc_src
@@ -156,6 +157,7 @@ def bgp_update(fabric: Fabric, adj: Adjacency, base: BgpRun, failed_arcs: frozen
     heap = [(len(paths[v]) if paths[v] is not None else 1 << 30, v) for v in touched]  # type: ignore[arg-type]
     heapq.heapify(heap)
     budget = 20 * len(paths) + 100
+    evaluated: set[int] = set()
     while heap:
         budget -= 1
         if budget < 0:
@@ -170,11 +172,12 @@ def bgp_update(fabric: Fabric, adj: Adjacency, base: BgpRun, failed_arcs: frozen
         else:
             new_path, new_nh = _evaluate(fabric, adj, paths, v, asn, allowas, peer_check, max_paths)
         nexthops[v] = new_nh
+        evaluated.add(v)
         if new_path != paths[v]:
             paths[v] = new_path
             for w, _arcs in adj[v]:
                 heapq.heappush(heap, (len(paths[w]) if paths[w] is not None else 1 << 30, w))  # type: ignore[arg-type]
-    return BgpRun(origin, paths, nexthops)
+    return BgpRun(origin, paths, nexthops, evaluated)
 
 
 def base_neighbours(fabric: Fabric, node: int) -> list[tuple[int, tuple[int, ...]]]:
@@ -200,9 +203,15 @@ class RouteBase:
                          for rep in self.intact.runs}
 
     def run(self, origin: int) -> BgpRun:
+        """The intact run towards a leaf: its twin class representative's, relabelled (as `compute_routes` does)."""
         run = self._runs.get(origin)
         if run is None:
-            run = self._runs[origin] = bgp_run(self.fabric, self.adj, origin)
+            rep = self.intact.rep_of.get(origin)
+            if rep is not None and rep != origin:
+                run = relabel_run(self.fabric, self.adj, self.intact.runs[rep], origin)
+            else:
+                run = bgp_run(self.fabric, self.adj, origin)
+            self._runs[origin] = run
         return run
 
     def touched(self, failed: frozenset[int], dead: frozenset[int]) -> set[int]:
@@ -288,7 +297,7 @@ def _twin_key(fabric: Fabric, adj: Adjacency, leaf: int, shared: set[int]) -> tu
 
 def _shared_asns(fabric: Fabric) -> set[int]:
     counts: dict[int, int] = defaultdict(int)
-    for a in fabric.asn.tolist():
+    for a in fabric.as_list("asn"):
         counts[a] += 1
     return {a for a, c in counts.items() if c > 1}
 
@@ -336,6 +345,29 @@ def _relabel(arcs: tuple[int, ...], rep: int, m: int, fabric: Fabric, pair_arcs:
         d2 = m if d == rep else rep if d == m else d
         out.append(a if (s2, d2) == (s, d) else pair_arcs.get(s2, d2)[pair_arcs.get(s, d).index(a)])
     return tuple(sorted(out))
+
+
+def relabel_run(fabric: Fabric, adj: Adjacency, run: BgpRun, twin: int) -> BgpRun:
+    """The run towards `twin` from its twin's: swap the two leaves' names, ASNs and cables.
+
+    Twins have the same neighbours over the same cables with the same settings,
+    so swapping them maps the fabric onto itself and one BGP solution onto the
+    other; only the switches next to either twin hold arcs that change.
+    """
+    rep = run.origin
+    a, b = int(fabric.asn[rep]), int(fabric.asn[twin])
+    swap = {rep: twin, twin: rep}
+    pair_arcs = _PairArcs(adj)
+    near = {rep, twin} | {v for v, _arcs in adj[rep]} | {v for v, _arcs in adj[twin]}
+    paths: list[tuple[int, ...] | None] = []
+    nexthops: list[tuple[int, ...]] = []
+    for v in range(len(run.paths)):
+        src = swap.get(v, v)
+        path = run.paths[src]
+        paths.append(None if path is None else tuple(b if x == a else a if x == b else x for x in path))
+        nh = run.nexthops[src]
+        nexthops.append(_relabel(nh, rep, twin, fabric, pair_arcs) if v in near and nh else nh)
+    return BgpRun(twin, paths, nexthops)
 
 
 def compute_routes(fabric: Fabric, failed_arcs: Iterable[int] = (), dead: Iterable[int] = (),
@@ -392,7 +424,8 @@ def compute_routes(fabric: Fabric, failed_arcs: Iterable[int] = (), dead: Iterab
                        and base.class_of[rep].issuperset(members) and not touched.intersection(members))
         if incremental:
             assert prior is not None
-            changed = [v for v in range(n) if run.nexthops[v] is not prior.nexthops[v]]
+            changed = (sorted(run.evaluated) if run.evaluated is not None
+                       else [v for v in range(n) if run.nexthops[v] is not prior.nexthops[v]])
             neighbour_set = set(neighbours)
             member_set = set(members)
             for v in changed:

@@ -107,3 +107,18 @@ def test_cli_failures_named(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["analyze", "failures", "-i", str(EXAMPLE), "--fail", "ai256-spine01,ai256-spine02"]) == 0
     out = capsys.readouterr().out
     assert "ai256-spine01, ai256-spine02" in out and "75%" in out
+
+
+@pytest.mark.parametrize("data", [two_su(), three_tier()], ids=["2-tier", "3-tier"])
+def test_a_twin_leafs_relabelled_run_is_its_own_bgp_run(data) -> None:  # type: ignore[no-untyped-def]
+    from fabricgen.analyze.routing import bgp_run
+
+    fabric = fabric_of(data)
+    base = RouteBase(fabric)
+    relabelled = 0
+    for leaf in fabric.leaves().tolist():
+        run = base.run(leaf)
+        full = bgp_run(fabric, base.adj, leaf)
+        assert (run.paths, run.nexthops) == (full.paths, full.nexthops), fabric.nodes[leaf]
+        relabelled += base.intact.rep_of[leaf] != leaf
+    assert relabelled

@@ -1,0 +1,91 @@
+"""Every single failure, incrementally: the same rows as `impact`'s full re-route, scenario by scenario."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabricgen.analyze.fabric import Fabric, from_plan
+from fabricgen.analyze.failures import every_failure, failures_report, impact, pair_count, single_failures
+from fabricgen.analyze.flows import Job, whole_fabric_job
+from fabricgen.analyze.scenarios import baseline
+from fabricgen.analyze.singles import SingleFailures
+from fabricgen.cli import main
+from fabricgen.intent.model import Intent
+from fabricgen.plan.build import build_plan, load_plan
+from tests.analyze.conftest import fabric_of, two_su
+from tests.analyze.test_deadlock import _same_tier_unique_spines
+from tests.conftest import EXAMPLE, EXAMPLES, small_intent
+from tests.plan.test_topology import three_tier
+
+
+def _assert_rows_equal(fabric: Fabric, jobs: list[Job], hash_kind: str = "crc32", seeds: str = "same") -> int:
+    base = baseline(fabric, jobs, hash_kind, seeds)
+    engine = SingleFailures(base)
+    n = 0
+    for failure in single_failures(fabric):
+        assert engine.row(failure) == impact(base, failure), failure.name
+        n += 1
+    return n
+
+
+@pytest.mark.parametrize("path", [EXAMPLE, *(pytest.param(p, marks=pytest.mark.slow) for p in EXAMPLES)],
+                         ids=lambda p: Path(p).stem)
+def test_every_single_failure_of_the_examples_equals_the_full_reroute(path: Path) -> None:
+    fabric = from_plan(load_plan(path))
+    assert _assert_rows_equal(fabric, [whole_fabric_job(fabric, "ring", 4)]) == len(single_failures(fabric))
+
+
+@pytest.mark.parametrize("case", ["3-tier alltoall", "two jobs, tree, seeds per switch", "same-tier bounces"])
+def test_every_single_failure_equals_the_full_reroute(case: str) -> None:
+    if case == "3-tier alltoall":
+        fabric = fabric_of(three_tier())
+        jobs = [whole_fabric_job(fabric, "alltoall", 2)]
+        _assert_rows_equal(fabric, jobs, "crc16", "tier")
+    elif case == "two jobs, tree, seeds per switch":
+        fabric = fabric_of(two_su())
+        jobs = [Job("a", (0, 1, 2), "tree", 3), Job("b", (4, 5, 6, 7), "ring", 2)]
+        _assert_rows_equal(fabric, jobs, "xor", "switch")
+    else:  # allowas-in routes that bounce through a leaf after a failure
+        fabric = _same_tier_unique_spines()
+        _assert_rows_equal(fabric, [whole_fabric_job(fabric, "alltoall", 1)])
+
+
+@pytest.mark.slow
+def test_every_single_failure_at_2k_gpus_equals_the_full_reroute() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from bench_render import intent_for
+
+    fabric = from_plan(build_plan(Intent.model_validate(intent_for(2048))))
+    assert _assert_rows_equal(fabric, [whole_fabric_job(fabric, "ring", 4)]) == 2144
+
+
+def test_double_failures_are_sampled_above_the_limit_and_say_so(capsys: pytest.CaptureFixture[str]) -> None:
+    fabric = fabric_of(two_su())
+    n = len(single_failures(fabric))
+    every = every_failure(fabric, 2)
+    sample = every_failure(fabric, 2, 50)
+    assert len(sample) == 50 and {f.name for f in sample} <= {f.name for f in every}
+    assert sample[0].name == every[0].name and sample[-1].name == every[-1].name
+    assert every_failure(fabric, 2, pair_count(n)) == every  # at the limit: every pair
+    jobs = [whole_fabric_job(fabric, "ring", 1)]
+    report: dict[str, Any] = failures_report(fabric, jobs, "crc32", "same", None, 1)
+    assert report["sampled"] is None and report["scenarios"] == n
+
+
+def test_cli_says_when_double_failures_are_sampled(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from fabricgen.analyze import failures
+
+    path = tmp_path / "f.yaml"
+    path.write_text(json.dumps(small_intent(servers__count=8)), encoding="utf-8")
+    monkeypatch.setattr(failures, "DOUBLE_EXACT_LIMIT", 30)
+    main(["analyze", "failures", "-i", str(path), "--any", "2", "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    assert out["scenarios"] == 30 and out["sampled"]["analysed"] == 30 and out["sampled"]["of"] > 30
+    main(["analyze", "failures", "-i", str(path), "--any", "2"])
+    assert "sampled: 30 of" in capsys.readouterr().out
