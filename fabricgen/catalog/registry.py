@@ -28,6 +28,12 @@ Capability sources (the team's RoCE vendor reference, roce-fabric-vendor-referen
   actions, the dynamic buffer model (headroom computed by buffermgrd's Lua); SONiC renders no
   adaptive routing today (ARS needs SKU support, issue 9's SONiC half).
 * Linux + FRR: BGP and BFD only; no QoS in frr.conf, the MTU is the kernel interface's.
+* PTP boundary clocks (docs/ptp.md): NX-OS `feature ptp` with the default (1588) profile on routed ports
+  (Cisco Nexus 9000 NX-OS System Management Configuration Guide, "Configuring PTP": default, AES67 and
+  SMPTE 2059-2 profiles; fabricgen renders no telecom profile there); EOS `ptp mode boundary` with the
+  default profile or `ptp profile g8275.1 | g8275.2` (AVD eos_cli_config_gen `ptp.profile`); Linux + FRR
+  switches run linuxptp's ptp4l (its G.8275.1 / G.8275.2 example configs); SONiC has no PTP yet
+  (sonic-net/SONiC#2324 is open).
 * ECN defaults of the RoCE queue (§0.1, §5.4): Cisco Nexus Dashboard's AI/ML QoS 950 / 3,000 KB at
   probability 7 % (published for 100-400G); SONiC's community QoS template 1 / 2 MiB at 5 %
   (a SONiC SKU's own QoS template may differ: `skus.HardwareSku.ecn_default`); NVIDIA Cumulus
@@ -125,6 +131,11 @@ class Capabilities:
     adaptive_routing_modes: frozenset[str] = frozenset()  # modes it renders; empty = no adaptive routing
     adaptive_routing_needs_reload: bool = False  # enabling it only takes effect after a reload
     qp_hashing: bool = False  # can hash on the RoCE queue pair (UDF on the BTH destination QP)
+    # Where its ECMP hash seed comes from: "config" (the intent's per-tier seed and rotation are rendered),
+    # "fixed" (the platform derives it itself: record.hash_seed_fn), "random" (a random key per switch),
+    # "none" (no seed setting: every switch of a model hashes alike).
+    hash_seed: Literal["config", "fixed", "random", "none"] = "none"
+    hash_algorithms: frozenset[str] = frozenset()  # modelled hashes (crc32, crc16, xor) its config can select
     pfc_watchdog: bool = False  # renders a PFC watchdog
     watchdog_actions: frozenset[str] = frozenset()  # storm actions it implements (intent names: drop, forward, alert)
     watchdog_timers: WatchdogFacts | None = None  # None: any timers the intent validates are rendered as they are
@@ -140,6 +151,8 @@ class Capabilities:
     ecn_from_sku: bool = False  # the SKU's own QoS template sets the ECN default (SONiC), not the platform
     breakout_in_config: bool = False  # its hardware models break cages out in the config (NX-OS), not a SKU file
     cnp_queue: int | None = None  # the queue its config puts CNPs in (NX-OS: 7); None: the plan's CNP class
+    ptp_profiles: frozenset[str] = frozenset()  # PTP profiles its boundary clock renders; empty: no PTP
+    ptp_missing: str = ""  # why it has no PTP (or lacks a profile), for the refusal
     tenancy: frozenset[str] = frozenset()  # tenant isolation it renders (tenancy.mechanism: vrf-lite, evpn-vxlan)
 
     def adaptive_routing(self, mode: str) -> bool:
@@ -154,6 +167,12 @@ class Capabilities:
         kind, _, arg = capability.partition(" ")
         if kind == "adaptive-routing":
             return self.adaptive_routing(arg)
+        if kind == "ptp":
+            return arg in self.ptp_profiles
+        if kind == "hash-seed":
+            return self.hash_seed == "config"
+        if kind == "hash-algorithm":
+            return arg in self.hash_algorithms
         if kind == "tenancy":
             return arg in self.tenancy
         return bool(getattr(self, kind.replace("-", "_")))
@@ -237,6 +256,8 @@ class PlatformRecord:
     saved_config: Literal["startup", "running"] = "startup"  # the get_config() side that holds the saved config
     lab_box: str = ""  # (plan, switch) -> lab.topology.SonicBox-like extras of its lab node ("" = plain FRR node)
     tenant_extractor: str = ""  # (plan, configs, host) -> platforms.tenant_facts.TenantFacts ("" = no tenants)
+    ptp_reader: str = ""  # (configs, host) -> platforms.ptp_facts.PtpFacts | None: its PTP lines ("" = no PTP)
+    hash_seed_fn: str = ""  # (role) -> (seed, rotate, how): the seed a "fixed" hash_seed platform gives a role
 
     @property
     def main_file(self) -> str:
@@ -307,7 +328,10 @@ _NXOS = PlatformRecord(
         lossless_qos=True,
         adaptive_routing_modes=frozenset({"flowlet", "per-packet"}),
         adaptive_routing_needs_reload=True,
-        qp_hashing=False,
+        qp_hashing=False,  # UDF hashing on the BTH destination QP: no catalogued model confirmed
+        # `ip load-sharing ... rotate <0-63> universal-id <id>` (Cisco NX-API REST SDK guide, "Configuring ECMP
+        # Load Balancing": ipv4IPLoadSharing rotate / universalID); the hash function itself is not selectable
+        hash_seed="config",
         pfc_watchdog=True,
         watchdog_actions=frozenset({"drop"}),  # NX-OS has no forward or alert-only action
         watchdog_timers=WatchdogFacts(interval_ms=(100, 1000), detection_multiplier=(1, 10),
@@ -318,6 +342,8 @@ _NXOS = PlatformRecord(
         ecn_default=CISCO_ND_ECN,
         breakout_in_config=True,  # `interface breakout module 1 port N map ...`
         cnp_queue=7,  # Cisco's RoCE reference: CNP in c-out-8q-q7, priority level 1 (vendor reference §6 item 3)
+        ptp_profiles=frozenset({"default-1588"}),
+        ptp_missing="fabricgen renders NX-OS's default (1588) PTP profile only",
         # vrf-lite leaves would need NX-OS's default-VRF leaking (`export vrf default`), not rendered
         tenancy=frozenset({"evpn-vxlan"}),
     ),
@@ -326,6 +352,7 @@ _NXOS = PlatformRecord(
     extract_in_pool=True,
     impact="fabricgen.platforms.nxos.change:impact",
     drain="fabricgen.platforms.nxos.change:drained",
+    ptp_reader="fabricgen.platforms.nxos.extract:ptp_nxos",
     saved_config="running",  # the driver saves at every commit: running is what it saved (copy r s)
 )
 
@@ -344,13 +371,17 @@ _FRR = PlatformRecord(
     extractor="fabricgen.platforms.frr.extract:extract_frr",
     tenant_extractor="fabricgen.platforms.frr.tenants:tenant_facts",
     file_checks=(("frr-parse", "frr.conf"),),
-    capabilities=Capabilities(bfd=True, sets_mtu=False, max_mtu=65535, maximum_paths=256,  # MULTIPATH_NUM
-                              tenancy=frozenset({"vrf-lite", "evpn-vxlan"})),
+    # MULTIPATH_NUM; the kernel hashes with a random key per boot (net.ipv4.fib_multipath_hash_seed, 6.11+,
+    # sets one; frr.conf cannot), so every switch hashes differently; PTP: linuxptp ptp4l
+    capabilities=Capabilities(bfd=True, sets_mtu=False, max_mtu=65535, maximum_paths=256, hash_seed="random",
+                              tenancy=frozenset({"vrf-lite", "evpn-vxlan"}),
+                              ptp_profiles=frozenset({"default-1588", "g8275.1", "g8275.2"})),
     lab_node=True,
     leaf_announces_own_only=True,
     not_deployed=_FRR_NO_QOS,
     impact="fabricgen.platforms.frr.change:impact",
     drain="fabricgen.platforms.frr.change:drained",
+    ptp_reader="fabricgen.platforms.frr.extract:ptp_frr",
 )
 
 _SONIC = replace(
@@ -366,7 +397,12 @@ _SONIC = replace(
     capabilities=replace(_FRR.capabilities, lossless_qos=True, pfc_watchdog=True,
                          watchdog_actions=frozenset({"drop", "forward", "alert"}),  # PFC_WD.action
                          dynamic_buffers=True, sets_mtu=True, max_mtu=9216, ecn_default=SONIC_COMMUNITY_ECN,
-                         ecn_from_sku=True),
+                         ecn_from_sku=True, ptp_profiles=frozenset(),
+                         ptp_missing="SONiC has no PTP yet (sonic-net/SONiC#2324 is open)",
+                         # ecmp_hash_seed/offset come from DEVICE_METADATA.type (orchagent's switch.json.j2);
+                         # SWITCH_HASH|GLOBAL ecmp_hash_algorithm (sonic-hash.yang, stypes:hash-algorithm)
+                         hash_seed="fixed", hash_algorithms=frozenset({"crc32", "crc16", "xor"})),
+    hash_seed_fn="fabricgen.platforms.sonic.render:hash_seed",
     not_deployed=(),
     pointer_file="config_db.json",
     bgp_file="frr.conf",
@@ -376,6 +412,7 @@ _SONIC = replace(
     lossless_apply="fabricgen.platforms.sonic.change:lossless_apply",
     impact="fabricgen.platforms.sonic.change:impact",
     drain="fabricgen.platforms.sonic.change:drained",
+    ptp_reader="",
     # FRR as the bgp container starts it, with a ConfigDB stand-in (lab.sonic_box)
     lab_box="fabricgen.lab.from_plan:sonic_node_box",
 )
@@ -404,12 +441,17 @@ _EOS = PlatformRecord(
         max_mtu=9214,
         strict_queues_highest=True,  # `no priority` makes a tx-queue and every lower one round-robin
         maximum_paths=600,  # `maximum-paths <1-600>`
+        # no seed: pyavd's eos_cli_config_gen schema has no hash seed key (load_balance.policies.sand_profiles
+        # holds UDP payload fields only) and no seed command is confirmed for both chip families (Strata, Sand)
+        hash_seed="none",
         ecn_default=ARISTA_ECN,
+        ptp_profiles=frozenset({"default-1588", "g8275.1", "g8275.2"}),  # eos_cli_config_gen ptp.profile
     ),
     fact_cost_s=0.0025,
     extract_in_pool=True,
     impact="fabricgen.platforms.eos.change:impact",
     drain="fabricgen.platforms.eos.change:drained",
+    ptp_reader="fabricgen.platforms.eos.extract:ptp_eos",
 )
 
 _RECORDS: tuple[PlatformRecord, ...] = (_NXOS, _SONIC, _FRR, _EOS)
@@ -426,7 +468,7 @@ _HOST = PlatformRecord(
     containerlab_kind="linux",
     containerlab_image="alpine:3",
     extractor="",
-    capabilities=Capabilities(lossless_qos=True),
+    capabilities=Capabilities(lossless_qos=True, ptp_profiles=frozenset({"default-1588", "g8275.1", "g8275.2"})),
     output_dir="hosts",
     per_device_dir=False,
     executable=True,

@@ -114,6 +114,7 @@ class NxInterface:
     no_redirects: bool  # BFD needs ICMP redirects off
     pause_policy: str = ""  # ingress queuing policy with pause buffers (`service-policy type queuing input`)
     no_bfd_echo: bool = False  # BFD toward a peer that is not NX-OS: asynchronous mode only
+    ptp: bool = False  # a PTP port of the switch's boundary clock (`ptp`)
     vrf: str = ""  # tenant VRF ("" = default)
 
 
@@ -216,6 +217,16 @@ class Dlb:
     flowlet_aging: int  # 0 = not emitted (per-packet mode)
 
 
+@dataclass(frozen=True, slots=True)
+class NxPtp:
+    """The global lines of an NX-OS PTP boundary clock (the default 1588 profile, E2E over UDPv4)."""
+
+    source: str  # `ptp source`: the loopback
+    domain: int
+    priority1: int
+    priority2: int
+
+
 @dataclass(slots=True)
 class NxosConfig:
     """Everything the NX-OS template prints for one switch."""
@@ -239,6 +250,7 @@ class NxosConfig:
     route_maps: list[RouteMap] = field(default_factory=list)
     bgp: NxBgp | None = None
     tenancy: NxTenancy | None = None  # tenant VRFs, NVE and EVPN (fabricgen.platforms.nxos.tenants)
+    ptp: NxPtp | None = None
 
 
 # --------------------------------------------------------------------------- helpers
@@ -290,13 +302,28 @@ def wred_for(profile: QosProfile) -> Wred:
     return Wred(min_kb, max_kb, profile.ecn_probability, profile.name)
 
 
-def load_sharing(hash_fields: Iterable[str]) -> str:
-    """`ip load-sharing` line: L3 source-destination, plus L4 ports (RoCEv2 entropy = UDP source port)."""
+def load_sharing(hash_fields: Iterable[str], rotate: int = 0, universal_id: int = 0) -> str:
+    """`ip load-sharing` line: L3 source-destination, plus L4 ports (RoCEv2 entropy = UDP source port), and the
+    tier's hash rotation and seed so consecutive tiers choose independently (no polarization).
+
+    Syntax: Cisco NX-API REST SDK guide, "Configuring ECMP Load Balancing" (`ip load-sharing address
+    source-destination ... rotate 43 universal-id 1`; ipv4IPLoadSharing rotate / universalID, 0 = default).
+    """
     fields = set(hash_fields)
     line = "ip load-sharing address source-destination"
     if fields & {"l4-src-port", "l4-dst-port"}:
         line += " port source-destination"
+    if rotate:
+        line += f" rotate {rotate}"
+    if universal_id:
+        line += f" universal-id {universal_id}"
     return line
+
+
+def _seed(plan: Plan, sw: Switch) -> tuple[int, int]:
+    """(rotate, universal-id) the plan gives this switch's role."""
+    h = plan.hashing.get(sw.role)
+    return (h.rotate, h.seed) if h is not None and not h.per_switch else (0, 0)
 
 
 def _split(total: int, parts: int) -> list[int]:
@@ -494,11 +521,13 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
     policy = plan.qos
     bfd_on = sw.bgp is not None and sw.bgp.bfd and any(n.bfd for n in sw.bgp.neighbors)
     pauses = pause_policies(sw, plan)
+    clock = plan.ptp.clocks.get(sw.hostname) if plan.ptp is not None else None
+    ptp_ports = {p.name for p in clock.ports} if clock is not None else set()
     interfaces = [
         NxInterface(itf.name, itf.description, itf.mtu, itf.ipv4, itf.ipv6, POLICY_CLASSIFICATION,
                     policy.watchdog_enabled, bfd_on,
                     pauses[itf.qos_profile].name if itf.qos_profile in pauses else "",
-                    bfd_on and not _nxos_peer(plan, itf))
+                    bfd_on and not _nxos_peer(plan, itf), itf.name in ptp_ports)
         for itf in roce_interfaces(sw)
     ]
     tenancy = tenancy_config(sw, plan)
@@ -516,6 +545,8 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
     features.append("lldp")
     if tenancy is not None and tenancy.vtep:
         features += EVPN_FEATURES
+    if clock is not None:
+        features.append("ptp")
     bfd = None
     if bfd_on:
         assert sw.bgp is not None
@@ -534,7 +565,7 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
         breakouts=breakout_lines(panel),
         pause_policies=list(pauses.values()),
         qos=build_qos(policy, wred_for(ecn_profile(sw, plan)), build_watchdog(policy)),
-        load_sharing=load_sharing(plan.settings.hash_fields),
+        load_sharing=load_sharing(plan.settings.hash_fields, *_seed(plan, sw)),
         bfd=bfd,
         dlb=dlb,
         tenancy=tenancy,
@@ -542,6 +573,8 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
     if sw.bgp is not None:
         cfg.prefix_lists, cfg.route_maps = redistribution(sw, plan)
         cfg.bgp = build_bgp(sw)
+    if clock is not None and plan.ptp is not None:
+        cfg.ptp = NxPtp(clock.source_ip, plan.ptp.domain, clock.priority1, clock.priority2)
     return cfg
 
 
