@@ -12,7 +12,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from fabricgen.analyze.hashing import HASHES
+from fabricgen.analyze.hashing import HASHES, SEED_SCHEMES
 
 DEFAULT_INTENT = "inventory/fabric.yaml"
 
@@ -81,6 +81,8 @@ def print_ecmp(result: dict[str, Any]) -> None:
     con.print(f"[bold]{result['fabric']}[/bold]: {result['pattern']} per rail, {cols[0]['connections']} connections; "
               f"hash {result['hash']} over {', '.join(result['hash_fields'])} (a model: real ASIC hashes are "
               f"proprietary)" + ("; the plan enables adaptive routing" if result["adaptive_routing_planned"] else ""))
+    for role, how in result.get("seeds_from", {}).items():
+        con.print(f"  {role} hash seed: {how}")
     t = Table(title="ECMP load: max/mean per tier, slowdown of the collective")
     t.add_column("")
     for c in cols:
@@ -128,9 +130,10 @@ def _jobs_for(args: argparse.Namespace, fabric: Any) -> list[Any]:
     from fabricgen.analyze.flows import whole_fabric_job
     from fabricgen.analyze.jobs import load_jobs
 
+    qps = args.qps_per_conn or fabric.qps
     if getattr(args, "jobs", None):
-        return load_jobs(args.jobs, fabric, args.pattern, args.qps_per_conn)
-    return [whole_fabric_job(fabric, args.pattern, args.qps_per_conn)]
+        return load_jobs(args.jobs, fabric, args.pattern, qps)
+    return [whole_fabric_job(fabric, args.pattern, qps)]
 
 
 def cmd_failures(args: argparse.Namespace) -> int:
@@ -139,8 +142,9 @@ def cmd_failures(args: argparse.Namespace) -> int:
     from fabricgen.plan.build import load_plan
 
     fabric = from_plan(load_plan(args.intent))
-    seeds = "tier" if args.seed_per_tier else args.seeds
-    result = failures_report(fabric, _jobs_for(args, fabric), args.hash, seeds, args.fail, args.any,
+    seeds = "tier" if args.seed_per_tier else args.seeds or "plan"
+    result = failures_report(fabric, _jobs_for(args, fabric), args.hash or fabric.hash_kind, seeds, args.fail,
+                             args.any,
                              args.min_rail_capacity, args.top)
     write_result(result, args.output)
     if args.format == "json":
@@ -269,10 +273,12 @@ def register_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                                     "what-if columns for more QPs, per-tier seeds and adaptive routing.")
     _intent(e)
     e.add_argument("--pattern", choices=["ring", "tree", "alltoall"], default="ring")
-    e.add_argument("--qps-per-conn", type=int, default=1, metavar="N", help="QPs per connection (default 1)")
-    e.add_argument("--hash", choices=list(HASHES), default="crc32", help="modelled hash (default crc32)")
-    e.add_argument("--seeds", choices=["same", "tier", "switch"], default="same",
-                   help="hash seed per switch: one for all (default), per tier, or per switch")
+    e.add_argument("--qps-per-conn", type=int, metavar="N",
+                   help="QPs per connection (default: the plan's, qos.nic.qps_per_connection)")
+    e.add_argument("--hash", choices=list(HASHES), help="modelled hash (default: the plan's, ecmp.algorithm)")
+    e.add_argument("--seeds", choices=list(SEED_SCHEMES),
+                   help="hash seeds: as each switch's platform renders them (plan, default), one for all, per "
+                        "tier, or per switch")
     e.add_argument("--seed-per-tier", action="store_true", help="same as --seeds tier")
     e.add_argument("--cross-rail", action="store_true",
                    help="alltoall from every GPU to every GPU over the sender's NIC (NCCL without PXN)")
@@ -287,9 +293,9 @@ def register_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     f.add_argument("--fail", metavar="DEV|DEV:PORT,...", help="one scenario: these switches and cables down")
     f.add_argument("--any", type=int, choices=[1, 2], default=1, help="every single (1) or double (2) failure")
     f.add_argument("--pattern", choices=["ring", "tree", "alltoall"], default="ring")
-    f.add_argument("--qps-per-conn", type=int, default=1, metavar="N")
-    f.add_argument("--hash", choices=list(HASHES), default="crc32")
-    f.add_argument("--seeds", choices=["same", "tier", "switch"], default="same")
+    f.add_argument("--qps-per-conn", type=int, metavar="N", help="default: the plan's")
+    f.add_argument("--hash", choices=list(HASHES), help="default: the plan's")
+    f.add_argument("--seeds", choices=list(SEED_SCHEMES), help="default: the plan's (plan)")
     f.add_argument("--seed-per-tier", action="store_true")
     f.add_argument("--jobs", metavar="FILE")
     f.add_argument("--min-rail-capacity", type=float, default=0.75, metavar="FRACTION",

@@ -304,7 +304,7 @@ def evaluate(fabric: Fabric, routes: Routes, jobs: list[Job], setting: Setting, 
     if setting.adaptive:
         loads = loads_spread(routes, flows)
     else:
-        model = hash_model(setting.hash, fabric.rank, setting.seeds, salt)
+        model = hash_model(setting.hash, fabric.rank, setting.seeds, salt, (fabric.hash_seed, fabric.hash_rotate))
         tr = route_hashed(routes, flows, model)
         loads = loads_hashed(fabric, flows, tr)
         pol = polarization(fabric, routes, tr)
@@ -327,21 +327,40 @@ def evaluate(fabric: Fabric, routes: Routes, jobs: list[Job], setting: Setting, 
     }
 
 
-def settings_for(qps: int, hash_kind: str, seeds: str) -> list[Setting]:
-    """The asked setting plus the what-if columns: more QPs, per-tier seeds, adaptive routing."""
+SEED_LABEL = {"plan": "seeds as planned", "same": "one seed everywhere", "tier": "per-tier seeds",
+              "switch": "per-switch seeds"}
+
+
+def settings_for(qps: int, hash_kind: str, seeds: str, adaptive: bool = False, planned: bool = True) -> list[Setting]:
+    """The fabric as configured (the plan's, or what the flags override) plus the what-if columns: more QPs,
+    the other seed scheme (one seed everywhere against the plan's) and adaptive routing on or off."""
     more = max(4 * qps, 8)
-    other_seeds = "tier" if seeds != "tier" else "same"
+    other_seeds = "same" if seeds in ("plan", "tier", "switch") else "plan"
+    first = "as planned" if planned else "as asked"
+    base = Setting(f"{first}: {qps} QP{'s' if qps > 1 else ''}, {hash_kind}, {SEED_LABEL[seeds]}"
+                   + (", adaptive routing" if adaptive else ""), qps, hash_kind, seeds, adaptive)
     return [
-        Setting(f"{qps} QP{'s' if qps > 1 else ''}, {hash_kind}, {seeds} seed", qps, hash_kind, seeds),
-        Setting(f"{more} QPs", more, hash_kind, seeds),
-        Setting(f"{other_seeds} seeds" if other_seeds == "tier" else "same seed", qps, hash_kind, other_seeds),
-        Setting("adaptive routing", qps, hash_kind, seeds, adaptive=True),
+        base,
+        Setting(f"{more} QPs", more, hash_kind, seeds, adaptive),
+        Setting(SEED_LABEL[other_seeds], qps, hash_kind, other_seeds),
+        Setting("no adaptive routing", qps, hash_kind, seeds) if adaptive
+        else Setting("adaptive routing", qps, hash_kind, seeds, adaptive=True),
     ]
 
 
-def ecmp_report(fabric: Fabric, pattern: str, qps: int, hash_kind: str, seeds: str, jobs_file: str | None = None,
-                cross_rail: bool = False, salt: int = 0) -> dict[str, Any]:
-    """The whole `analyze ecmp` result: one column per setting, link loads of the first for heat maps."""
+def ecmp_report(fabric: Fabric, pattern: str, qps: int | None = None, hash_kind: str | None = None,
+                seeds: str | None = None, jobs_file: str | None = None, cross_rail: bool = False,
+                salt: int = 0) -> dict[str, Any]:
+    """The whole `analyze ecmp` result: one column per setting, link loads of the first for heat maps.
+
+    QPs, hash and seeds left None are the plan's (qos.nic.qps_per_connection, ecmp.algorithm, each switch's
+    seed as its platform renders it), and so is adaptive routing: the first column is the fabric as
+    configured unless a flag overrides it.
+    """
+    planned = qps is None and hash_kind is None and seeds is None
+    qps = fabric.qps if qps is None else qps
+    hash_kind = fabric.hash_kind if hash_kind is None else hash_kind
+    seeds = "plan" if seeds is None else seeds
     from fabricgen.analyze.flows import whole_fabric_job
     from fabricgen.analyze.jobs import load_jobs
     from fabricgen.analyze.routing import compute_routes
@@ -353,7 +372,8 @@ def ecmp_report(fabric: Fabric, pattern: str, qps: int, hash_kind: str, seeds: s
     jobs = (load_jobs(jobs_file, fabric, pattern, qps, cross_rail) if jobs_file
             else [whole_fabric_job(fabric, pattern, qps, cross_rail=cross_rail)])
     routes = compute_routes(fabric)
-    columns = [evaluate(fabric, routes, jobs, s, salt) for s in settings_for(qps, hash_kind, seeds)]
+    adaptive = fabric.adaptive_routing and planned
+    columns = [evaluate(fabric, routes, jobs, s, salt) for s in settings_for(qps, hash_kind, seeds, adaptive, planned)]
     link_load = columns[0].pop("link_load")
     for c in columns[1:]:
         c.pop("link_load")
@@ -363,6 +383,7 @@ def ecmp_report(fabric: Fabric, pattern: str, qps: int, hash_kind: str, seeds: s
         "pattern": pattern + (" (cross-rail)" if cross_rail else ""),
         "hash": hash_kind,
         "hash_fields": list(fabric.hash_fields),
+        "seeds_from": dict(fabric.hash_how) if seeds == "plan" else {},
         "adaptive_routing_planned": fabric.adaptive_routing,
         "columns": columns,
         "link_load": {"arcs": [fabric.arc_label(a) for a in range(fabric.switch_arcs)],

@@ -13,6 +13,7 @@ every direction of every cable.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from fabricgen.intent.model import Intent
-from fabricgen.plan.model import Plan
+from fabricgen.plan.model import Plan, Switch
 
 # Tier rank of a role: traffic climbs ranks on the way up, descends on the way down.
 RANK = {"leaf": 0, "spine": 1, "super_spine": 2}
@@ -64,6 +65,12 @@ class Fabric:
     servers: list[str]
     hash_fields: tuple[str, ...]
     adaptive_routing: bool  # the plan turns adaptive routing on for fabric ports
+    # The hash as planned (plan.hashing): modelled hash, each switch's seed and rotation, where they come from
+    hash_kind: str = "crc32"
+    hash_seed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint32))
+    hash_rotate: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint8))
+    hash_how: dict[str, str] = field(default_factory=dict)  # role -> where its seed comes from
+    qps: int = 1  # QPs per connection the NICs open (qos.nic.qps_per_connection)
     index: dict[str, int] = field(default_factory=dict)
     lists: dict[str, list[Any]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -182,7 +189,28 @@ def from_plan(plan: Plan) -> Fabric:
         hash_fields=tuple(plan.settings.hash_fields),
         adaptive_routing=adaptive,
         index=index,
+        **_hashing(plan, switches),
     )
+
+
+def _hashing(plan: Plan, switches: list[Switch]) -> dict[str, Any]:
+    """The plan's hash per switch; a per-switch random key (Linux) becomes a stable stand-in from the name."""
+    seeds = np.zeros(len(switches), dtype=np.uint32)
+    rotate = np.zeros(len(switches), dtype=np.uint8)
+    kind = "crc32"
+    for i, sw in enumerate(switches):
+        h = plan.hashing.get(sw.role)
+        if h is None:
+            continue
+        kind = h.algorithm
+        if h.per_switch:
+            key = int.from_bytes(hashlib.sha256(sw.hostname.encode()).digest()[:5], "big")
+            seeds[i], rotate[i] = key & 0xFFFFFFFF, (key >> 32) % 16
+        else:
+            seeds[i], rotate[i] = h.seed, h.rotate
+    qps = plan.qos.nic_qps_per_connection if plan.qos is not None else 1
+    return {"hash_kind": kind, "hash_seed": seeds, "hash_rotate": rotate,
+            "hash_how": {role: h.how for role, h in plan.hashing.items()}, "qps": qps}
 
 
 def replan_with_asn_scheme(intent: Intent, plan: Plan, scheme: str) -> Plan:

@@ -129,12 +129,22 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
-def hash_model(kind: str, rank: np.ndarray, seeds: str = "same", base_seed: int = 0) -> HashModel:
-    """Seeds `same` (one seed everywhere, the SAI default 0), `tier` (per tier) or `switch` (per switch)."""
+SEED_SCHEMES = ("plan", "same", "tier", "switch")
+
+
+def hash_model(kind: str, rank: np.ndarray, seeds: str = "same", base_seed: int = 0,
+               planned: tuple[np.ndarray, np.ndarray] | None = None) -> HashModel:
+    """Seeds `plan` (each switch's seed and rotation as planned: `planned`), `same` (one seed everywhere, the
+    SAI default 0), `tier` (per tier) or `switch` (per switch)."""
     if kind not in HASHES:
         raise ValueError(f"unknown hash {kind!r}; use one of {', '.join(HASHES)}")
     n = len(rank)
-    if seeds == "same":
+    if seeds == "plan":
+        if planned is None:
+            raise ValueError("seeds 'plan' needs the planned seeds and rotations")
+        s = planned[0].astype(np.uint64) + np.uint64(base_seed)
+        o = planned[1].astype(np.uint64)
+    elif seeds == "same":
         s = np.full(n, base_seed, dtype=np.uint64)
         o = np.zeros(n, dtype=np.uint64)
     elif seeds == "tier":
@@ -147,5 +157,5 @@ def hash_model(kind: str, rank: np.ndarray, seeds: str = "same", base_seed: int 
         s = m & np.uint64(0xFFFFFFFF)
         o = (m >> np.uint64(32)) % np.uint64(WIDTH[kind])
     else:
-        raise ValueError(f"unknown seed scheme {seeds!r}; use same, tier or switch")
+        raise ValueError(f"unknown seed scheme {seeds!r}; use {', '.join(SEED_SCHEMES)}")
     return HashModel(kind, (s & np.uint64(0xFFFFFFFF)).astype(np.uint32), o.astype(np.uint8))

@@ -125,6 +125,11 @@ class Capabilities:
     adaptive_routing_modes: frozenset[str] = frozenset()  # modes it renders; empty = no adaptive routing
     adaptive_routing_needs_reload: bool = False  # enabling it only takes effect after a reload
     qp_hashing: bool = False  # can hash on the RoCE queue pair (UDF on the BTH destination QP)
+    # Where its ECMP hash seed comes from: "config" (the intent's per-tier seed and rotation are rendered),
+    # "fixed" (the platform derives it itself: record.hash_seed_fn), "random" (a random key per switch),
+    # "none" (no seed setting: every switch of a model hashes alike).
+    hash_seed: Literal["config", "fixed", "random", "none"] = "none"
+    hash_algorithms: frozenset[str] = frozenset()  # modelled hashes (crc32, crc16, xor) its config can select
     pfc_watchdog: bool = False  # renders a PFC watchdog
     watchdog_actions: frozenset[str] = frozenset()  # storm actions it implements (intent names: drop, forward, alert)
     watchdog_timers: WatchdogFacts | None = None  # None: any timers the intent validates are rendered as they are
@@ -154,6 +159,10 @@ class Capabilities:
         kind, _, arg = capability.partition(" ")
         if kind == "adaptive-routing":
             return self.adaptive_routing(arg)
+        if kind == "hash-seed":
+            return self.hash_seed == "config"
+        if kind == "hash-algorithm":
+            return arg in self.hash_algorithms
         if kind == "tenancy":
             return arg in self.tenancy
         return bool(getattr(self, kind.replace("-", "_")))
@@ -236,6 +245,7 @@ class PlatformRecord:
     drain: str = ""  # (candidate, on) -> candidate: BGP graceful shutdown ("" = it cannot be drained)
     saved_config: Literal["startup", "running"] = "startup"  # the get_config() side that holds the saved config
     lab_box: str = ""  # (plan, switch) -> lab.topology.SonicBox-like extras of its lab node ("" = plain FRR node)
+    hash_seed_fn: str = ""  # (role) -> (seed, rotate, how): the seed a "fixed" hash_seed platform gives a role
 
     @property
     def main_file(self) -> str:
@@ -305,7 +315,10 @@ _NXOS = PlatformRecord(
         lossless_qos=True,
         adaptive_routing_modes=frozenset({"flowlet", "per-packet"}),
         adaptive_routing_needs_reload=True,
-        qp_hashing=False,
+        qp_hashing=False,  # UDF hashing on the BTH destination QP: no catalogued model confirmed
+        # `ip load-sharing ... rotate <0-63> universal-id <id>` (Cisco NX-API REST SDK guide, "Configuring ECMP
+        # Load Balancing": ipv4IPLoadSharing rotate / universalID); the hash function itself is not selectable
+        hash_seed="config",
         pfc_watchdog=True,
         watchdog_actions=frozenset({"drop"}),  # NX-OS has no forward or alert-only action
         watchdog_timers=WatchdogFacts(interval_ms=(100, 1000), detection_multiplier=(1, 10),
@@ -340,7 +353,9 @@ _FRR = PlatformRecord(
     containerlab_image="docker-sonic-vs:latest",
     extractor="fabricgen.platforms.frr.extract:extract_frr",
     file_checks=(("frr-parse", "frr.conf"),),
-    capabilities=Capabilities(bfd=True, sets_mtu=False, max_mtu=65535, maximum_paths=256,  # MULTIPATH_NUM
+    # MULTIPATH_NUM; the kernel hashes with a random key per boot (net.ipv4.fib_multipath_hash_seed, 6.11+,
+    # sets one; frr.conf cannot), so every switch hashes differently
+    capabilities=Capabilities(bfd=True, sets_mtu=False, max_mtu=65535, maximum_paths=256, hash_seed="random",
                               tenancy=frozenset({"vrf-lite", "evpn-vxlan"})),
     lab_node=True,
     leaf_announces_own_only=True,
@@ -361,7 +376,11 @@ _SONIC = replace(
     capabilities=replace(_FRR.capabilities, lossless_qos=True, pfc_watchdog=True,
                          watchdog_actions=frozenset({"drop", "forward", "alert"}),  # PFC_WD.action
                          dynamic_buffers=True, sets_mtu=True, max_mtu=9216, ecn_default=SONIC_COMMUNITY_ECN,
-                         ecn_from_sku=True),
+                         ecn_from_sku=True,
+                         # ecmp_hash_seed/offset come from DEVICE_METADATA.type (orchagent's switch.json.j2);
+                         # SWITCH_HASH|GLOBAL ecmp_hash_algorithm (sonic-hash.yang, stypes:hash-algorithm)
+                         hash_seed="fixed", hash_algorithms=frozenset({"crc32", "crc16", "xor"})),
+    hash_seed_fn="fabricgen.platforms.sonic.render:hash_seed",
     not_deployed=(),
     pointer_file="config_db.json",
     bgp_file="frr.conf",
@@ -399,6 +418,9 @@ _EOS = PlatformRecord(
         max_mtu=9214,
         strict_queues_highest=True,  # `no priority` makes a tx-queue and every lower one round-robin
         maximum_paths=600,  # `maximum-paths <1-600>`
+        # no seed: pyavd's eos_cli_config_gen schema has no hash seed key (load_balance.policies.sand_profiles
+        # holds UDP payload fields only) and no seed command is confirmed for both chip families (Strata, Sand)
+        hash_seed="none",
         ecn_default=ARISTA_ECN,
     ),
     fact_cost_s=0.0025,

@@ -502,7 +502,27 @@ class AdaptiveRouting(_Model):
     mac_address: MacAddress = "00:cc:cc:cc:cc:cc"
 
 
+class TierHash(_Model):
+    """One tier's hash seed and rotation: different per tier, so consecutive hops do not repeat a choice."""
+
+    seed: Int = Field(ge=0, le=65535, description="NX-OS `universal-id`; SONiC takes it from DEVICE_METADATA.type")
+    rotate: Int = Field(default=0, ge=0, le=63, description="NX-OS `rotate` (0-63 of the 64-bit hash key)")
+
+
+class TierHashes(_Model):
+    """Per tier, defaults distinct: SONiC's own per-type values (orchagent switch.json.j2) and 50/5 on top."""
+
+    leaf: TierHash = TierHash(seed=10, rotate=10)
+    spine: TierHash = TierHash(seed=25, rotate=0)
+    super_spine: TierHash = TierHash(seed=50, rotate=5)
+
+
 class Ecmp(_Model):
+    algorithm: Literal["crc32", "crc16", "xor"] = Field(
+        default="crc32", description="the hash the analysis models; rendered where the platform selects one (SONiC "
+        "SWITCH_HASH ecmp_hash_algorithm) when set explicitly")
+    seeds: TierHashes = TierHashes()
+    qp_hashing: Flag = Field(default=False, description="hash on the RoCE BTH destination QP (UDF)")
     hash_fields: tuple[Literal["src-ip", "dst-ip", "l4-src-port", "l4-dst-port", "ip-protocol"], ...] = (
         "src-ip",
         "dst-ip",

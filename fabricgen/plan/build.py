@@ -19,7 +19,7 @@ from fabricgen.catalog.skus import RoleHardware, SkuError, breakout_role_hardwar
 from fabricgen.errors import FabricError, Problem
 from fabricgen.intent.model import Intent, PortGroup, SwitchModel, line_for, load_intent
 from fabricgen.plan import qos
-from fabricgen.plan.ecmp import plan_adaptive_routing
+from fabricgen.plan.ecmp import plan_adaptive_routing, plan_hashing
 from fabricgen.plan.model import ROLES, Design, FabricSettings, HealthLimits, Plan, Pools, Role, RoleModel
 from fabricgen.plan.tenants import plan_tenants
 from fabricgen.plan.topology import TopologyError, build_topology, check_size, design, layout
@@ -65,6 +65,9 @@ def unsupported_settings(intent: Intent) -> list[Problem]:
                                     f"queues only above its round-robin ones: the CNP class {intent.qos.cnp_tc} is "
                                     f"below the lossless class {max(lossless)}", "give CNPs a traffic class above "
                                     "every lossless one (e.g. qos.cnp_tc: 6)"))
+    if intent.ecmp.qp_hashing:
+        lacks("ecmp.qp_hashing", "qp-hashing", "set ecmp.qp_hashing: false (more QPs per connection, "
+              "qos.nic.qps_per_connection, spread RoCE traffic without it)", used)
     ar = intent.ecmp.adaptive_routing
     if ar.enabled and not any(rec.capabilities.adaptive_routing(ar.mode) for rec in used.values()):
         names = ", ".join(sorted({rec.name for rec in used.values()}))
@@ -227,6 +230,7 @@ def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, 
             build_underlay(intent, d, plan)
             plan_tenants(intent, plan)  # before QoS: tenant MTUs change buffer profiles
             plan_adaptive_routing(plan, intent.ecmp.adaptive_routing)
+            plan_hashing(plan, intent.ecmp)
             qos.assign_profiles(plan, intent)
         refused = platform_problems(plan)
         if refused:

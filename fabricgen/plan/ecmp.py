@@ -1,4 +1,10 @@
-"""ECMP step of the plan: which fabric ports run adaptive routing.
+"""ECMP step of the plan: each role's hash as rendered, and which fabric ports run adaptive routing.
+
+Hash seeds differ per tier by default (ecmp.seeds), so a flow's choice at one hop says nothing about
+its choice at the next (no polarization).  Whether a switch renders the intent's seed, derives its own
+(SONiC: from DEVICE_METADATA.type), keys each switch randomly (the Linux kernel) or has no seed at all
+(EOS through pyavd) is its platform's `hash_seed` capability; `plan_hashing` records what each role will
+actually do, which is what `fabricgen analyze ecmp` models, and warns where that is not what was asked.
 
 Adaptive routing (NX-OS dynamic load balancing, Spectrum-X AR) only works between two switches
 that both do it: an NX-OS DLB member forwards to the DLB MAC of its neighbour, which a
@@ -13,10 +19,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from fabricgen.catalog.registry import capabilities
+from fabricgen.catalog.registry import capabilities, load, platform
 from fabricgen.errors import Problem
 from fabricgen.intent.model import AdaptiveRouting as AdaptiveRoutingIntent
-from fabricgen.plan.model import AdaptiveRouting, Plan, Switch
+from fabricgen.intent.model import Ecmp
+from fabricgen.plan.model import ROLES, AdaptiveRouting, Plan, Switch, SwitchHash
 
 MAX_NAMED = 4
 
@@ -66,3 +73,52 @@ def plan_adaptive_routing(plan: Plan, ar: AdaptiveRoutingIntent) -> None:
             f"cannot do it; they use plain ECMP ({shown})",
             "accept plain ECMP on those links, or use switches that do adaptive routing at both ends",
         ))
+
+
+def plan_hashing(plan: Plan, ecmp: Ecmp) -> None:
+    """Each role's ECMP hash as its platform renders it; a warning names every capability that falls short."""
+    explicit = plan.settings.explicit
+    algorithm_asked = "ecmp.algorithm" in explicit
+    for role in ROLES:
+        name = plan.settings.platforms.get(role)
+        if name is None or not any(sw.role == role for sw in plan.switches.values()):
+            continue
+        rec = platform(name)
+        caps = rec.capabilities
+        tier = getattr(ecmp.seeds, role)
+        where = f"ecmp.seeds.{role}"
+        seeds_asked = any(p == where or p.startswith(where + ".") for p in explicit)
+        per_switch = False
+        if caps.hash_seed == "config":
+            seed, rotate, how = tier.seed, tier.rotate, f"{name} config, from {where}"
+        elif caps.hash_seed == "fixed":
+            seed, rotate, how = load(rec.hash_seed_fn)(role)
+            if seeds_asked and (seed, rotate) != (tier.seed, tier.rotate):
+                plan.warnings.append(Problem(where, f"{name} lacks the capability `hash-seed`: its {role} switches "
+                                             f"hash with seed {seed}, offset {rotate} ({how}), not the intent's "
+                                             f"{tier.seed}/{tier.rotate}", f"set {where} to seed: {seed}, rotate: "
+                                             f"{rotate} to say what the switches do"))
+        elif caps.hash_seed == "random":
+            seed, rotate, per_switch = 0, 0, True
+            how = "the kernel's random key per switch (frr.conf sets none)"
+            if seeds_asked:
+                plan.warnings.append(Problem(where, f"{name} lacks the capability `hash-seed`: each switch hashes "
+                                             "with the kernel's own random key, not the intent's seed", "leave "
+                                             f"{where} out for {name} switches (their seeds differ anyway)"))
+        else:
+            seed, rotate, how = 0, 0, f"none: {name} renders no hash seed, every switch of a model hashes alike"
+            plan.warnings.append(Problem(where, f"{name} lacks the capability `hash-seed`: its {role} switches "
+                                         "keep the chip's default seed, the same as every other switch of the "
+                                         "model, so consecutive hops can repeat a choice (ECMP polarization)",
+                                         "give another tier a platform whose seed differs (`fabricgen analyze "
+                                         "ecmp` shows the effect), or accept it"))
+        rendered = ""
+        if algorithm_asked:
+            if caps.has(f"hash-algorithm {ecmp.algorithm}"):
+                rendered = ecmp.algorithm
+            else:
+                plan.warnings.append(Problem("ecmp.algorithm", f"{name} ({role}) lacks the capability "
+                                             f"`hash-algorithm {ecmp.algorithm}`: its switches keep their own "
+                                             "hash function", "leave ecmp.algorithm out, or accept that the "
+                                             "analysis models a hash those switches may not use"))
+        plan.hashing[role] = SwitchHash(ecmp.algorithm, seed, rotate, per_switch, rendered, how)

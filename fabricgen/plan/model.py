@@ -357,6 +357,18 @@ class AdaptiveRouting:
 
 
 @dataclass(frozen=True, slots=True)
+class SwitchHash:
+    """What the ECMP hash of a role's switches does as rendered: the analysis models exactly this."""
+
+    algorithm: str  # the modelled hash (analyze.hashing: crc32, crc16, xor)
+    seed: int
+    rotate: int  # right rotation of the hash before the member is picked (NX-OS rotate, SAI hash offset)
+    per_switch: bool  # each switch has its own random key (Linux's per-boot key): seed/rotate do not apply
+    rendered_algorithm: str  # the modelled hash the config selects ("" = the platform's default hash)
+    how: str  # where the seed comes from, as `plan` says it
+
+
+@dataclass(frozen=True, slots=True)
 class FabricSettings:
     """What later stages need from the intent, resolved: the plan never hands out the intent itself."""
 
@@ -387,6 +399,7 @@ class Plan:
     oversubscription: dict[str, float] = field(default_factory=dict)  # tier -> measured down:up bandwidth
     pool_use: dict[str, tuple[int, int]] = field(default_factory=dict)  # pool -> (addresses used, size)
     adaptive_routing: AdaptiveRouting = field(default_factory=AdaptiveRouting)
+    hashing: dict[Role, SwitchHash] = field(default_factory=dict)  # each role's ECMP hash as rendered
     health: HealthLimits = field(default_factory=HealthLimits)  # limits of validate --health
     source: str = "<intent>"  # the intent file the plan came from
     hardware: dict[Role, RoleHardware] = field(default_factory=dict)  # each role's SKU and the cages it uses

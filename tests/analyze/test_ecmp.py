@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fabricgen.analyze.ecmp import Setting, evaluate, loads_hashed, route_hashed
+from fabricgen.analyze.ecmp import Setting, ecmp_report, evaluate, loads_hashed, route_hashed
 from fabricgen.analyze.fabric import from_plan
 from fabricgen.analyze.flows import Job, generate, udp_sport, whole_fabric_job
 from fabricgen.analyze.hashing import hash_keys, hash_model
@@ -148,3 +148,32 @@ def test_cli_jobs_bad_server_exits_2(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["analyze", "ecmp", "-i", str(EXAMPLE), "--jobs", str(jobs)]) == 2
     err = capsys.readouterr().err
     assert f"{jobs}:5" in err and "jobs.0.servers.1" in err and "gpu9999" in err
+
+
+def test_analyze_defaults_to_the_fabric_as_planned(example_plan) -> None:  # type: ignore[no-untyped-def]
+    """Issue 24: with no flags the first column is what the example renders (SONiC leaves seeded by their device
+    type, NX-OS spines by universal-id 25, 4 QPs from qos.nic): no polarization; one seed everywhere is the what-if
+    beside it and polarizes completely."""
+    fabric = from_plan(example_plan)
+    assert fabric.qps == 4 and fabric.hash_kind == "crc32"
+    leaf, spine = fabric.index["ai256-leaf01"], fabric.index["ai256-spine01"]
+    assert (int(fabric.hash_seed[leaf]), int(fabric.hash_rotate[leaf])) == (10, 10)
+    assert (int(fabric.hash_seed[spine]), int(fabric.hash_rotate[spine])) == (25, 0)
+    result = ecmp_report(fabric, "alltoall", cross_rail=True)
+    planned, more, same, adaptive = result["columns"]
+    assert planned["setting"] == "as planned: 4 QPs, crc32, seeds as planned"
+    assert planned["qps_per_conn"] == 4 and planned["seeds"] == "plan"
+    assert planned["polarization"]["leaf->spine"] < 0.05
+    assert same["setting"] == "one seed everywhere" and same["polarization"]["leaf->spine"] > 0.9
+    assert planned["slowdown"] < 1.2 < 2.0 < same["slowdown"]
+    assert adaptive["setting"] == "adaptive routing" and adaptive["slowdown"] == pytest.approx(1.0)
+    assert "DEVICE_METADATA.type" in result["seeds_from"]["leaf"]
+    assert result["seeds_from"]["spine"] == "nxos config, from ecmp.seeds.spine"
+
+
+def test_flags_override_the_plan() -> None:
+    fabric = fabric_of(two_su())
+    result = ecmp_report(fabric, "alltoall", qps=1, seeds="same")
+    assert result["columns"][0]["setting"] == "as asked: 1 QP, crc32, one seed everywhere"
+    assert result["columns"][2]["setting"] == "seeds as planned"
+    assert result["seeds_from"] == {}

@@ -287,13 +287,28 @@ def wred_for(profile: QosProfile) -> Wred:
     return Wred(min_kb, max_kb, profile.ecn_probability, profile.name)
 
 
-def load_sharing(hash_fields: Iterable[str]) -> str:
-    """`ip load-sharing` line: L3 source-destination, plus L4 ports (RoCEv2 entropy = UDP source port)."""
+def load_sharing(hash_fields: Iterable[str], rotate: int = 0, universal_id: int = 0) -> str:
+    """`ip load-sharing` line: L3 source-destination, plus L4 ports (RoCEv2 entropy = UDP source port), and the
+    tier's hash rotation and seed so consecutive tiers choose independently (no polarization).
+
+    Syntax: Cisco NX-API REST SDK guide, "Configuring ECMP Load Balancing" (`ip load-sharing address
+    source-destination ... rotate 43 universal-id 1`; ipv4IPLoadSharing rotate / universalID, 0 = default).
+    """
     fields = set(hash_fields)
     line = "ip load-sharing address source-destination"
     if fields & {"l4-src-port", "l4-dst-port"}:
         line += " port source-destination"
+    if rotate:
+        line += f" rotate {rotate}"
+    if universal_id:
+        line += f" universal-id {universal_id}"
     return line
+
+
+def _seed(plan: Plan, sw: Switch) -> tuple[int, int]:
+    """(rotate, universal-id) the plan gives this switch's role."""
+    h = plan.hashing.get(sw.role)
+    return (h.rotate, h.seed) if h is not None and not h.per_switch else (0, 0)
 
 
 def _split(total: int, parts: int) -> list[int]:
@@ -526,7 +541,7 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
         breakouts=breakout_lines(panel),
         pause_policies=list(pauses.values()),
         qos=build_qos(policy, wred_for(ecn_profile(sw, plan)), build_watchdog(policy)),
-        load_sharing=load_sharing(plan.settings.hash_fields),
+        load_sharing=load_sharing(plan.settings.hash_fields, *_seed(plan, sw)),
         bfd=bfd,
         dlb=dlb,
     )

@@ -109,6 +109,25 @@ FLEX_COUNTERS: dict[str, dict[str, str]] = {
     "WRED_ECN_PORT": {"FLEX_COUNTER_STATUS": "enable", "POLL_INTERVAL": "1000"},
 }
 
+# The ECMP hash seed and offset orchagent programs from DEVICE_METADATA.localhost.type (sonic-buildimage
+# dockers/docker-orchagent/switch.json.j2, SWITCH_TABLE:switch ecmp_hash_seed / ecmp_hash_offset): the first
+# substring of the type that matches, in the template's order.  "UpperSpineRouter" contains "SpineRouter",
+# so a super-spine gets the spine's seed.  ConfigDB has no seed field (sonic-hash.yang: fields and algorithm).
+TYPE_SEEDS = (("ToRRouter", 0, 0), ("LeafRouter", 10, 10), ("SpineRouter", 25, 0), ("FabricSpineRouter", 40, 0),
+              ("UpperSpineRouter", 50, 0))
+# SWITCH_HASH|GLOBAL ecmp_hash_algorithm (stypes:hash-algorithm) of each modelled hash
+HASH_ALGORITHM = {"crc32": "CRC_32LO", "crc16": "CRC_CCITT", "xor": "XOR"}
+
+
+def hash_seed(role: str) -> tuple[int, int, str]:
+    """(seed, offset, how): what orchagent gives a switch of this role (the record's hash_seed_fn)."""
+    kind = DEVICE_TYPE[role]
+    for part, seed, offset in TYPE_SEEDS:
+        if part in kind:
+            return seed, offset, f"orchagent, from DEVICE_METADATA.type {kind}"
+    return 0, 0, f"orchagent's default (DEVICE_METADATA.type {kind})"
+
+
 HASH_FIELDS = {
     "src-ip": "SRC_IP",
     "dst-ip": "DST_IP",
@@ -323,7 +342,11 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
         db["BUFFER_PG"] = buffer_pg
         db["BUFFER_QUEUE"] = buffer_queue
     db["CABLE_LENGTH"] = {CABLE_LENGTH_MAP: cable}
-    db["SWITCH_HASH"] = {"GLOBAL": {"ecmp_hash": [HASH_FIELDS[f] for f in plan.settings.hash_fields]}}
+    switch_hash: dict[str, Any] = {"ecmp_hash": [HASH_FIELDS[f] for f in plan.settings.hash_fields]}
+    rendered = plan.hashing[sw.role].rendered_algorithm if sw.role in plan.hashing else ""
+    if rendered:
+        switch_hash["ecmp_hash_algorithm"] = HASH_ALGORITHM[rendered]
+    db["SWITCH_HASH"] = {"GLOBAL": switch_hash}
     db["FLEX_COUNTER_TABLE"] = FLEX_COUNTERS
     if wd:
         pfcwd["GLOBAL"] = {"POLL_INTERVAL": str(q.watchdog_poll_ms)}
