@@ -13,6 +13,7 @@ from fabricgen.base.config_tree import ConfigLine, parse_tree
 from fabricgen.base.ssh import (
     CommandInterrupted,
     CommandResult,
+    DeviceLocked,
     NetmikoTransport,
     Transport,
     known_hosts_option,
@@ -39,7 +40,7 @@ from fabricgen.platforms.sonic.render import BGP_CONTAINER_BOOT_FIELDS, BGP_SERV
 
 __all__ = [
     "BGP_CONTAINER_BOOT_FIELDS", "BGP_SERVICE", "HEALTH_GETTERS", "RUNNING_SIDE", "CommandInterrupted", "CommandResult",
-    "ConfigLine", "EOS_DRAIN",
+    "ConfigLine", "DeviceLocked", "EOS_DRAIN",
     "LinuxHealthGetters", "NetmikoTransport", "NxosHealthGetters", "OwnershipError", "SonicHealthGetters",
     "Transport", "bgp_container_daemons", "capabilities", "expand_runs", "in_service_by_switch", "kept_notes",
     "known_hosts_option", "merge_owned", "netmiko_connect", "parse_tree", "redact", "rendered_config",

@@ -65,6 +65,7 @@ from napalm.base.netmiko_helpers import netmiko_args
 
 from fabricgen.napalm_kit import (
     CommandResult,
+    DeviceLocked,
     LinuxHealthGetters,
     NetmikoTransport,
     Transport,
@@ -75,10 +76,6 @@ from napalm_frr import parsers as P
 from napalm_frr.config import canonical_lines, missing_policy
 
 log = logging.getLogger(__name__)
-
-class DeviceLocked(CommandErrorException):
-    """Another deploy holds the device's own lock."""
-
 
 
 def listing_hunk(lines: list[str], sign: str) -> str:
@@ -655,11 +652,17 @@ class FrrDriver(LinuxHealthGetters, NetworkDriver):
     def lock_path(self) -> str:
         return f"{self.state_dir}/deploy.lock"
 
-    def fabricgen_lock(self, run: str, owner: str, takeover: frozenset[str] = frozenset()) -> None:
+    def fabricgen_lock(self, run: str, owner: str, takeover: frozenset[str] = frozenset(),
+                       who: dict[str, Any] | None = None) -> None:
         """Take the device's deploy lock (a file under its config directory), or raise DeviceLocked
-        naming the holder; a lock of a run in ``takeover`` (a dead run being resumed) is taken over.
-        Candidates a killed run left behind are removed here."""
-        text = json.dumps({"run": run, "owner": owner, "since": self._now_iso()}) + "\n"
+        naming the holder; a lock of a run in ``takeover`` (a dead run being resumed, or one
+        ``--break-lock`` found dead) is taken over.  ``who`` (user, host, PID) is stored so that a
+        later run can tell whether the holder still lives.  Candidates a killed run left behind are
+        removed here."""
+        entry: dict[str, Any] = {"run": run, "owner": owner, "since": self._now_iso()}
+        if who:
+            entry["who"] = who
+        text = json.dumps(entry) + "\n"
         d, lock = shlex.quote(self.state_dir), shlex.quote(self.lock_path)
         res = self._run(self._frr_sh(
             f"umask 077; mkdir -p {d} && find {d} -name 'fabricgen-*' -mmin +10 -delete; "
@@ -677,10 +680,11 @@ class FrrDriver(LinuxHealthGetters, NetworkDriver):
         if isinstance(holder, dict) and holder.get("run") in takeover:
             self._check(self._frr_sh(f"umask 077; cat > {lock}"), stdin=text)
             return
-        who = (f"{holder.get('owner')} (run {holder.get('run')}, since {holder.get('since')})"
-               if isinstance(holder, dict) and holder else repr(holder_text))
-        raise DeviceLocked(f"{self.hostname}: locked by another deploy: {who}; lock {self.lock_path} (fix: wait for "
-                           f"it, or remove the file once that deploy is surely gone)")
+        holder_name = (f"{holder.get('owner')} (run {holder.get('run')}, since {holder.get('since')})"
+                       if isinstance(holder, dict) and holder else repr(holder_text))
+        raise DeviceLocked(f"{self.hostname}: locked by another deploy: {holder_name}; lock {self.lock_path} (fix: "
+                           f"wait for it, or `fabricgen deploy --break-lock` once that deploy is surely gone)",
+                           holder if isinstance(holder, dict) else {})
 
     def fabricgen_unlock(self, run: str) -> None:
         lock = shlex.quote(self.lock_path)

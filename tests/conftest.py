@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -20,6 +22,7 @@ EXAMPLES = sorted((ROOT / "inventory" / "examples").glob("*.yaml"))
 # Set by .ci/run: platform data a test needs (../shared, the SONiC YANG models) must be there, so a
 # missing copy fails those tests instead of skipping them.
 REQUIRE_SHARED = "FABRICGEN_REQUIRE_SHARED"
+STATE_ENV = "FABRICGEN_STATE_DIR"  # fabricgen.deploy.state.STATE_ENV (read here before fabricgen is imported)
 YANG_MARK = "sonic_yang"  # every test that runs SONiC's YANG models; counted in the summary
 
 
@@ -41,6 +44,14 @@ def pytest_configure(config: pytest.Config) -> None:
     name a copy), unless the environment names others."""
     if SHARED_YANG.is_dir():
         os.environ.setdefault("FABRICGEN_SONIC_YANG", str(SHARED_YANG))
+    # deploy's fabric locks and journals (fabricgen.deploy.state) of this test run: never the user's own, never
+    # another run's on the same machine; deploys the tests start as subprocesses inherit it
+    os.environ[STATE_ENV] = tempfile.mkdtemp(prefix="fabricgen-test-state-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(os.environ.get(STATE_ENV, ""), ignore_errors=True) if os.environ.get(STATE_ENV, "").startswith(
+        tempfile.gettempdir()) else None
 
 
 @pytest.fixture(scope="session")

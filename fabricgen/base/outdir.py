@@ -32,7 +32,7 @@ MARKER = ".fabricgen-output"
 MARKER_TEXT = ("This directory was written by `fabricgen render`; every render replaces it as a whole.\n"
                "Keep your own files elsewhere.\n")
 SCRATCH = ".render-"  # scratch directories are named .<target name>.render-XXXXXXXX
-STATE_DIR = ".fabricgen"  # what outlives a render (lab, deploy journal) lives here, beside the output
+STATE_DIR = ".fabricgen"  # what outlives a render (the lab) lives here, beside the output
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2

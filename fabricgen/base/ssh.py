@@ -209,6 +209,15 @@ class CommandInterrupted(CommandErrorException):
     """The operator interrupted the run (Ctrl-C) while this command was waiting for output."""
 
 
+class DeviceLocked(CommandErrorException):
+    """Another deploy holds the device's own deploy lock; ``holder`` is that lock's content (run, owner,
+    since and, when fabricgen wrote it, ``who``: the owner's user, host and PID, for ``--break-lock``)."""
+
+    def __init__(self, message: str, holder: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.holder: dict[str, Any] = dict(holder or {})
+
+
 class NetmikoTransport:
     """netmiko ``linux`` connection; commands run on exec channels of its paramiko transport."""
 

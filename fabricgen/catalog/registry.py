@@ -28,6 +28,12 @@ Capability sources (the team's RoCE vendor reference, roce-fabric-vendor-referen
   actions, the dynamic buffer model (headroom computed by buffermgrd's Lua); SONiC renders no
   adaptive routing today (ARS needs SKU support, issue 9's SONiC half).
 * Linux + FRR: BGP and BFD only; no QoS in frr.conf, the MTU is the kernel interface's.
+* PTP boundary clocks (docs/ptp.md): NX-OS `feature ptp` with the default (1588) profile on routed ports
+  (Cisco Nexus 9000 NX-OS System Management Configuration Guide, "Configuring PTP": default, AES67 and
+  SMPTE 2059-2 profiles; fabricgen renders no telecom profile there); EOS `ptp mode boundary` with the
+  default profile or `ptp profile g8275.1 | g8275.2` (AVD eos_cli_config_gen `ptp.profile`); Linux + FRR
+  switches run linuxptp's ptp4l (its G.8275.1 / G.8275.2 example configs); SONiC has no PTP yet
+  (sonic-net/SONiC#2324 is open).
 * ECN defaults of the RoCE queue (§0.1, §5.4): Cisco Nexus Dashboard's AI/ML QoS 950 / 3,000 KB at
   probability 7 % (published for 100-400G); SONiC's community QoS template 1 / 2 MiB at 5 %
   (a SONiC SKU's own QoS template may differ: `skus.HardwareSku.ecn_default`); NVIDIA Cumulus
@@ -145,6 +151,8 @@ class Capabilities:
     ecn_from_sku: bool = False  # the SKU's own QoS template sets the ECN default (SONiC), not the platform
     breakout_in_config: bool = False  # its hardware models break cages out in the config (NX-OS), not a SKU file
     cnp_queue: int | None = None  # the queue its config puts CNPs in (NX-OS: 7); None: the plan's CNP class
+    ptp_profiles: frozenset[str] = frozenset()  # PTP profiles its boundary clock renders; empty: no PTP
+    ptp_missing: str = ""  # why it has no PTP (or lacks a profile), for the refusal
     tenancy: frozenset[str] = frozenset()  # tenant isolation it renders (tenancy.mechanism: vrf-lite, evpn-vxlan)
 
     def adaptive_routing(self, mode: str) -> bool:
@@ -159,6 +167,8 @@ class Capabilities:
         kind, _, arg = capability.partition(" ")
         if kind == "adaptive-routing":
             return self.adaptive_routing(arg)
+        if kind == "ptp":
+            return arg in self.ptp_profiles
         if kind == "hash-seed":
             return self.hash_seed == "config"
         if kind == "hash-algorithm":
@@ -245,6 +255,7 @@ class PlatformRecord:
     drain: str = ""  # (candidate, on) -> candidate: BGP graceful shutdown ("" = it cannot be drained)
     saved_config: Literal["startup", "running"] = "startup"  # the get_config() side that holds the saved config
     lab_box: str = ""  # (plan, switch) -> lab.topology.SonicBox-like extras of its lab node ("" = plain FRR node)
+    ptp_reader: str = ""  # (configs, host) -> platforms.ptp_facts.PtpFacts | None: its PTP lines ("" = no PTP)
     hash_seed_fn: str = ""  # (role) -> (seed, rotate, how): the seed a "fixed" hash_seed platform gives a role
 
     @property
@@ -329,6 +340,8 @@ _NXOS = PlatformRecord(
         ecn_default=CISCO_ND_ECN,
         breakout_in_config=True,  # `interface breakout module 1 port N map ...`
         cnp_queue=7,  # Cisco's RoCE reference: CNP in c-out-8q-q7, priority level 1 (vendor reference §6 item 3)
+        ptp_profiles=frozenset({"default-1588"}),
+        ptp_missing="fabricgen renders NX-OS's default (1588) PTP profile only",
         tenancy=frozenset({"vrf-lite", "evpn-vxlan"}),
     ),
     plan_problems="fabricgen.platforms.nxos.buffers:budget_problems",
@@ -336,6 +349,7 @@ _NXOS = PlatformRecord(
     extract_in_pool=True,
     impact="fabricgen.platforms.nxos.change:impact",
     drain="fabricgen.platforms.nxos.change:drained",
+    ptp_reader="fabricgen.platforms.nxos.extract:ptp_nxos",
     saved_config="running",  # the driver saves at every commit: running is what it saved (copy r s)
 )
 
@@ -354,14 +368,16 @@ _FRR = PlatformRecord(
     extractor="fabricgen.platforms.frr.extract:extract_frr",
     file_checks=(("frr-parse", "frr.conf"),),
     # MULTIPATH_NUM; the kernel hashes with a random key per boot (net.ipv4.fib_multipath_hash_seed, 6.11+,
-    # sets one; frr.conf cannot), so every switch hashes differently
+    # sets one; frr.conf cannot), so every switch hashes differently; PTP: linuxptp ptp4l
     capabilities=Capabilities(bfd=True, sets_mtu=False, max_mtu=65535, maximum_paths=256, hash_seed="random",
-                              tenancy=frozenset({"vrf-lite", "evpn-vxlan"})),
+                              tenancy=frozenset({"vrf-lite", "evpn-vxlan"}),
+                              ptp_profiles=frozenset({"default-1588", "g8275.1", "g8275.2"})),
     lab_node=True,
     leaf_announces_own_only=True,
     not_deployed=_FRR_NO_QOS,
     impact="fabricgen.platforms.frr.change:impact",
     drain="fabricgen.platforms.frr.change:drained",
+    ptp_reader="fabricgen.platforms.frr.extract:ptp_frr",
 )
 
 _SONIC = replace(
@@ -376,7 +392,8 @@ _SONIC = replace(
     capabilities=replace(_FRR.capabilities, lossless_qos=True, pfc_watchdog=True,
                          watchdog_actions=frozenset({"drop", "forward", "alert"}),  # PFC_WD.action
                          dynamic_buffers=True, sets_mtu=True, max_mtu=9216, ecn_default=SONIC_COMMUNITY_ECN,
-                         ecn_from_sku=True,
+                         ecn_from_sku=True, ptp_profiles=frozenset(),
+                         ptp_missing="SONiC has no PTP yet (sonic-net/SONiC#2324 is open)",
                          # ecmp_hash_seed/offset come from DEVICE_METADATA.type (orchagent's switch.json.j2);
                          # SWITCH_HASH|GLOBAL ecmp_hash_algorithm (sonic-hash.yang, stypes:hash-algorithm)
                          hash_seed="fixed", hash_algorithms=frozenset({"crc32", "crc16", "xor"})),
@@ -390,6 +407,7 @@ _SONIC = replace(
     lossless_apply="fabricgen.platforms.sonic.change:lossless_apply",
     impact="fabricgen.platforms.sonic.change:impact",
     drain="fabricgen.platforms.sonic.change:drained",
+    ptp_reader="",
     # FRR as the bgp container starts it, with a ConfigDB stand-in (lab.sonic_box)
     lab_box="fabricgen.lab.from_plan:sonic_node_box",
 )
@@ -422,11 +440,13 @@ _EOS = PlatformRecord(
         # holds UDP payload fields only) and no seed command is confirmed for both chip families (Strata, Sand)
         hash_seed="none",
         ecn_default=ARISTA_ECN,
+        ptp_profiles=frozenset({"default-1588", "g8275.1", "g8275.2"}),  # eos_cli_config_gen ptp.profile
     ),
     fact_cost_s=0.0025,
     extract_in_pool=True,
     impact="fabricgen.platforms.eos.change:impact",
     drain="fabricgen.platforms.eos.change:drained",
+    ptp_reader="fabricgen.platforms.eos.extract:ptp_eos",
 )
 
 _RECORDS: tuple[PlatformRecord, ...] = (_NXOS, _SONIC, _FRR, _EOS)
@@ -443,7 +463,7 @@ _HOST = PlatformRecord(
     containerlab_kind="linux",
     containerlab_image="alpine:3",
     extractor="",
-    capabilities=Capabilities(lossless_qos=True),
+    capabilities=Capabilities(lossless_qos=True, ptp_profiles=frozenset({"default-1588", "g8275.1", "g8275.2"})),
     output_dir="hosts",
     per_device_dir=False,
     executable=True,

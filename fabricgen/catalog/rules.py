@@ -102,6 +102,18 @@ RULES: tuple[Rule, ...] = (
     Rule("roce-missing-config", ("config",), "a planned device has no (or an unreadable) rendered file"),
     Rule("roce-ecn-range", ("config",), "ECN thresholds outside the span of the vendors' published defaults for the "
          "port's speed", severity="warning"),
+    # ---- PTP topology over every platform's PTP lines and the plan (check/ptp.py)
+    Rule("ptp-domain", ("config",), "a PTP clock's config runs another domain than the plan's one domain (every "
+         "clock of the fabric serves one grandmaster domain)"),
+    Rule("ptp-ports", ("config",), "a boundary clock runs PTP on a port the plan gives no PTP role, or not on one it "
+         "does, or a switch of a boundary-clock tier has no PTP config"),
+    Rule("ptp-reachable", ("config",), "a planned clock (boundary clock, server NIC, standby grandmaster) the "
+         "preferred grandmaster cannot reach through ports that run PTP at both ends (a tier without boundary "
+         "clocks, or a port left out, cuts it off)"),
+    Rule("ptp-port-role", ("config",), "a port planned both toward and away from the grandmaster (master and "
+         "slave), or a boundary clock or client with no port toward the grandmaster"),
+    Rule("ptp-dscp", ("config",), "PTP messages' DSCP rides a lossless class (PFC pauses it) or a class with no "
+         "bandwidth and no strict priority (starved), or a config marks PTP event messages with another DSCP"),
     Rule("addr-duplicate", ("config",), "one address is configured on two interfaces (of one device or two); the "
          "finding goes to every holder the plan does not give that address to"),
     # ---- GPU NICs: the script (check/nic.py) and the live NIC (validate/nic.py), one id per property

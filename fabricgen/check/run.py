@@ -250,6 +250,7 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
     from fabricgen.check.addresses import check_addresses
     from fabricgen.check.cache import ResultCache, cache_dir
     from fabricgen.check.nic import check_nic_scripts
+    from fabricgen.check.ptp import check_ptp
 
     n = workers or os.cpu_count() or 1
     heavy = [h for h, sw in plan.switches.items() if platform(sw.platform).analyzer]
@@ -314,7 +315,7 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
             facts.update(part)
         facts = {h: facts[h] for h in plan.switches if h in facts}
         fast = (roce.check_facts(plan, facts, configs) + check_addresses(plan, facts)
-                + check_nic_scripts(plan, hosts, facts))
+                + check_nic_scripts(plan, hosts, facts) + check_ptp(plan, configs))
         yang_done.update(zip(sonic, (found for job in jobs.yang for found in _get(job)), strict=True))
         if jobs.frr is not None:
             fresh: dict[str, list[Finding]] = {str(p): [] for p in frr}

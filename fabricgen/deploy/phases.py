@@ -74,11 +74,12 @@ def live_mtu_gaps(device: NetworkDriver, sw: Switch) -> list[str]:
     return mtu_mismatches(sw, device.get_interfaces())
 
 
-def lock(device: NetworkDriver, run: str, owner: str, takeover: frozenset[str] = frozenset()) -> None:
-    """Take the device's own deploy lock (drivers that have one); raises naming the holder."""
+def lock(device: NetworkDriver, run: str, owner: str, takeover: frozenset[str] = frozenset(),
+         who: dict[str, Any] | None = None) -> None:
+    """Take the device's own deploy lock (drivers that have one); raises DeviceLocked naming the holder."""
     take = getattr(device, "fabricgen_lock", None)
     if take is not None:
-        take(run, owner, takeover)
+        take(run, owner, takeover, who)
 
 
 def unlock(device: NetworkDriver, run: str) -> None:

@@ -21,7 +21,7 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from nornir.core import Nornir
@@ -29,6 +29,7 @@ from nornir.core.filter import F
 from nornir.core.task import Result, Task
 from rich.console import Console
 
+from fabricgen.base.ssh import DeviceLocked
 from fabricgen.connect import describe, select
 from fabricgen.deploy import drain, phases
 from fabricgen.deploy import report as R
@@ -53,8 +54,9 @@ from fabricgen.deploy.state import (
     FabricLock,
     Journal,
     Owner,
+    fabric_lock,
+    journal_path,
     new_run_id,
-    state_dir,
 )
 from fabricgen.deploy.waves import Wave, auto_waves, load_waves
 from fabricgen.plan.expect import expected_prefixes
@@ -117,6 +119,10 @@ class _Context:
     run: str = ""
     owner: str = ""
     takeover: frozenset[str] = frozenset()
+    who: dict[str, Any] = field(default_factory=dict)  # the run's Owner, stored in device locks
+    locked: set[str] = field(default_factory=set)  # devices whose own lock this run holds
+    unreachable: dict[str, str] = field(default_factory=dict)  # devices the lock pass could not reach
+    broken: dict[str, str] = field(default_factory=dict)  # --break-lock: device -> whose lock it took over
     expected: dict[str, dict[str, int]] = field(default_factory=dict)
     nornir: Nornir | None = None  # the whole inventory: drains read the neighbors' routes
     done: int = 0
@@ -142,6 +148,8 @@ def deploy_device(task: Task, ctx: _Context) -> Result:
         outcome = R.DeviceOutcome(sw.hostname, sw.mgmt_ip, R.FAILED, reason=describe(exc),
                                   traceback="".join(traceback.format_exception(exc)))
         ctx.phase(sw.hostname, FAILED, outcome.reason)
+    if sw.hostname in ctx.broken:
+        outcome.notes.insert(0, ctx.broken[sw.hostname])
     ctx.tick(outcome)
     return Result(host=task.host, result=outcome, changed=outcome.status == R.CHANGED)
 
@@ -159,6 +167,9 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
     if ctx.cancel.is_set():
         ctx.phase(host, INTERRUPTED, "not started")
         return outcome(R.INTERRUPTED, "not started: the deploy was interrupted first")
+    if host in ctx.unreachable:
+        ctx.phase(host, FAILED, ctx.unreachable[host])
+        return outcome(R.FAILED, f"unreachable: {ctx.unreachable[host]}")
     candidate = candidate_config(ctx.build, sw)
     try:
         device = task.host.get_connection("napalm", task.nornir.config)
@@ -167,12 +178,7 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
         return outcome(R.FAILED, f"unreachable: {describe(exc)}", exc)
     if hasattr(device, "cancel"):
         device.cancel = ctx.cancel
-    locked = False
     try:
-        if not dry:
-            phases.lock(device, ctx.run, ctx.owner, ctx.takeover)
-            locked = True
-            ctx.phase(host, LOCKED)
         gaps = phases.live_mtu_gaps(device, sw)
         if gaps and not ctx.opts.accept_undeployable:
             reason = (f"undeployable: qos.mtu: platform {sw.platform} cannot set an interface MTU from its config, "
@@ -273,10 +279,6 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
     except Exception as exc:  # noqa: BLE001
         ctx.phase(host, FAILED, describe(exc))
         return outcome(R.FAILED, describe(exc), exc)
-    finally:
-        if locked:  # an unreachable device keeps its lock; the next run names it
-            with contextlib.suppress(Exception):
-                phases.unlock(device, ctx.run)
 
 
 def _settle(device: NetworkDriver, sw: Any, ctx: _Context, was: str, actions: list[str]) -> list[str]:
@@ -422,7 +424,7 @@ def run_deploy(plan: Plan, build: Build, opts: DeployOptions | None = None,
                 report.outcomes[host] = o
         hosts = [h for w in waves for h in w.hosts]
     if opts.dry_run:
-        journal = Journal.load(Journal.path_for(state_dir(build.root), plan.settings.name))
+        journal = Journal.load(journal_path(plan))
         if journal is not None and journal.unfinished:
             console.print(f"note: the last deploy (run {journal.run}) did not finish: {journal.summary()}",
                           markup=False, highlight=False)
@@ -490,7 +492,8 @@ def run_deploy(plan: Plan, build: Build, opts: DeployOptions | None = None,
                 raise Abandoned(report) from None
     finally:
         if finished.is_set():
-            nr.close_connections(on_failed=True)
+            _unlock_devices(ctx)
+            everyone.close_connections(on_failed=True)
     report.interrupted = ctx.cancel.is_set()
     _collect(report, plan, hosts, results, ctx,
              unfinished_reason=f"not started: the rollout stopped ({report.stopped})" if report.stopped
@@ -636,8 +639,7 @@ def _begin(ctx: _Context, hosts: list[str]) -> tuple[FabricLock, list[str]]:
     """Take the fabric lock and start (or resume) the journal; returns the hosts to run."""
     plan, build, opts = ctx.plan, ctx.build, ctx.opts
     fabric = plan.settings.name
-    directory = state_dir(build.root)
-    path = Journal.path_for(directory, fabric)
+    path = journal_path(plan)
     existing = Journal.load(path)
     if opts.resume and (existing is None or not existing.unfinished):
         raise DeployRefused(f"nothing to resume: {path} records no unfinished deploy "
@@ -658,7 +660,7 @@ def _begin(ctx: _Context, hosts: list[str]) -> tuple[FabricLock, list[str]]:
             raise unfinished_refusal(existing)
     run = new_run_id()
     me = Owner.me(run)
-    lock = FabricLock(directory, fabric)
+    lock = fabric_lock(plan)
     # --resume / --discard take over the lock their dead run left behind
     own_run = existing.run if existing is not None and (opts.resume or opts.discard) else None
     broken = lock.acquire(me, opts.break_lock, own_run)
@@ -676,11 +678,92 @@ def _begin(ctx: _Context, hosts: list[str]) -> tuple[FabricLock, list[str]]:
         takeover = {r for r in (own_run, broken.run if broken else None) if r}
         if resumed is not None and resumed.data.get("resumed_from"):
             takeover.add(str(resumed.data["resumed_from"]))
+        ctx.run, ctx.owner, ctx.takeover, ctx.who = run, me.describe(), frozenset(takeover), asdict(me)
+        todo = [h for h in hosts if resumed is None or resumed.phase(h) not in DONE_PHASES]
+        broken_devices = _lock_devices(ctx, todo)  # all or nothing: raises DeployRefused, every lock released
         ctx.journal = Journal.start(path, me, str(build.root), build.manifest_sha256, hosts, resumed)
-        ctx.run, ctx.owner, ctx.takeover = run, me.describe(), frozenset(takeover)
+        if broken is not None or broken_devices:
+            ctx.journal.record_broken_locks(broken, broken_devices)
+        for host in sorted(ctx.locked):
+            ctx.phase(host, LOCKED)
         return lock, [h for h in hosts if ctx.journal.phase(h) not in DONE_PHASES]
     except BaseException:
+        _unlock_devices(ctx)
         lock.release()
         raise
+
+
+def _lock_task(task: Task, ctx: _Context, takeover: frozenset[str] | None = None) -> Result:
+    """nornir task: take the device's own deploy lock; the result is None, or the exception that stopped it."""
+    try:
+        device = task.host.get_connection("napalm", task.nornir.config)
+        phases.lock(device, ctx.run, ctx.owner, ctx.takeover if takeover is None else takeover, ctx.who)
+    except Exception as exc:  # noqa: BLE001 - held, or unreachable: the caller decides
+        return Result(host=task.host, result=exc)
+    return Result(host=task.host, result=None)
+
+
+def _lock_devices(ctx: _Context, hosts: list[str]) -> dict[str, dict[str, Any]]:
+    """Take every selected device's own lock before any commit, all or nothing (issue 23 D2).
+
+    A device held by another deploy refuses the whole run (every lock taken is released again),
+    unless ``--break-lock`` and its holder is dead or cannot be told (another host, no owner
+    recorded): then it is taken over and returned (device -> the holder's lock) for the journal.
+    An unreachable device is left to fail on its own (``ctx.unreachable``), as failures stay local.
+    """
+    assert ctx.nornir is not None
+    if not hosts:
+        return {}
+    nr = ctx.nornir.filter(F(name__any=hosts))
+    results = nr.run(task=_lock_task, ctx=ctx, on_failed=True)
+    held: dict[str, DeviceLocked] = {}
+    for host in hosts:
+        exc = results[host][0].result if host in results else None
+        if exc is None:
+            ctx.locked.add(host)
+        elif isinstance(exc, DeviceLocked):
+            held[host] = exc
+        else:
+            ctx.unreachable[host] = describe(exc)
+    broken: dict[str, dict[str, Any]] = {}
+    refusals = []
+    for host, exc in sorted(held.items()):
+        holder = Owner.from_json(exc.holder.get("who"))
+        alive = holder.alive() if holder is not None else None
+        if not ctx.opts.break_lock:
+            refusals.append(f"{host}: {exc}")
+            continue
+        if alive is True:
+            assert holder is not None
+            refusals.append(f"{host}: {exc} (--break-lock: its owner {holder.describe()} still runs)")
+            continue
+        again = nr.filter(F(name=host)).run(task=_lock_task, ctx=ctx, on_failed=True,
+                                            takeover=ctx.takeover | {str(exc.holder.get("run"))})
+        if again[host][0].result is None:
+            ctx.locked.add(host)
+            broken[host] = exc.holder
+            ctx.broken[host] = (f"took over its device lock from {exc.holder.get('owner')} (run "
+                                f"{exc.holder.get('run')}), which no longer runs (--break-lock; in the journal)")
+        else:
+            refusals.append(f"{host}: {describe(again[host][0].result)}")
+    if refusals:
+        _unlock_devices(ctx)
+        raise DeployRefused(f"{len(refusals)} device(s) are locked by another deploy; no device was locked or "
+                            f"changed:\n" + "\n".join(refusals))
+    return broken
+
+
+def _unlock_task(task: Task, ctx: _Context) -> Result:
+    with contextlib.suppress(Exception):  # gone: its lock names this run, which --resume takes over
+        phases.unlock(task.host.get_connection("napalm", task.nornir.config), ctx.run)
+    return Result(host=task.host)
+
+
+def _unlock_devices(ctx: _Context) -> None:
+    """Release every device lock this run took (those whose device answers)."""
+    if ctx.nornir is None or not ctx.locked:
+        return
+    ctx.nornir.filter(F(name__any=sorted(ctx.locked))).run(task=_unlock_task, ctx=ctx, on_failed=True)
+    ctx.locked.clear()
 
 

@@ -1,16 +1,18 @@
 """One change at a time, and a record of how far it got: the fabric lock and the deploy journal.
 
-Both live beside the build, in ``<build>/../.fabricgen/deploy/`` (a render replaces the build
-directory, so nothing inside it may outlive a render), one pair per fabric:
+Both are keyed by the fabric's identity - its name plus its switches (hostname and management
+address) - never by where its build lives, so two builds of one fabric in different directories
+share them (issue 23 D2).  They live in ``$FABRICGEN_STATE_DIR/deploy/`` (default
+``$XDG_STATE_HOME/fabricgen/deploy/``, else ``~/.local/state/fabricgen/deploy/``):
 
-* ``<fabric>.lock`` - created with O_EXCL for the whole deploy; holds its owner (user, host,
+* ``<fabric>-<id>.lock`` - created with O_EXCL for the whole deploy; holds its owner (user, host,
   PID and the PID's start time, run id, start time, command).  A second deploy is refused
   with the holder's name.  ``--break-lock`` takes over a lock whose owner is dead (or runs on
   another host, where fabricgen cannot tell); ``--resume`` takes over the lock of the run it
   resumes once that run's process is gone.
-* ``<fabric>.journal.json`` - each device's phase (pending, locked, diffed, [draining, drained,]
+* ``<fabric>-<id>.journal.json`` - each device's phase (pending, locked, diffed, [draining, drained,]
   committing, committed, [undraining,] checked / unchanged, rolling_back, rolled_back, failed,
-  interrupted), rewritten
+  interrupted, undetermined), rewritten
   atomically at every transition.  A journal whose run did not finish makes the next
   ``deploy`` refuse to start until ``--resume`` (continue it) or ``--discard`` (forget it).
   From ``committing`` on, a device's entry also holds the ``actions`` its change needs after
@@ -18,12 +20,15 @@ directory, so nothing inside it may outlive a render), one pair per fabric:
   a resumed run carries them, with the phase the device was left in (``resumed_phase``), so a
   device whose config already went in still gets its sessions reset (issue 23 D1).
 
-Devices carry a lock of their own (see the drivers), so two machines cannot collide either.
+Devices carry a lock of their own (see the drivers), taken for every selected device before any
+commit, all or nothing, so two machines, or two fabric identities sharing switches, cannot
+collide either.
 """
 
 from __future__ import annotations
 
 import getpass
+import hashlib
 import json
 import os
 import secrets
@@ -35,7 +40,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from fabricgen.base.outdir import STATE_DIR
+from fabricgen.plan.model import Plan
+
+STATE_ENV = "FABRICGEN_STATE_DIR"
 
 # Journal phases.  A device in DONE_PHASES needs nothing more; every other phase is work left.
 PENDING, LOCKED, DIFFED, COMMITTING, COMMITTED = "pending", "locked", "diffed", "committing", "committed"
@@ -107,8 +114,27 @@ class Owner:
                 f"{self.command})")
 
 
-def state_dir(build_root: Path) -> Path:
-    return build_root.parent / STATE_DIR / "deploy"
+def state_dir() -> Path:
+    """Where fabric locks and journals live (see module doc)."""
+    env = os.environ.get(STATE_ENV)
+    if env:
+        return Path(env).expanduser() / "deploy"
+    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return base / "fabricgen" / "deploy"
+
+
+def fabric_key(plan: Plan) -> str:
+    """``<fabric>-<12 hex>``: the fabric name and a digest of its switches (hostname, management address)."""
+    devices = sorted(f"{sw.hostname} {sw.mgmt_ip}" for sw in plan.switches.values())
+    return f"{plan.settings.name}-{hashlib.sha256(chr(10).join(devices).encode()).hexdigest()[:12]}"
+
+
+def journal_path(plan: Plan) -> Path:
+    return Journal.path_for(state_dir(), fabric_key(plan))
+
+
+def fabric_lock(plan: Plan) -> FabricLock:
+    return FabricLock(state_dir(), plan.settings.name, fabric_key(plan))
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -120,8 +146,8 @@ def _atomic_write(path: Path, text: str) -> None:
 class FabricLock:
     """The fabric-wide deploy lock (see module doc)."""
 
-    def __init__(self, directory: Path, fabric: str) -> None:
-        self.path = directory / f"{fabric}.lock"
+    def __init__(self, directory: Path, fabric: str, key: str | None = None) -> None:
+        self.path = directory / f"{key or fabric}.lock"
         self.fabric = fabric
         self.owner: Owner | None = None
 
@@ -214,8 +240,8 @@ class Journal:
         self._lock = threading.Lock()
 
     @staticmethod
-    def path_for(directory: Path, fabric: str) -> Path:
-        return directory / f"{fabric}.journal.json"
+    def path_for(directory: Path, key: str) -> Path:
+        return directory / f"{key}.journal.json"
 
     @classmethod
     def load(cls, path: Path) -> Journal | None:
@@ -291,6 +317,13 @@ class Journal:
                 if actions is not None:
                     entry["actions"] = sorted(set(entry.get("actions", [])) | set(actions))
             self.devices[host] = entry
+            self.save()
+
+    def record_broken_locks(self, fabric: Owner | None, devices: dict[str, dict[str, Any]]) -> None:
+        """``--break-lock``: whose locks this run took over (the fabric lock's dead owner, device locks)."""
+        with self._lock:
+            self.data["broken_locks"] = {"at": now_iso(), "fabric": asdict(fabric) if fabric else None,
+                                         "devices": devices}
             self.save()
 
     def unsettled(self, host: str) -> tuple[str, list[str]] | None:

@@ -642,6 +642,63 @@ class Health(_Model):
                                  description="RoCE-queue packets a window needs before its ECN share is judged")
 
 
+PtpProfile = Literal["default-1588", "g8275.1", "g8275.2"]
+# Each profile's domain range and default (IEEE 1588-2019 default profile: 0-127, default 0; ITU-T G.8275.1:
+# 24-43, default 24; G.8275.2: 44-63, default 44).
+PTP_DOMAINS: dict[str, tuple[int, int, int]] = {"default-1588": (0, 127, 0), "g8275.1": (24, 43, 24),
+                                                "g8275.2": (44, 63, 44)}
+ClockTier = Literal["leaf", "spine", "super_spine"]
+
+
+class PtpGrandmaster(_Model):
+    """Where the grandmasters attach: the hosts of one `endpoints:` group, on the leaves' server ports."""
+
+    endpoints: HostPrefix = Field(description="name of the endpoints: group whose hosts are the grandmasters; "
+                                              "the first host is the preferred one, the others stand by")
+    priority1: Int = Field(default=10, ge=0, le=254, description="priority1 of the preferred grandmaster "
+                                                                  "(standbys: one more each); lower wins the BMCA")
+
+
+class PtpThresholds(_Model):
+    """What `validate --ptp` accepts.  Defaults are hardware-timestamping values: ANTA's PTP tests (offset
+    within +-1000 ns, last sync under 60 s) and NVIDIA Cumulus's PTP monitor (mean path delay 200 ns)."""
+
+    offset_ns: Int = Field(default=1000, ge=1, le=1_000_000_000, description="largest |offset from master|")
+    path_delay_ns: Int = Field(default=200, ge=1, le=1_000_000_000, description="largest mean path delay")
+    last_sync_s: Int = Field(default=60, ge=1, le=86_400, description="longest time since the last sync")
+
+
+class Ptp(_Model):
+    """PTP (IEEE 1588) as a fabric service: boundary clocks on the switches, the servers' NICs as clients."""
+
+    profile: PtpProfile = "default-1588"
+    domain: Int | None = Field(default=None, ge=0, le=127, description="default: the profile's default domain")
+    grandmaster: PtpGrandmaster
+    boundary_clocks: tuple[ClockTier, ...] = Field(
+        default=("leaf", "spine", "super_spine"), description="tiers whose switches run a boundary clock "
+        "(tiers the fabric lacks are ignored)")
+    servers: Flag = Field(default=True, description="the GPU servers' NICs sync as PTP clients")
+    timestamping: Literal["hardware", "software"] = Field(
+        default="hardware", description="linuxptp's time_stamping; software only for labs (no PHC)")
+    dscp: Int = Field(default=46, ge=0, le=63, description="DSCP of PTP event and general messages (EF)")
+    thresholds: PtpThresholds = PtpThresholds()
+
+    @model_validator(mode="after")
+    def _domain_in_profile(self) -> Ptp:
+        lo, hi, _ = PTP_DOMAINS[self.profile]
+        if self.domain is not None and not lo <= self.domain <= hi:
+            raise invalid(f"domain {self.domain} is outside the {self.profile} profile's domains {lo}-{hi}",
+                          f"use a domain from {lo} to {hi}, or leave it out ({PTP_DOMAINS[self.profile][2]})",
+                          at="domain")
+        if len(set(self.boundary_clocks)) != len(self.boundary_clocks):
+            raise invalid("a tier is listed twice", "list each tier once", at="boundary_clocks")
+        return self
+
+    @property
+    def domain_number(self) -> int:
+        return self.domain if self.domain is not None else PTP_DOMAINS[self.profile][2]
+
+
 class Cabling(_Model):
     """Cable length per tier in metres; drives optic choice and PFC headroom."""
 
@@ -742,6 +799,20 @@ class Intent(_Model):
     health: Health = Health()
     endpoints: list[Endpoint] = Field(default_factory=list, max_length=16,
                                       description="non-GPU hosts on the leaves (storage, UFM, management)")
+    ptp: Ptp | None = Field(default=None, description="PTP boundary clocks and clients (docs/ptp.md)")
+
+    @model_validator(mode="after")
+    def _ptp_grandmaster_group(self) -> Intent:
+        if self.ptp is None:
+            return self
+        names = [ep.name for ep in self.endpoints]
+        if self.ptp.grandmaster.endpoints not in names:
+            raise invalid(f"no endpoints: group is named {self.ptp.grandmaster.endpoints!r}",
+                          "add an endpoints: group for the grandmasters (e.g. {name: gm, role: other, count: 1, "
+                          "per: su}) and name it here" if not names else f"use one of: {', '.join(names)}",
+                          at="ptp.grandmaster.endpoints")
+        return self
+
     tenancy: Tenancy | None = Field(default=None, description="isolation scope and mechanism of `tenants`")
     tenants: list[Tenant] = Field(default_factory=list, max_length=MAX_TENANT_ID)
 

@@ -292,6 +292,7 @@ def setup_script(node: LabNode, paths: NodePaths) -> str:
     elif node.host_script:
         # the server's own bring-up script (addresses, MTU, per-NIC tables, ARP/rp_filter, RoCE QoS)
         lines.append(f"PATH={q(str(paths.stubs))}:$PATH NCCL_CONF_FILE={q(str(paths.nccl_conf))} "
+                     f"PTP_CONF_DIR={q(str(paths.nic_script.parent / 'linuxptp'))} "
                      f"bash {q(str(paths.nic_script))} > {q(str(paths.nic_log))} "
                      f"2>&1 || fail 'its NIC script failed, see {paths.nic_log}'")
     else:

@@ -21,6 +21,7 @@ from fabricgen.intent.model import Intent, PortGroup, SwitchModel, line_for, loa
 from fabricgen.plan import qos
 from fabricgen.plan.ecmp import plan_adaptive_routing, plan_hashing
 from fabricgen.plan.model import ROLES, Design, FabricSettings, HealthLimits, Plan, Pools, Role, RoleModel
+from fabricgen.plan.ptp import build_ptp
 from fabricgen.plan.tenants import plan_tenants
 from fabricgen.plan.topology import TopologyError, build_topology, check_size, design, layout
 from fabricgen.plan.underlay import build_underlay, check_pools
@@ -74,6 +75,7 @@ def unsupported_settings(intent: Intent) -> list[Problem]:
         problems.append(Problem("ecmp.adaptive_routing.enabled", f"no platform of this fabric ({names}) has the "
                                 f"capability `adaptive-routing {ar.mode}`", "set ecmp.adaptive_routing.enabled: "
                                 "false, or use switches that do adaptive routing in this mode"))
+    problems += _ptp_unsupported(intent, used)
     if intent.tenants and intent.tenancy is not None:
         mech = intent.tenancy.mechanism
         # spines carry EVPN; vrf-lite is the leaves' alone
@@ -106,6 +108,23 @@ def unsupported_settings(intent: Intent) -> list[Problem]:
                                     f"watchdog: {message}", "pick timers and an action every platform of the "
                                     "fabric supports"))
     return problems
+
+
+def _ptp_unsupported(intent: Intent, used: dict[Role, PlatformRecord]) -> list[Problem]:
+    """PTP on a tier whose platform has no boundary clock for the profile: a named refusal (SONiC has none)."""
+    ptp = intent.ptp
+    if ptp is None:
+        return []
+    out = []
+    for role, rec in used.items():
+        if role not in ptp.boundary_clocks or rec.capabilities.has(f"ptp {ptp.profile}"):
+            continue
+        why = f": {rec.capabilities.ptp_missing}" if rec.capabilities.ptp_missing else ""
+        out.append(Problem("ptp.boundary_clocks", f"platform {rec.name} ({PLURAL[role]}) lacks the capability "
+                           f"`ptp {ptp.profile}`{why}", f"leave {role} out of ptp.boundary_clocks (its switches "
+                           "then pass no time on), pick a profile every platform has, or use a platform with "
+                           "a PTP boundary clock"))
+    return out
 
 
 def resolve_hardware(intent: Intent) -> tuple[Intent, dict[Role, RoleHardware]]:
@@ -232,6 +251,7 @@ def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, 
             plan_adaptive_routing(plan, intent.ecmp.adaptive_routing)
             plan_hashing(plan, intent.ecmp)
             qos.assign_profiles(plan, intent)
+            plan.ptp = build_ptp(plan, intent)
         refused = platform_problems(plan)
         if refused:
             raise FabricError(source, refused)

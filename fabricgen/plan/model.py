@@ -356,6 +356,61 @@ class AdaptiveRouting:
         return sum(len(ports) for ports in self.switches.values())
 
 
+PtpPortRole = Literal["upstream", "downstream"]
+ClockKind = Literal["grandmaster", "standby", "boundary", "client"]
+
+
+@dataclass(frozen=True, slots=True)
+class PtpPort:
+    """One PTP port of a clock, as the plan expects the BMCA to settle it.
+
+    `upstream` faces the grandmaster: one upstream port of a clock becomes SLAVE, any other PASSIVE.
+    `downstream` faces the clients (servers, and boundary clocks farther from the grandmaster): MASTER.
+    """
+
+    name: str
+    role: PtpPortRole
+    peer: str
+    peer_port: str
+
+
+@dataclass(slots=True)
+class PtpClock:
+    """One PTP clock: a grandmaster, a switch's boundary clock or a server NIC's client (ordinary) clock."""
+
+    hostname: str
+    kind: ClockKind
+    steps_removed: int  # as the clock's CURRENT_DATA_SET counts it from the preferred grandmaster (GM: 0)
+    parents: tuple[str, ...]  # the clocks its upstream ports face: it syncs to one of them ("" = grandmaster)
+    ports: list[PtpPort] = field(default_factory=list)
+    priority1: int = 128
+    priority2: int = 128
+    source_ip: str = ""  # the switch's loopback (PTP source address on NX-OS and EOS)
+
+    def port_roles(self, role: PtpPortRole) -> list[str]:
+        return [p.name for p in self.ports if p.role == role]
+
+
+@dataclass(slots=True)
+class PtpPlan:
+    """The fabric's PTP service: the profile, the grandmasters and every clock's planned place."""
+
+    profile: str  # default-1588 | g8275.1 | g8275.2
+    domain: int
+    transport: Literal["UDPv4", "L2"]
+    dscp: int
+    timestamping: Literal["hardware", "software"]
+    offset_ns: int
+    path_delay_ns: int
+    last_sync_s: int
+    grandmaster: str  # the preferred grandmaster's hostname
+    clocks: dict[str, PtpClock] = field(default_factory=dict)  # hostname -> clock (deterministic order)
+    boundary_tiers: tuple[str, ...] = ()
+
+    def of_kind(self, *kinds: ClockKind) -> list[PtpClock]:
+        return [c for c in self.clocks.values() if c.kind in kinds]
+
+
 @dataclass(frozen=True, slots=True)
 class SwitchHash:
     """What the ECMP hash of a role's switches does as rendered: the analysis models exactly this."""
@@ -404,6 +459,7 @@ class Plan:
     source: str = "<intent>"  # the intent file the plan came from
     hardware: dict[Role, RoleHardware] = field(default_factory=dict)  # each role's SKU and the cages it uses
     warnings: list[Problem] = field(default_factory=list)  # asked for but not rendered: `plan` and `render` say so
+    ptp: PtpPlan | None = None  # the PTP service (intent.ptp), None without one
     tenancy: Tenancy | None = None  # intent.tenants resolved (None: one tenant, the default VRF)
 
     @property

@@ -10,14 +10,14 @@ from tests.conftest import ROOT
 
 
 def test_every_checker_takes_its_ids_from_the_catalogue() -> None:
-    from fabricgen.check import addresses, frr_parser, nic, roce, sonic_yang
+    from fabricgen.check import addresses, frr_parser, nic, ptp, roce, sonic_yang
     from fabricgen.platforms.eos import check as eos
     from fabricgen.platforms.nxos import check as nxos
     from fabricgen.validate import checks, health
     from fabricgen.validate import nic as live_nic
 
     used = {*roce.RULES, *nic.RULES, *addresses.RULES, *nxos.RULES, *eos.RULES, sonic_yang.RULE, frr_parser.RULE,
-            *checks.CHECKS, *health.RULES, *live_nic.NIC_CHECKS}
+            *checks.CHECKS, *health.RULES, *live_nic.NIC_CHECKS, *ptp.RULES}
     assert used == set(rules.BY_ID)  # every id is run somewhere, and nothing runs an undeclared one
 
 

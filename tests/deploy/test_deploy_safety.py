@@ -17,7 +17,7 @@ import yaml
 from fabricgen.base.outdir import MARKER
 from fabricgen.cli import main
 from fabricgen.deploy import DeployOptions, DeployRefused, run_deploy
-from fabricgen.deploy.state import FabricLock, Journal, Owner, state_dir
+from fabricgen.deploy.state import FabricLock, Journal, Owner, fabric_lock, journal_path
 from fabricgen.errors import FabricError
 from fabricgen.plan.build import load_plan
 from fabricgen.plan.deployable import undeployable
@@ -123,14 +123,14 @@ def test_lock_names_a_live_holder_and_break_lock_needs_a_dead_one(tmp_path: Path
 
 def test_unfinished_journal_blocks_the_next_deploy(tmp_path: Path, plan) -> None:  # type: ignore[no-untyped-def]
     build = manifest.load(render(tmp_path), plan)
-    path = Journal.path_for(state_dir(build.root), "lab")
+    path = journal_path(plan)
     journal = Journal.start(path, Owner.me("run-x"), str(build.root), build.manifest_sha256, ["lab-leaf01",
                                                                                                "lab-leaf02"])
     journal.set("lab-leaf01", "checked")
     journal.set("lab-leaf02", "committing")
     with pytest.raises(DeployRefused, match=r"did not finish: lab-leaf02 committing.*--resume.*--discard"):
         run_deploy(plan, build, DeployOptions(limit="lab-leaf01"))
-    assert not FabricLock(state_dir(build.root), "lab").path.exists()  # a refusal leaves no lock behind
+    assert not fabric_lock(plan).path.exists()  # a refusal leaves no lock behind
 
 
 # --------------------------------------------------------------------------- undeployable (issue 8 §6)
@@ -186,3 +186,76 @@ def test_a_resumed_journal_keeps_what_a_half_done_commit_still_needs(tmp_path: P
     assert third.unsettled("lab-leaf01") == ("committed", ["reset-bgp"])
     third.set("lab-leaf01", "checked")
     assert third.unsettled("lab-leaf01") is None and "actions" not in third.devices["lab-leaf01"]
+
+
+# --------------------------------------------------------------------------- one lock per fabric (issue 23 D2)
+
+
+def live_owner(run: str, proc: subprocess.Popen[bytes]) -> Owner:
+    start = int(Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    return Owner(**{**Owner.me(run).__dict__, "pid": proc.pid, "pid_start": start})
+
+
+def test_one_lock_per_fabric_wherever_its_build_lives(tmp_path: Path, plan) -> None:  # type: ignore[no-untyped-def]
+    first = manifest.load(render(tmp_path / "ops-a"), plan)
+    second = manifest.load(render(tmp_path / "elsewhere" / "b"), plan)
+    assert first.root.parent != second.root.parent
+    data = yaml.safe_load(LAB.read_text())
+    data["addressing"]["management"] = "198.19.254.0/24"
+    grown = tmp_path / "grown.yaml"
+    grown.write_text(yaml.safe_dump(data))
+    assert fabric_lock(load_plan(grown)).path != fabric_lock(plan).path  # other devices, another fabric
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        lock = fabric_lock(plan)
+        lock.path.parent.mkdir(parents=True, exist_ok=True)
+        lock.path.write_text(json.dumps(live_owner("run-a", other).__dict__))
+        for build in (first, second):  # neither build's directory matters: the fabric is held
+            with pytest.raises(DeployRefused, match=rf"fabric 'lab' is being deployed by .* pid {other.pid}"):
+                run_deploy(plan, build, DeployOptions())
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_device_locks_are_all_or_nothing(tmp_path: Path, plan, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """One device held by another deploy: no device is committed, and every lock taken is given back."""
+    from nornir.core.task import Result
+
+    from fabricgen.base.ssh import DeviceLocked
+    from fabricgen.deploy import run
+
+    build = manifest.load(render(tmp_path), plan)
+    taken: list[str] = []
+    released: list[str] = []
+    holder = {"run": "run-other", "owner": "ops@far pid 7", "since": "2026-12-06T00:00:00Z"}
+
+    def lock_task(task, ctx, takeover=None):  # type: ignore[no-untyped-def]
+        if task.host.name == "lab-leaf03" and "run-other" not in (takeover or ctx.takeover):
+            return Result(host=task.host, result=DeviceLocked("lab-leaf03: locked by another deploy: ops@far", holder))
+        taken.append(task.host.name)
+        return Result(host=task.host, result=None)
+
+    monkeypatch.setattr(run, "_lock_task", lock_task)
+    monkeypatch.setattr(run, "_unlock_task", lambda task, ctx: released.append(task.host.name) or Result(task.host))
+    monkeypatch.setattr(run, "deploy_device", lambda task, ctx: pytest.fail("a device was deployed"))
+    with pytest.raises(DeployRefused, match="1 device.s. are locked by another deploy; no device was locked or "
+                                            "changed:\nlab-leaf03: lab-leaf03: locked by another deploy: ops@far"):
+        run_deploy(plan, build, DeployOptions())
+    assert sorted(released) == sorted(taken) == sorted(h for h in plan.switches if h != "lab-leaf03")
+    assert not fabric_lock(plan).path.exists() and not journal_path(plan).exists()
+    # --break-lock: a holder fabricgen cannot see alive is taken over, and the journal says whose it was
+    done: list[str] = []
+
+    def deployed(task, ctx):  # type: ignore[no-untyped-def]
+        from fabricgen.deploy import report as R
+
+        done.append(task.host.name)
+        ctx.phase(task.host.name, "unchanged")
+        return Result(host=task.host, result=R.DeviceOutcome(task.host.name, "", R.UNCHANGED))
+
+    monkeypatch.setattr(run, "deploy_device", deployed)
+    run_deploy(plan, build, DeployOptions(break_lock=True))
+    assert sorted(done) == sorted(plan.switches)
+    journal = Journal.load(journal_path(plan))
+    assert journal is not None and journal.data["broken_locks"]["devices"] == {"lab-leaf03": holder}

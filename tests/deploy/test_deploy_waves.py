@@ -222,13 +222,15 @@ def fake_devices(monkeypatch: pytest.MonkeyPatch, failing: str = "", validate: s
         return Result(host=task.host, result=out)
 
     monkeypatch.setattr(run, "deploy_device", deploy_device)
+    monkeypatch.setattr(run, "_lock_task", lambda task, ctx, takeover=None: Result(host=task.host, result=None))
+    monkeypatch.setattr(run, "_unlock_task", lambda task, ctx: Result(host=task.host))
     monkeypatch.setattr(run, "_validate_between", lambda plan, ctx, wave: validate)
     return batches
 
 
 def test_rollout_stops_at_the_first_failed_wave(lab: Plan, lab_build, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     from fabricgen.deploy import DeployOptions, run_deploy
-    from fabricgen.deploy.state import Journal, state_dir
+    from fabricgen.deploy.state import Journal, journal_path
 
     batches = fake_devices(monkeypatch, failing="lab-leaf01")
     report = run_deploy(lab, lab_build, DeployOptions(waves="auto", canary="lab-spine02"))
@@ -239,8 +241,9 @@ def test_rollout_stops_at_the_first_failed_wave(lab: Plan, lab_build, monkeypatc
     assert report.outcomes["lab-leaf02"].status == "interrupted"
     assert report.outcomes["lab-leaf02"].reason.startswith("not started: the rollout stopped (wave 3: lab-leaf01")
     assert report.exit_code == 1
-    journal = Journal.load(Journal.path_for(state_dir(lab_build.root), "lab"))
-    assert journal is not None and journal.unfinished and journal.phase("lab-leaf04") == "pending"
+    journal = Journal.load(journal_path(lab))
+    # every device was locked before any commit
+    assert journal is not None and journal.unfinished and journal.phase("lab-leaf04") == "locked"
     # --resume runs only what is left, in wave order
     batches = fake_devices(monkeypatch)
     resumed = run_deploy(lab, lab_build, DeployOptions(waves="auto", resume=True))

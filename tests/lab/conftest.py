@@ -14,6 +14,14 @@ from fabricgen.lab import LabState, lab_down, lab_up, prune_stale_labs
 from fabricgen.lab.daemons import missing_tools
 from fabricgen.lab.from_plan import lab_topology
 from fabricgen.plan.model import Plan
+from tests.conftest import STATE_ENV
+
+
+@pytest.fixture(autouse=True)
+def own_deploy_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each lab test's deploys get their own fabric locks and journals (keyed by fabric, not by build
+    directory): an unfinished run one test leaves is never another test's business."""
+    monkeypatch.setenv(STATE_ENV, str(tmp_path / "state"))
 
 
 def lab_skip_reason() -> str | None:

@@ -9,6 +9,7 @@ one lab and run in file order.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -23,7 +24,7 @@ import yaml
 
 from fabricgen.cli import main
 from fabricgen.deploy import DeployOptions, DeployRefused, DeployReport, run_deploy
-from fabricgen.deploy.state import FabricLock, Journal, state_dir
+from fabricgen.deploy.state import fabric_lock, journal_path
 from fabricgen.lab import LabState, lab_down, lab_status, lab_up, node_exec, prune_stale_labs
 from fabricgen.lab.from_plan import lab_topology
 from fabricgen.plan.build import load_plan
@@ -105,14 +106,15 @@ def failures(plan: Plan, lab: LabState, checks: tuple[str, ...], **kw: object) -
     return run_validate(plan, checks, lab_dir=lab.workdir, **kw).failures  # type: ignore[arg-type]
 
 
-def journal_path(build: Build) -> Path:
-    return Journal.path_for(state_dir(build.root), "lab")
+@functools.cache
+def lab_plan() -> Plan:
+    return load_plan(LAB_INTENT)
 
 
 def phases(build: Build, pid: int | None = None) -> dict[str, str]:
     """Device phases of the journal (of the deploy running as ``pid``, if given)."""
     try:
-        data = json.loads(journal_path(build).read_text())
+        data = json.loads(journal_path(lab_plan()).read_text())
     except (OSError, ValueError):
         return {}
     if pid is not None and data.get("owner", {}).get("pid") != pid:
@@ -200,33 +202,48 @@ def test_a_bgp_timer_change_is_labelled_refused_above_the_limit_and_checked_live
 # --------------------------------------------------------------------------- one change at a time
 
 
-def test_two_concurrent_deploys(plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState) -> None:
+def test_two_concurrent_deploys_from_different_directories(plan: Plan, builds: dict[str, tuple[Path, Build]],
+                                                            lab: LabState, tmp_path: Path) -> None:
+    """Issue 23 D2: the fabric lock is the fabric's, not the build directory's: never two intents at once."""
     intent, changed = builds["changed"]
+    assert main(["render", "-i", str(LAB_INTENT), "-o", str(tmp_path / "other" / "build")]) == 0
+    elsewhere = manifest.load(tmp_path / "other" / "build", plan)
+    assert elsewhere.root.parent != changed.root.parent
     first = cli(intent, changed, lab, "--workers", "1")
-    lock = FabricLock(state_dir(changed.root), "lab")
+    lock = fabric_lock(plan)
     wait_for(lambda: lock.holder() is not None, 30, "the first deploy to take the lock", poll=0.02)
     with pytest.raises(DeployRefused, match=rf"being deployed by .* pid {first.pid} \(run "):
-        deploy(plan, builds["base"][1], lab)
+        deploy(plan, elsewhere, lab)
     out, err = first.communicate(timeout=120)
     assert first.returncode == 0, out + err
     assert all(on_new(lab, h) and consistent(lab, h) for h in plan.switches)  # one intent everywhere
     assert lock.holder() is None
 
 
-def test_a_device_locked_by_another_machine_is_left_alone(plan: Plan, builds: dict[str, tuple[Path, Build]],
-                                                          lab: LabState) -> None:
+def test_a_device_locked_by_another_machine_stops_the_whole_deploy(
+        plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState) -> None:
+    """Issue 23 D2: device locks are taken for every switch before any commit, all or nothing; --break-lock
+    takes over a holder fabricgen cannot see alive and the journal records whose lock it was."""
     victim = "lab-leaf03"
-    lock = Path(lab.nodes[victim].dir) / "etc-frr" / ".fabricgen" / "deploy.lock"
-    lock.write_text(json.dumps({"run": "20261202T000000Z-abcdef", "owner": "ops@other-host pid 4242",
-                                "since": "2026-12-02T00:00:00Z"}) + "\n")
+    locks = {h: Path(lab.nodes[h].dir) / "etc-frr" / ".fabricgen" / "deploy.lock" for h in plan.switches}
+    holder = {"run": "20261202T000000Z-abcdef", "owner": "ops@other-host pid 4242", "since": "2026-12-02T00:00:00Z"}
+    locks[victim].write_text(json.dumps(holder) + "\n")
+    before = {h: running(lab, h) for h in plan.switches}
     try:
-        report = deploy(plan, builds["base"][1], lab)
-        assert list(report.failed) == [victim]
-        assert "locked by another deploy: ops@other-host pid 4242 (run 20261202T000000Z-abcdef" \
-               in report.failed[victim]
-        assert on_new(lab, victim) and not any(on_new(lab, h) for h in plan.switches if h != victim)
+        refused = "no device was locked or changed:\n" + victim + ": " + plan.switches[victim].mgmt_ip + \
+            r": locked by another deploy: ops@other-host pid 4242 \(run "
+        with pytest.raises(DeployRefused, match=refused):
+            deploy(plan, builds["base"][1], lab)
+        assert {h: running(lab, h) for h in plan.switches} == before  # nothing changed anywhere
+        assert [h for h, f in locks.items() if f.exists()] == [victim]  # every lock taken was given back
+        report = deploy(plan, builds["base"][1], lab, break_lock=True)
+        assert report.ok, report.failed
+        assert report.outcomes[victim].notes[0].startswith("took over its device lock from ops@other-host pid 4242")
+        data = json.loads(journal_path(plan).read_text())
+        assert data["broken_locks"]["devices"] == {victim: holder}
+        assert not any(on_new(lab, h) for h in plan.switches) and not any(f.exists() for f in locks.values())
     finally:
-        lock.unlink()
+        locks[victim].unlink(missing_ok=True)
     back_to_base(plan, builds, lab)
 
 
@@ -320,7 +337,7 @@ def test_resume_after_a_timer_change_killed_before_its_session_reset(
     left = phases(build)
     reloaded = [h for h, p in left.items() if p in ("committing", "committed") and "timers bgp 2 6" in running(lab, h)]
     assert reloaded, left  # devices whose config went in while the run still owed them a session reset
-    data = json.loads(journal_path(build).read_text())
+    data = json.loads(journal_path(lab_plan()).read_text())
     assert all(data["devices"][h]["actions"] == ["reset-bgp"] for h in reloaded), data["devices"]
     try:
         report = run_deploy(timers, build, DeployOptions(lab_dir=lab.workdir, resume=True))

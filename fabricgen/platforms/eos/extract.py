@@ -36,6 +36,7 @@ from fabricgen.platforms.facts import (
     plan_ports,
     read_config,
 )
+from fabricgen.platforms.ptp_facts import PtpFacts, read_cli
 
 EOS_CFG = "eos.cfg"
 DEFAULT_MTU = 1500
@@ -187,3 +188,9 @@ def _bgp(node: ConfigLine, f: DeviceFacts) -> None:
             f.neighbors[words[1]] = Neighbor(words[1], parse_asn(words[3]), f"L{child.line}")
         elif m := _PATHS.match(child.text):
             f.maximum_paths.append((int(m.group(1)), f"L{child.line}"))
+
+
+def ptp_eos(configs: Path, host: str) -> PtpFacts | None:
+    """`ptp domain N`, `ptp message-type event dscp N default` and the interfaces with `ptp enable`."""
+    return read_cli(configs / host / "eos.cfg", r"ptp domain (\d+)", "   ptp enable",
+                    r"ptp message-type event dscp (\d+) default")

@@ -32,6 +32,10 @@ the key (`EosSchemaError`).
   route-map that permits the loopback and, on leaves, the GPU pool; BFD timers in ``router bfd``.
 * Same-tier ASNs: leaves take ``allowas-in N``; EOS spines need no line (no sender-side AS-path check;
   AVD's ``underlay_filter_peer_as`` exists to add that filter by route-map).
+* PTP (intent ``ptp:``): AVD's ``ptp`` keys -- ``mode boundary``, ``profile`` (g8275.1 / g8275.2; none
+  for the default profile), ``domain``, ``priority1/2``, ``source.ip`` (the loopback), ``message_type``
+  event/general ``dscp`` and ``monitor.threshold`` (offset from master, mean path delay, in ns) -- and
+  ``ptp.enable`` on each planned PTP port (``ptp enable``).
 * Every front-panel port the plan leaves free is shut and described ``unused: ...``, as on NX-OS.
 
 Sources: Arista's AVD ``eos_cli_config_gen`` schema and templates, run here through pyavd itself; the
@@ -50,7 +54,7 @@ import jinja2
 from fabricgen.catalog.eos_models import ChipFamily, chip_family
 from fabricgen.catalog.registry import capabilities
 from fabricgen.plan.frontpanel import front_panel
-from fabricgen.plan.model import Interface, Plan, QosPolicy, QosProfile, Switch
+from fabricgen.plan.model import Interface, Plan, PtpClock, PtpPlan, QosPolicy, QosProfile, Switch
 
 FILENAME = "eos.cfg"
 PROFILE_PREFIX = "ROCE"  # + _<speed>G_<metres>M[_MTU<n>]: one qos profile per plan QoS profile
@@ -171,6 +175,22 @@ def _redistribution(sw: Switch, plan: Plan, cfg: dict[str, Any]) -> bool:
     return bool(v6)
 
 
+def ptp_settings(clock: PtpClock, ptp: PtpPlan) -> dict[str, Any]:
+    """eos_cli_config_gen `ptp`: a boundary clock (`ptp mode boundary`), the profile (none for the default
+    1588 profile: EOS's own default; `ptp profile g8275.1 | g8275.2`), domain, priorities, the loopback as
+    source, the intent's DSCP for event and general messages and its thresholds in `ptp monitor`."""
+    out: dict[str, Any] = {"mode": "boundary", "domain": ptp.domain, "priority1": clock.priority1,
+                           "priority2": clock.priority2,
+                           "message_type": {"event": {"dscp": ptp.dscp}, "general": {"dscp": ptp.dscp}},
+                           "monitor": {"enabled": True, "threshold": {"offset_from_master": ptp.offset_ns,
+                                                                      "mean_path_delay": ptp.path_delay_ns}}}
+    if ptp.profile != "default-1588":
+        out["profile"] = ptp.profile
+    if clock.source_ip:
+        out["source"] = {"ip": clock.source_ip}
+    return out
+
+
 def structured_config(sw: Switch, plan: Plan) -> dict[str, Any]:
     """One switch as AVD eos_cli_config_gen structured config (the keys of Arista's schema)."""
     if plan.qos is None:
@@ -205,6 +225,10 @@ def structured_config(sw: Switch, plan: Plan) -> dict[str, Any]:
     wd = watchdog(plan)
     if wd is not None:
         cfg["priority_flow_control"] = {"watchdog": wd}
+    clock = plan.ptp.clocks.get(sw.hostname) if plan.ptp is not None else None
+    ptp_ports = {p.name for p in clock.ports} if clock is not None else set()
+    if clock is not None and plan.ptp is not None:
+        cfg["ptp"] = ptp_settings(clock, plan.ptp)
     ethernet: list[dict[str, Any]] = []
     for itf in sw.interfaces:
         port: dict[str, Any] = {"name": itf.name, "description": itf.description}
@@ -215,6 +239,8 @@ def structured_config(sw: Switch, plan: Plan) -> dict[str, Any]:
         if itf.ipv6:
             port["ipv6_address"] = itf.ipv6
         port["service_profile"] = names[itf.qos_profile]
+        if itf.name in ptp_ports:
+            port["ptp"] = {"enable": True}
         ethernet.append(port)
     ethernet += [{"name": name, "description": UNUSED_DESCRIPTION, "shutdown": True}
                  for name in front_panel(plan, sw).unused]

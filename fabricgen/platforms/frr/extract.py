@@ -6,8 +6,10 @@ from pathlib import Path
 
 from fabricgen.plan.model import Plan
 from fabricgen.platforms.facts import DeviceFacts, read_config, scan_frr
+from fabricgen.platforms.ptp_facts import PtpFacts, read_ptp4l
 
 FRR_CONF = "frr.conf"
+PTP_CONF = "ptp4l.conf"  # platforms/frr/render.py PTP_FILENAME
 
 
 def extract_frr(plan: Plan, configs: Path, host: str) -> DeviceFacts:
@@ -17,3 +19,8 @@ def extract_frr(plan: Plan, configs: Path, host: str) -> DeviceFacts:
     if text is not None:
         scan_frr(text.splitlines(), f, with_interfaces=True)
     return f
+
+
+def ptp_frr(configs: Path, host: str) -> PtpFacts | None:
+    """The boundary clock's ptp4l.conf (None: the switch has none)."""
+    return read_ptp4l(configs / host / PTP_CONF)

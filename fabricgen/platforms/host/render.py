@@ -25,7 +25,9 @@ import jinja2
 
 from fabricgen.base.templating import environment
 from fabricgen.plan.model import Plan, QosPolicy, Server
+from fabricgen.plan.ptp import clock_key
 from fabricgen.plan.qos import pfc_mask
+from fabricgen.platforms.linuxptp import ptp4l_conf
 
 TEMPLATE = "host/nic.sh.j2"
 NIC_TABLE_BASE = 100  # routing table (and rule preference) of the server's n-th back-end NIC: 100 + n
@@ -88,7 +90,27 @@ def nic_script(server: Server, plan: Plan, env: jinja2.Environment | None = None
         ecn=1 if policy.nic_ecn else 0,
         remap=remap,
         qps=policy.nic_qps_per_connection,
+        ptp=ptp_clients(server, plan),
     )
+
+
+def ptp_clients(server: Server, plan: Plan) -> dict[str, object] | None:
+    """The server's NIC clocks (intent `ptp.servers`): each NIC's ptp4l.conf, for the PTP section of the script."""
+    ptp = plan.ptp
+    if ptp is None:
+        return None
+    clients = []
+    gm = ptp.clocks.get(server.name)  # a grandmaster (or standby) host: one clock on its port
+    if gm is not None:
+        ifname = server.nics[0].ifname
+        clients.append({"ifname": ifname, "conf": ptp4l_conf(gm, ptp, plan, ports=[ifname], instance=ifname,
+                                                             header=f"{server.name} {ifname}: PTP {gm.kind}")})
+    for nic in sorted(server.nics, key=lambda n: (n.nic, n.port)):
+        clock = ptp.clocks.get(clock_key(server.name, nic.ifname))
+        if clock is not None:
+            clients.append({"ifname": nic.ifname, "conf": ptp4l_conf(clock, ptp, plan, instance=nic.ifname,
+                                                                     header=f"{server.name} {nic.ifname}: PTP client")})
+    return {"domain": ptp.domain, "profile": ptp.profile, "clients": clients} if clients else None
 
 
 def _mtu(server: Server, plan: Plan, fabric: int) -> int:

@@ -21,6 +21,7 @@ from fabricgen.platforms.facts import (
     plan_ports,
     read_config,
 )
+from fabricgen.platforms.ptp_facts import PtpFacts, read_cli
 
 NXOS_CFG = "nxos.cfg"
 
@@ -176,3 +177,8 @@ def nxos_facts(plan: Plan, host: str, lines: list[str], cfg: Any, path: str = NX
     if cfg.bgp_line:
         scan_nxos_bgp(lines, cfg.bgp_line, f)
     return f
+
+
+def ptp_nxos(configs: Path, host: str) -> PtpFacts | None:
+    """`ptp domain N` and the interfaces with `ptp`."""
+    return read_cli(configs / host / "nxos.cfg", r"ptp domain (\d+)", "  ptp")

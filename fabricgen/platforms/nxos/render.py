@@ -113,6 +113,7 @@ class NxInterface:
     no_redirects: bool  # BFD needs ICMP redirects off
     pause_policy: str = ""  # ingress queuing policy with pause buffers (`service-policy type queuing input`)
     no_bfd_echo: bool = False  # BFD toward a peer that is not NX-OS: asynchronous mode only
+    ptp: bool = False  # a PTP port of the switch's boundary clock (`ptp`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +215,16 @@ class Dlb:
     flowlet_aging: int  # 0 = not emitted (per-packet mode)
 
 
+@dataclass(frozen=True, slots=True)
+class NxPtp:
+    """The global lines of an NX-OS PTP boundary clock (the default 1588 profile, E2E over UDPv4)."""
+
+    source: str  # `ptp source`: the loopback
+    domain: int
+    priority1: int
+    priority2: int
+
+
 @dataclass(slots=True)
 class NxosConfig:
     """Everything the NX-OS template prints for one switch."""
@@ -236,6 +247,7 @@ class NxosConfig:
     prefix_lists: list[PrefixList] = field(default_factory=list)
     route_maps: list[RouteMap] = field(default_factory=list)
     bgp: NxBgp | None = None
+    ptp: NxPtp | None = None
 
 
 # --------------------------------------------------------------------------- helpers
@@ -506,11 +518,13 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
     policy = plan.qos
     bfd_on = sw.bgp is not None and sw.bgp.bfd and any(n.bfd for n in sw.bgp.neighbors)
     pauses = pause_policies(sw, plan)
+    clock = plan.ptp.clocks.get(sw.hostname) if plan.ptp is not None else None
+    ptp_ports = {p.name for p in clock.ports} if clock is not None else set()
     interfaces = [
         NxInterface(itf.name, itf.description, itf.mtu, itf.ipv4, itf.ipv6, POLICY_CLASSIFICATION,
                     policy.watchdog_enabled, bfd_on,
                     pauses[itf.qos_profile].name if itf.qos_profile in pauses else "",
-                    bfd_on and not _nxos_peer(plan, itf))
+                    bfd_on and not _nxos_peer(plan, itf), itf.name in ptp_ports)
         for itf in roce_interfaces(sw)
     ]
     ar = plan.adaptive_routing
@@ -523,6 +537,8 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
     if bfd_on:
         features.append("bfd")
     features.append("lldp")
+    if clock is not None:
+        features.append("ptp")
     bfd = None
     if bfd_on:
         assert sw.bgp is not None
@@ -548,6 +564,8 @@ def structured_config(sw: Switch, plan: Plan) -> NxosConfig:
     if sw.bgp is not None:
         cfg.prefix_lists, cfg.route_maps = redistribution(sw, plan)
         cfg.bgp = build_bgp(sw)
+    if clock is not None and plan.ptp is not None:
+        cfg.ptp = NxPtp(clock.source_ip, plan.ptp.domain, clock.priority1, clock.priority2)
     return cfg
 
 
