@@ -276,18 +276,39 @@ def redis_up() -> None:
 # --------------------------------------------------------------------------- the two servers
 
 
+def _pyenv_roots() -> list[str]:
+    """Where pyenv may keep its Pythons: $PYENV_ROOT, ~/.pyenv, and the root above any pyenv `shims` or `bin`
+    folder on PATH (CI runs with an empty HOME, where ~/.pyenv is not the machine's pyenv)."""
+    roots = [os.environ.get("PYENV_ROOT", ""), str(Path.home() / ".pyenv")]
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        p = Path(entry)
+        if p.name in ("shims", "bin") and (p.parent / "versions").is_dir():
+            roots.append(str(p.parent))
+    return list(dict.fromkeys(r for r in roots if r))
+
+
+def _runs(exe: str, version: str) -> bool:
+    """True if `exe` starts and is Python `version` (a pyenv shim on PATH may name a version it cannot run)."""
+    try:
+        out = subprocess.run([exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True,
+                             text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and out.stdout.strip() == version
+
+
 def _python(version: str) -> str:
-    """A Python `version` interpreter: $FABRICGEN_PYTHON<maj><min>, pyenv's, else one on PATH."""
+    """A Python `version` interpreter: $FABRICGEN_PYTHON<maj><min>, pyenv's, else one on PATH that runs."""
     env = os.environ.get("FABRICGEN_PYTHON" + version.replace(".", ""))
     if env:
         return env
-    roots = [os.environ.get("PYENV_ROOT", ""), str(Path.home() / ".pyenv")]
-    for root in filter(None, roots):
+    for root in _pyenv_roots():
         found = sorted(glob.glob(f"{root}/versions/{version}.*/bin/python{version}"), reverse=True)
-        if found:
-            return found[0]
+        for exe in found:
+            if _runs(exe, version):
+                return exe
     exe = shutil.which(f"python{version}")
-    if exe is None:
+    if exe is None or not _runs(exe, version):
         raise RuntimeError(f"no Python {version} found (fix: install it, e.g. with pyenv, or set "
                            f"FABRICGEN_PYTHON{version.replace('.', '')})")
     return exe

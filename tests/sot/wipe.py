@@ -3,8 +3,9 @@
     python -m tests.sot.wipe netbox|nautobot
 
 Deletes, through the same client libraries, every object tagged `fabricgen` (cables first, then
-addresses, devices and the rest) plus the untaggable types fabricgen creates, on the test servers
-tests/sot/servers.py started.  Only ever pointed at those servers.
+addresses, devices and the rest), the untaggable types fabricgen creates, and what the live tests
+make by hand (HAND: reserved addresses, a moved cable; left behind when a run stops half-way), on
+the test servers tests/sot/servers.py started.  Only ever pointed at those servers.
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ NAUTOBOT_NAMED = [("extras", "roles", ("leaf", "spine", "super-spine", "gpu-serv
                   ("dcim", "location_types", ("Fabric",))]
 
 
+# what tests/sot/test_live.py creates by hand, untagged: endpoint -> filter
+HAND = [(("dcim", "cables"), {"label": "moved by hand"}),
+        (("ipam", "ip_addresses"), {"description": "held by the DC team"})]
+
+
 def server(name: str) -> tuple[str, str]:
     state = read_state().get(name, {})
     if state.get("status") != "ready":
@@ -42,6 +48,14 @@ def _delete_all(endpoint: Any, records: list[Any]) -> int:
     return len(ids)
 
 
+def _delete_hand(api: Any) -> int:
+    n = 0
+    for (app, ep), filters in HAND:
+        endpoint = getattr(getattr(api, app), ep)
+        n += _delete_all(endpoint, list(endpoint.filter(**filters, limit=1000)))
+    return n
+
+
 def wipe(name: str) -> int:
     url, token = server(name)
     n = 0
@@ -49,8 +63,9 @@ def wipe(name: str) -> int:
         import pynetbox
 
         api = pynetbox.api(url, token=token)
+        n += _delete_hand(api)
         if api.extras.tags.get(slug="fabricgen") is None:  # a fresh server: nothing was ever pushed
-            return 0
+            return n
         for app, ep in NETBOX:
             endpoint = getattr(getattr(api, app), ep)
             n += _delete_all(endpoint, list(endpoint.filter(tag="fabricgen", limit=1000)))
@@ -58,6 +73,7 @@ def wipe(name: str) -> int:
     import pynautobot
 
     api = pynautobot.api(url, token=token)
+    n += _delete_hand(api)
     tagged = api.extras.tags.get(name="fabricgen") is not None  # absent on a fresh server
     for app, ep in NAUTOBOT:
         endpoint = getattr(getattr(api, app), ep)
