@@ -4,7 +4,10 @@ Each (analysis, size) runs in a fresh interpreter so its peak RSS is its own.
 The fabrics are bench_render's (2-tier up to 2,048 GPUs, 3-tier above).
 `ecmp`: a ring per rail with 4 QPs per connection, all four report columns.
 `failures`: every single failure at 2K; above that a fixed sample of about
-512 scenarios (every k-th cable and switch), since each re-routes every QP.
+512 scenarios (every k-th cable and switch).  `analyze failures --any 1`
+itself always analyses every single failure exactly (analyze/singles.py:
+only the QPs whose path meets a changed ECMP entry are re-routed), but the
+BGP re-simulation per scenario still makes 8K and 32K too slow for a bench.
 `deadlock`: the intact fabric and the same failure scenarios, converged and
 converging.  "flows routed/s" counts QP routings (a QP re-routed in each
 failure scenario counts again).

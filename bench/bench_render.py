@@ -1,4 +1,4 @@
-"""Benchmark: plan + render (and check, when available) of ~1K, 4K, 16K and 32K-GPU fabrics.
+"""Benchmark: plan + render (and check, when available) of ~1K, 4K, 16K and 32K-GPU fabrics (128K on request).
 
 Each size runs in a fresh interpreter so that its peak RSS is its own.  The
 fabric-link pool of the large fabrics exceeds 198.18.0.0/15, so the generated
@@ -7,6 +7,9 @@ ever appear as text in rendered files, never on an interface of this machine.
 
 Times: plan, render (without its default checks), the checks render runs alone (RoCE
 invariants, NIC consistency and the structural rules but the costly ones) and the full `check`.
+
+128K GPUs (`--sizes 131072 --no-check`) uses 51.2T switches (128 x 400G, 3 tiers, 5,120 switches, 393K links);
+it plans under the design-size guard (plan/topology.py MAX_SWITCHES), which needs no raise.
 
 Usage: python bench/bench_render.py [--sizes 1024,4096,16384,32768] [--workers N] [--no-check]
 """
@@ -44,6 +47,14 @@ def intent_for(gpus: int) -> dict[str, Any]:
         return base
     base["switch_models"]["super_spine"] = {"ports": 64, "port_speed": "400G"}
     base["platforms"] = {"leaf": "sonic", "spine": "sonic", "super_spine": "nxos"}
+    if gpus > 65536:  # beyond 3 tiers of 64 ports: 51.2T switches, 128 x 400G (32 pods of 4,096 GPUs at 128K)
+        for role in ("leaf", "spine", "super_spine"):
+            base["switch_models"][role] = {"ports": 128, "port_speed": "400G"}
+        base["topology"].update(tiers=3, scalable_unit=64, max_pods=max(1, gpus // 4096),
+                                super_spines_per_group=16)
+        base["addressing"].update(loopbacks="198.18.0.0/19", management="198.18.128.0/17",
+                                  p2p="127.64.0.0/12", gpu="127.128.0.0/13")
+        return base
     pods = servers // 128  # 4 SUs of 32 servers per pod with 64-port switches
     base["topology"].update(tiers=3, super_spines_per_group=max(1, pods // 2), max_pods=pods)
     return base
