@@ -238,6 +238,9 @@ class PlatformRecord:
     analyzer: str = ""
     structural_rules: str = ""  # the analyzer's rule ids (a tuple of str)
     lab_node: bool = False  # the namespace lab runs its rendered config as it is
+    # A rendered file the lab runs in the switch's namespaces before FRR starts (the kernel side of its
+    # tenant VRFs: network namespaces, so zebra runs with its netns VRF backend, `-n`); "" = none
+    lab_script: str = ""
     output_dir: str = "configs"  # where render writes its files, below the output directory
     per_device_dir: bool = True  # <output_dir>/<device>/<file>; False: <output_dir>/<file>
     executable: bool = False  # its files are scripts
@@ -377,6 +380,7 @@ _FRR = PlatformRecord(
                               tenancy=frozenset({"vrf-lite", "evpn-vxlan"}),
                               ptp_profiles=frozenset({"default-1588", "g8275.1", "g8275.2"})),
     lab_node=True,
+    lab_script="tenants.sh",  # platforms/frr/render.py TENANTS_FILENAME
     leaf_announces_own_only=True,
     not_deployed=_FRR_NO_QOS,
     impact="fabricgen.platforms.frr.change:impact",
@@ -415,6 +419,7 @@ _SONIC = replace(
     ptp_reader="",
     # FRR as the bgp container starts it, with a ConfigDB stand-in (lab.sonic_box)
     lab_box="fabricgen.lab.from_plan:sonic_node_box",
+    lab_script="",  # its tenant VRFs are ConfigDB VRF / VXLAN tables, not a script
 )
 
 _EOS = PlatformRecord(
