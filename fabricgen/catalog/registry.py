@@ -259,6 +259,8 @@ class PlatformRecord:
     saved_config: Literal["startup", "running"] = "startup"  # the get_config() side that holds the saved config
     lab_box: str = ""  # (plan, switch) -> lab.topology.SonicBox-like extras of its lab node ("" = plain FRR node)
     tenant_extractor: str = ""  # (plan, configs, host) -> platforms.tenant_facts.TenantFacts ("" = no tenants)
+    # (napalm device) -> {VRF: platforms.tenant_facts.LiveVrf}: the VRFs it runs (validate --tenants; "" = not read)
+    tenant_reader: str = ""
     ptp_reader: str = ""  # (configs, host) -> platforms.ptp_facts.PtpFacts | None: its PTP lines ("" = no PTP)
     hash_seed_fn: str = ""  # (role) -> (seed, rotate, how): the seed a "fixed" hash_seed platform gives a role
 
@@ -373,6 +375,7 @@ _FRR = PlatformRecord(
     containerlab_image="docker-sonic-vs:latest",
     extractor="fabricgen.platforms.frr.extract:extract_frr",
     tenant_extractor="fabricgen.platforms.frr.tenants:tenant_facts",
+    tenant_reader="fabricgen.platforms.frr.tenants:read_live",
     file_checks=(("frr-parse", "frr.conf"),),
     # MULTIPATH_NUM; the kernel hashes with a random key per boot (net.ipv4.fib_multipath_hash_seed, 6.11+,
     # sets one; frr.conf cannot), so every switch hashes differently; PTP: linuxptp ptp4l
@@ -420,6 +423,7 @@ _SONIC = replace(
     # FRR as the bgp container starts it, with a ConfigDB stand-in (lab.sonic_box)
     lab_box="fabricgen.lab.from_plan:sonic_node_box",
     lab_script="",  # its tenant VRFs are ConfigDB VRF / VXLAN tables, not a script
+    tenant_reader="",  # not yet: its VRFs are named Vrf<tenant> and live in the bgp container
 )
 
 _EOS = PlatformRecord(

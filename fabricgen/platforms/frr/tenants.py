@@ -25,11 +25,13 @@ vrf-lite (route leaking, no encapsulation):
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from fabricgen.plan.model import Plan, Switch, Tenancy, TenantPlan
-from fabricgen.platforms.tenant_facts import TenantFacts, scan_frr_tenants
+from fabricgen.platforms.tenant_facts import LiveVrf, TenantFacts, scan_frr_tenants
 
 TAG_MAP = "RM-TENANT-TAG"
 # Where Linux + FRR's tenant VRFs live: `ip netns add <name>` makes /run/netns/<name> (ip-netns(8)); zebra -n
@@ -158,3 +160,24 @@ def tenant_facts(plan: Plan, configs: Path, host: str) -> TenantFacts:
     except (OSError, UnicodeDecodeError) as exc:
         f.errors.append(f"cannot read: {exc}")
     return f
+
+
+VNI_COMMAND = "vtysh -c 'show evpn vni json'"
+ROUTES_COMMAND = "vtysh -c 'show ip route vrf all json'"
+
+
+def read_live(device: Any) -> dict[str, LiveVrf]:
+    """What the switch runs (validate --tenants): zebra's L3VNIs by VRF (`show evpn vni json`: "type" L3,
+    "tenantVrf") and every VRF's route prefixes (`show ip route vrf all json`: VRF -> prefix -> routes)."""
+    out = device.cli([VNI_COMMAND, ROUTES_COMMAND])
+    return parse_live(str(out[VNI_COMMAND]), str(out[ROUTES_COMMAND]))
+
+
+def parse_live(vnis_json: str, routes_json: str) -> dict[str, LiveVrf]:
+    """The two commands' JSON -> {VRF: LiveVrf}; a VRF with an L3VNI but no routes is listed too."""
+    vnis = json.loads(vnis_json or "{}")
+    routes = json.loads(routes_json or "{}")
+    vni_of = {str(v["tenantVrf"]): int(v["vni"]) for v in vnis.values()
+              if isinstance(v, dict) and v.get("type") == "L3" and "tenantVrf" in v}
+    names = set(vni_of) | {str(k) for k, v in routes.items() if isinstance(v, dict)}
+    return {name: LiveVrf(vni_of.get(name, 0), frozenset(routes.get(name, {}) or {})) for name in sorted(names)}
