@@ -98,7 +98,7 @@ def test_switch_as_planned_passes_and_each_fault_is_named(plan: Plan) -> None:
     live["amber"] = LiveVrf(10009)
     del live["blue"]
     bad = {(o.item, o.actual) for o in check_switch_tenants(plan, leaf, live) if not o.ok}
-    assert bad == {("vrf red", "L3VNI 10002"), (f"route {green} in vrf red", f"tenant green's route in VRF red"),
+    assert bad == {("vrf red", "L3VNI 10002"), (f"route {green} in vrf red", "tenant green's route in VRF red"),
                    (f"route {green} in vrf default", "tenant green's route in VRF default"),
                    ("vrf amber", "present with L3VNI 10009"), ("vrf blue", "missing")}
     spine = plan.switches["tlab-spine01"]
