@@ -59,6 +59,7 @@ typecheck: venv
 
 bench: venv
 	$(BIN)/python bench/bench_render.py
+	$(BIN)/python bench/bench_render.py --sizes 16384 --tenants 64 --no-check
 	$(BIN)/python bench/bench_analyze.py
 
 bench-lab: venv

@@ -11,7 +11,11 @@ invariants, NIC consistency and the structural rules but the costly ones) and th
 128K GPUs (`--sizes 131072 --no-check`) uses 51.2T switches (128 x 400G, 3 tiers, 5,120 switches, 393K links);
 it plans under the design-size guard (plan/topology.py MAX_SWITCHES), which needs no raise.
 
-Usage: python bench/bench_render.py [--sizes 1024,4096,16384,32768] [--workers N] [--no-check]
+`--tenants N` runs each size twice, without tenants and with N (EVPN-VXLAN, GPU isolation, the servers
+split into N equal ranges), and prints the ratio: issue 25 asks that 16K GPUs x 64 tenants plan and
+render within 2x of the same fabric without tenants (`make bench` runs that).
+
+Usage: python bench/bench_render.py [--sizes 1024,4096,16384,32768] [--workers N] [--no-check] [--tenants N]
 """
 
 from __future__ import annotations
@@ -60,6 +64,20 @@ def intent_for(gpus: int) -> dict[str, Any]:
     return base
 
 
+def with_tenants(intent: dict[str, Any], tenants: int) -> dict[str, Any]:
+    """The same fabric shared by `tenants` tenants, each a contiguous range of servers (ids 1..N)."""
+    count = intent["servers"]["count"]
+    width = max(4, len(str(count)))  # plan/topology.py: servers are gpu0001, gpu0002, ...
+    per = count // tenants
+    out = dict(intent, tenancy={"scope": "gpu", "mechanism": "evpn-vxlan"})
+    out["tenants"] = []
+    for i in range(tenants):
+        last = (i + 1) * per if i < tenants - 1 else count
+        members = f"gpu{i * per + 1:0{width}d}-gpu{last:0{width}d}"
+        out["tenants"].append({"name": f"t{i + 1}", "id": i + 1, "servers": [members]})
+    return out
+
+
 CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
@@ -95,32 +113,38 @@ def main() -> int:
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
     ap.add_argument("--workers", type=int, default=0, help="0 = automatic")
     ap.add_argument("--no-check", action="store_true", help="skip the fast and full check timings")
+    ap.add_argument("--tenants", type=int, default=0, help="also each size with this many tenants, and the ratio")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="fabricgen-bench-") as tmp:
         for gpus in (int(s) for s in args.sizes.split(",")):
-            intent = Path(tmp, f"{gpus}.yaml")
-            intent.write_text(yaml.safe_dump(intent_for(gpus)), encoding="utf-8")
-            out = Path(tmp, f"out{gpus}")
-            proc = subprocess.run([sys.executable, "-c", CHILD, str(intent), str(out), str(args.workers),
-                                   "0" if args.no_check else "1"], capture_output=True, text=True, check=False)
-            if proc.returncode:
-                print(proc.stderr, file=sys.stderr)
-                return 1
-            r = json.loads(proc.stdout.strip().splitlines()[-1])
-            r["gpus"] = gpus
-            rows.append(r)
-            print(f"  {gpus} GPUs done in {r['total_s']:.1f}s", file=sys.stderr)
+            for tenants in (0, args.tenants) if args.tenants else (0,):
+                doc = intent_for(gpus) if not tenants else with_tenants(intent_for(gpus), tenants)
+                intent = Path(tmp, f"{gpus}-{tenants}.yaml")
+                intent.write_text(yaml.safe_dump(doc), encoding="utf-8")
+                out = Path(tmp, f"out{gpus}-{tenants}")
+                proc = subprocess.run([sys.executable, "-c", CHILD, str(intent), str(out), str(args.workers),
+                                       "0" if args.no_check else "1"], capture_output=True, text=True, check=False)
+                if proc.returncode:
+                    print(proc.stderr, file=sys.stderr)
+                    return 1
+                r = json.loads(proc.stdout.strip().splitlines()[-1])
+                r["gpus"], r["tenants"] = gpus, tenants
+                rows.append(r)
+                print(f"  {gpus} GPUs, {tenants} tenants done in {r['total_s']:.1f}s", file=sys.stderr)
     print(f"cores: {os.cpu_count()}")
-    head = ("GPUs", "switches", "links", "config lines", "plan s", "render s", "plan+render s", "peak RSS MB",
-            "worker peak RSS MB", "fast checks s", "full check s")
+    head = ("GPUs", "tenants", "switches", "links", "config lines", "plan s", "render s", "plan+render s",
+            "x without tenants", "peak RSS MB", "worker peak RSS MB", "fast checks s", "full check s")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
+    base = {r["gpus"]: r["total_s"] for r in rows if not r["tenants"]}
     for r in rows:
         fast = f"{r['fast']:.1f}" if r.get("fast") is not None else "n/a"
         full = f"{r['full']:.1f}" if r.get("full") is not None else "n/a"
-        print(f"| {r['gpus']:,} | {r['switches']:,} | {r['links']:,} | {r['lines']:,} | {r['plan_s']:.2f} | "
-              f"{r['render_s']:.2f} | {r['total_s']:.2f} | {r['rss_mb']} | {r['worker_rss_mb']} | {fast} | {full} |")
+        ratio = f"{r['total_s'] / base[r['gpus']]:.2f}" if r["tenants"] else "1"
+        print(f"| {r['gpus']:,} | {r['tenants']} | {r['switches']:,} | {r['links']:,} | {r['lines']:,} | "
+              f"{r['plan_s']:.2f} | {r['render_s']:.2f} | {r['total_s']:.2f} | {ratio} | {r['rss_mb']} | "
+              f"{r['worker_rss_mb']} | {fast} | {full} |")
     return 0
 
 
