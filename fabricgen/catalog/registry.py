@@ -450,6 +450,9 @@ _EOS = PlatformRecord(
         # no seed: pyavd's eos_cli_config_gen schema has no hash seed key (load_balance.policies.sand_profiles
         # holds UDP payload fields only) and no seed command is confirmed for both chip families (Strata, Sand)
         hash_seed="none",
+        # on Tomahawk (UDF) and Jericho (Sand profile) models only: catalog/eos_models.QP_HASHING; any other
+        # model asked for it is refused by the record's plan_problems, naming the model
+        qp_hashing=True,
         ecn_default=ARISTA_ECN,
         ptp_profiles=frozenset({"default-1588", "g8275.1", "g8275.2"}),  # eos_cli_config_gen ptp.profile
     ),
@@ -458,6 +461,7 @@ _EOS = PlatformRecord(
     impact="fabricgen.platforms.eos.change:impact",
     drain="fabricgen.platforms.eos.change:drained",
     ptp_reader="fabricgen.platforms.eos.extract:ptp_eos",
+    plan_problems="fabricgen.platforms.eos.render:qp_problems",  # ecmp.qp_hashing on a model without a way
 )
 
 _RECORDS: tuple[PlatformRecord, ...] = (_NXOS, _SONIC, _FRR, _EOS)
