@@ -61,7 +61,7 @@ def test_frr_lab_fabric_passes_frr_parser(mechanism: str, tmp_path: Path) -> Non
     assert "router bgp 4200000002 vrf green\n" in leaf
     spine = (configs / "lab-spine01" / "frr.conf").read_text()
     if mechanism == "evpn-vxlan":
-        assert "vrf green\n netns /run/netns/green\n vni 10003\nexit-vrf\n" in leaf
+        assert "vrf green\n vni 10003\n netns /run/netns/green\nexit-vrf\n" in leaf
         kernel = (configs / "lab-leaf03" / "tenants.sh").read_text()  # the Linux side FRR binds to
         assert "[ -e /run/netns/green ] || ip netns add green\n" in kernel
         assert "ip link set Ethernet16 netns /run/netns/green\n" in kernel
@@ -161,5 +161,6 @@ def test_boot_config_leaves_the_netns_binding_to_zebra(tmp_path: Path) -> None:
     text = (build(plan, tmp_path) / "tlab-leaf01" / "frr.conf").read_text()
     assert " netns /run/netns/red\n" in text
     booted = boot_config(text)
-    assert "netns" not in booted and "vrf red\n vni 10001\nexit-vrf\n" in booted
+    assert "netns" not in booted and "vrf red\n vni 10011\nexit-vrf\n" in booted
     assert booted.splitlines() == [line for line in text.splitlines() if not line.startswith(" netns ")]
+    assert "vrf red\n vni 10011\n netns /run/netns/red\nexit-vrf\n" in text  # FRR's order: vni, then netns

@@ -119,8 +119,11 @@ def test_frr_live_vrfs_parsed(tmp_path: Path) -> None:
     vnis = {"10001": {"vni": 10001, "type": "L3", "vxlanIf": "vx1", "tenantVrf": "red"},
             "10002": {"vni": 10002, "type": "L3", "vxlanIf": "vx2", "tenantVrf": "green"},
             "200": {"vni": 200, "type": "L2", "vxlanIf": "vx200", "tenantVrf": "default"}}
-    routes = {"default": {"198.18.0.3/32": [{}]}, "red": {"198.18.32.0/31": [{}], "198.18.32.16/31": [{}]}}
-    live = parse_live(json.dumps(vnis), json.dumps(routes))
+    tables = [{"198.18.32.0/31": [{"prefix": "198.18.32.0/31", "vrfName": "red", "protocol": "connected"}],
+               "198.18.32.16/31": [{"prefix": "198.18.32.16/31", "vrfName": "red", "protocol": "bgp"}]},
+              {"198.18.0.3/32": [{"prefix": "198.18.0.3/32", "vrfName": "default", "protocol": "connected"}]}]
+    routes = "\n".join(json.dumps(t, indent=2) for t in tables)  # one object per VRF, back to back
+    live = parse_live(json.dumps(vnis), routes)
     assert live == {"default": LiveVrf(0, frozenset({"198.18.0.3/32"})),
                     "green": LiveVrf(10002, frozenset()),
                     "red": LiveVrf(10001, frozenset({"198.18.32.0/31", "198.18.32.16/31"}))}

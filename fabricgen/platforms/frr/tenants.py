@@ -174,10 +174,21 @@ def read_live(device: Any) -> dict[str, LiveVrf]:
 
 
 def parse_live(vnis_json: str, routes_json: str) -> dict[str, LiveVrf]:
-    """The two commands' JSON -> {VRF: LiveVrf}; a VRF with an L3VNI but no routes is listed too."""
+    """The two commands' JSON -> {VRF: LiveVrf}.  FRR 8.4 prints `show ip route vrf all json` as one object
+    per VRF, back to back ({prefix: [route, ...]}, each route naming its "vrfName"); a VRF with an L3VNI
+    but no routes is listed too."""
     vnis = json.loads(vnis_json or "{}")
-    routes = json.loads(routes_json or "{}")
     vni_of = {str(v["tenantVrf"]): int(v["vni"]) for v in vnis.values()
               if isinstance(v, dict) and v.get("type") == "L3" and "tenantVrf" in v}
-    names = set(vni_of) | {str(k) for k, v in routes.items() if isinstance(v, dict)}
-    return {name: LiveVrf(vni_of.get(name, 0), frozenset(routes.get(name, {}) or {})) for name in sorted(names)}
+    prefixes: dict[str, set[str]] = {name: set() for name in vni_of}
+    decoder, text, pos = json.JSONDecoder(), routes_json, 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            break
+        table, pos = decoder.raw_decode(text, pos)
+        for prefix, routes in table.items():
+            for route in routes if isinstance(routes, list) else []:
+                prefixes.setdefault(str(route.get("vrfName", "default")), set()).add(str(prefix))
+    return {name: LiveVrf(vni_of.get(name, 0), frozenset(p)) for name, p in sorted(prefixes.items())}
