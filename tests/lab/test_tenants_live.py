@@ -243,3 +243,33 @@ def foreign_lines(diff: str, tenant: str, ports: set[str], addresses: set[str]) 
         if not mine:
             out.append(text)
     return out
+
+
+def test_validate_tenants_passes_then_names_a_leaked_route(plan: Plan, lab: LabState) -> None:
+    """`validate --tenants` on the running lab: the sampled matrix and every switch's VRFs pass; a route of
+    green's put into red's VRF by hand is then named, on its switch, and nothing else fails."""
+    from fabricgen.validate import run_validate
+    from fabricgen.validate.tenants import tenant_sample, tenant_subnets
+
+    wait_converged(plan, lab)
+    report = run_validate(plan, ("tenants",), lab_dir=lab.workdir)
+    assert report.failures == [] and report.ok
+    pings = sum(len(p) for p in tenant_sample(plan).pings.values())
+    assert sum(1 for o in report.outcomes if o.item.count("->") == 1) == pings == 44
+    assert "tenant VRFs read back on 6/6 switches" in report.coverage
+    green = next(s for s, t in sorted(tenant_subnets(plan).items()) if t == "green")
+    leaf = plan.switches["tlab-leaf01"].hostname
+    add = ["vtysh", "-c", "configure terminal", "-c", "vrf red", "-c", f"ip route {green} blackhole"]
+    out = node_exec(lab.workdir, leaf, add)
+    assert out.returncode == 0, out.stderr
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            failures = run_validate(plan, ("tenants",), lab_dir=lab.workdir).failures
+            if failures or time.monotonic() > deadline:
+                break
+            time.sleep(1.0)
+        assert [(f.device, f.item, f.actual) for f in failures] == [
+            (leaf, f"route {green} in vrf red", "tenant green's route in VRF red")]
+    finally:
+        node_exec(lab.workdir, leaf, [*add[:4], "-c", f"no ip route {green} blackhole"])
