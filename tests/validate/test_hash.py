@@ -19,7 +19,7 @@ from fabricgen.platforms.frr.health import parse_kernel_hash
 from fabricgen.platforms.frr.render import kernel_hash
 from fabricgen.platforms.nxos.health import parse_ip_load_sharing
 from fabricgen.validate.checks import check_hash
-from fabricgen.validate.collect import hash_outcomes
+from fabricgen.validate.collect import hash_coverage, hash_outcomes
 from tests.conftest import EXAMPLE, ROOT
 from tests.validate.health.test_replayed import Replay, driver_for
 
@@ -170,3 +170,12 @@ def test_platform_without_a_reader_gives_nothing(example: Plan) -> None:
     eos = dataclasses.replace(spine, platform="eos")
     assert hash_outcomes(example, eos, object()) == []  # type: ignore[arg-type]
     assert hash_outcomes(example, spine, object()) == []  # type: ignore[arg-type]
+
+
+def test_an_unread_platform_is_said_in_the_coverage(example: Plan) -> None:
+    eos = dataclasses.replace(example, switches={h: dataclasses.replace(sw, platform="eos") if sw.role == "spine"
+                                                 else sw for h, sw in example.switches.items()})
+    spines = len(example.by_role("spine"))
+    assert hash_coverage(eos, list(eos.switches)) == [
+        f"ECMP hash: not read back on {spines} eos switch(es) (fabricgen has no reader for eos)"]
+    assert hash_coverage(example, list(example.switches)) == []
