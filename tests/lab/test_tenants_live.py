@@ -60,7 +60,8 @@ def build(plan: Plan, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def lab(plan: Plan, build: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
-    """The lab with every switch provisioned: its rendered frr.conf loaded at start (`vtysh -b`)."""
+    """The lab with every switch provisioned: its rendered frr.conf loaded at start (`vtysh -b`, without the
+    `netns` lines zebra adds itself), then saved by FRR (`write memory`), so the saved config is the build's."""
     prune_stale_labs()
     workdir = tmp_path_factory.mktemp("tenant-lab")
     topo = lab_topology(plan, workdir)
@@ -68,6 +69,9 @@ def lab(plan: Plan, build: Path, tmp_path_factory: pytest.TempPathFactory) -> It
                   if n.kind == "switch" else n for n in topo.nodes)
     state = lab_up(dataclasses.replace(topo, nodes=nodes))
     try:
+        for sw in plan.switches:  # saved = running, `netns` lines included, as on a provisioned switch
+            out = node_exec(workdir, sw, ["vtysh", "-c", "write memory"])
+            assert out.returncode == 0, out.stderr
         yield state
     finally:
         lab_down(workdir)
