@@ -274,7 +274,7 @@ def main() -> int:
                 base_rows[gpus] = _best(before)
             print(f"  {gpus} GPUs done: plan+render {r['total_s']:.1f}s, full check {_num(r.get('full'))}s",
                   file=sys.stderr)
-        sections = {"render": f"{header}\n\n{_sizes_table(rows, base_rows)}"}
+        sections = {"render": f"{header}\n\n{_sizes_table(rows, base_rows)}"} if rows else {}
         if not args.no_pyavd:
             intent = Path(tmp, "16x512.yaml")
             intent.write_text(yaml.safe_dump(intent_16x512()), encoding="utf-8")
