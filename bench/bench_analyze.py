@@ -95,7 +95,8 @@ def main() -> int:
     lines = ["| analysis | GPUs | scenarios | seconds | QPs routed/s | peak RSS MB |", "|---|---|---|---|---|---|"]
     for r in rows:
         rate = f"{r['routed'] / r['s']:,.0f}" if r["routed"] and r["s"] else "-"
-        lines.append(f"| {r['analysis']} | {r['gpus']:,} | {r['scenarios']:,} | {r['s']:.1f} | {rate} | {r['rss_mb']} |")
+        lines.append(f"| {r['analysis']} | {r['gpus']:,} | {r['scenarios']:,} | {r['s']:.1f} | {rate} "
+                     f"| {r['rss_mb']} |")
     body = header + "\n\n" + "\n".join(lines)
     print(body)
     if args.write_docs:

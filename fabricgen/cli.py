@@ -293,11 +293,11 @@ def _stage_commands() -> list[Callable[[argparse._SubParsersAction[argparse.Argu
 
 
 def main(argv: list[str] | None = None) -> int:
-    if (sys.argv[1:] if argv is None else argv) == ["--version"]:  # nothing to import for it
+    if (sys.argv[1:] if argv is None else argv) == ["--version"]:  # nothing to import for it; exits as argparse does
         from fabricgen import __version__
 
         print(f"fabricgen {__version__}")
-        return EXIT_OK
+        raise SystemExit(EXIT_OK)
     args = build_parser().parse_args(argv)
     from fabricgen.catalog import skus
 

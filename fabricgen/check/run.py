@@ -99,7 +99,7 @@ def _yang_job(paths: list[str]) -> list[list[Finding]]:
     for p in paths:
         sw = plan.switches.get(Path(p).parent.name)
         out.append(check_sonic_file(work.validator, Path(p), device_base(plan, sw) if sw is not None else None,
-                                    work.shapes))
+                                    work.shapes.validate if work.shapes is not None else None))
     return out
 
 

@@ -120,6 +120,7 @@ def _children(table: _Table) -> Iterator[tuple[str, dict[str, _Leaf]]]:
     yield from ((c.name, c.leaves) for c in table.containers.values())
 
 
+_UNSEEN = "\x02"  # not a JSON kind: a value not looked at yet
 _Spec = dict[tuple[str, str], dict[str, tuple["_Leaf", dict[str, str | None], bool]]]
 
 
@@ -127,7 +128,10 @@ class Shapes:
     """The shape of ConfigDBs for one validator, and which shapes validated clean in this process."""
 
     def __init__(self, validator: SonicYangValidator) -> None:
+        from _libyang import ffi
         from libyang.schema import Type
+
+        from fabricgen.check.sonic_yang import _json_kind
 
         self.validator = validator
         self.exprs, self.disabled, compared = _exprs(validator)
@@ -152,6 +156,9 @@ class Shapes:
         self._structures: dict[tuple[str, bytes], dict[tuple[str, str], set[str]]] = {}
         self._renamed: dict[tuple[bytes, str, bytes], str] = {}
         self._values: dict[int, dict[str, str | None]] = {}  # id(snode) -> value -> JSON kind (None: as written)
+        self._kinds = {base: _json_kind(base) for base in range(32)}  # LY_DATA_TYPE -> JSON kind
+        self._realtype = ffi.new("struct lysc_type **")  # lyd_value_validate's outputs, reused
+        self._canonical = ffi.new("char **")
         self.clean: set[bytes] = set()
         self.validated = 0
         self.skipped = 0
@@ -235,19 +242,15 @@ class Shapes:
         """libyang's JSON kind of a value valid alone for the leaf and already canonical, else None."""
         from _libyang import ffi, lib
 
-        from fabricgen.check.sonic_yang import _json_kind
-
-        realtype = ffi.new("struct lysc_type **")
-        canonical = ffi.new("char **")
         raw = value.encode()
-        ret = lib.lyd_value_validate(self.validator.ctx.cdata, leaf.snode, raw, len(raw), ffi.NULL, realtype,
-                                     canonical)
-        lib.ly_err_clean(self.validator.ctx.cdata, ffi.NULL)
+        ctx = self.validator.ctx.cdata
+        ret = lib.lyd_value_validate(ctx, leaf.snode, raw, len(raw), ffi.NULL, self._realtype, self._canonical)
+        lib.ly_err_clean(ctx, ffi.NULL)
         kind = None
         # (the canonical string is kept in libyang's dictionary, once per distinct value, until the context goes)
-        if ret == lib.LY_SUCCESS and realtype[0] != ffi.NULL and canonical[0] != ffi.NULL \
-                and ffi.string(canonical[0]) == raw:
-            kind = _json_kind(realtype[0].basetype)
+        if ret == lib.LY_SUCCESS and self._realtype[0] != ffi.NULL and self._canonical[0] != ffi.NULL \
+                and ffi.string(self._canonical[0]) == raw:
+            kind = self._kinds.get(self._realtype[0].basetype)
         memo[value] = kind
         return kind
 
@@ -299,7 +302,9 @@ class Shapes:
             if found is None:
                 return value
             leaf, memo, eq = found
-            kind = memo[value] if value in memo else self._kind(leaf, value, memo)
+            kind = memo.get(value, _UNSEEN)
+            if kind is _UNSEEN:
+                kind = self._kind(leaf, value, memo)
             if kind is None:
                 return value
             if not eq:

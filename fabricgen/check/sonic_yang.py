@@ -68,11 +68,11 @@ import logging
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
@@ -81,9 +81,6 @@ from fabricgen.catalog.rules import ids
 from fabricgen.check.yang_models import ENV_VAR as ENV_VAR  # re-exported: where the models are looked for
 from fabricgen.check.yang_models import ReleaseModels, find_models, for_release
 from fabricgen.check.yang_models import SonicYangSetupError as SonicYangSetupError
-
-if TYPE_CHECKING:
-    from fabricgen.check.sonic_shapes import Shapes
 
 (RULE,) = ids("config", "sonic-yang")
 MAX_ERRORS_PER_FILE = 200
@@ -927,11 +924,11 @@ def _worker_init(yang_dir: str) -> None:
 
 
 def check_sonic_file(validator: SonicYangValidator, path: Path, base: dict[str, Any] | None = None,
-                     shapes: Shapes | None = None) -> list[Finding]:
+                     validate: Callable[[Any, str, str], list[Finding]] | None = None) -> list[Finding]:
     """Every finding of one config_db.json file (unreadable, not JSON, or YANG).
 
-    With `shapes`, a file whose shape already validated clean in this process is not run through libyang
-    again (check.sonic_shapes says why its findings are then exactly none).
+    `validate` replaces `validator.validate`: check.sonic_shapes.Shapes.validate runs libyang once per clean
+    ConfigDB shape (that module says why a file of a clean shape then has exactly no findings).
 
     With `base` (the device-owned part: platforms.sonic_buffers.device_base) the file is fabricgen's
     part of a ConfigDB: what is validated is the merge of the two, as the SONiC driver pushes it
@@ -952,9 +949,7 @@ def check_sonic_file(validator: SonicYangValidator, path: Path, base: dict[str, 
             config = merge_owned(base, config, check_references=False)  # libyang resolves the leafrefs
         except OwnershipError as exc:
             return [Finding(device_name(config, path), str(path), "", RULE, f"not deployable on the device: {exc}")]
-    if shapes is not None:
-        return shapes.validate(config, device_name(config, path), str(path))
-    return validator.validate(config, device_name(config, path), str(path))
+    return (validate or validator.validate)(config, device_name(config, path), str(path))
 
 
 def _check_in_worker(path: str) -> list[Finding]:
