@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -193,11 +194,13 @@ def _wall(cmd: list[str], baseline: Path | None = None) -> dict[str, Any]:
     env = dict(os.environ)
     if baseline is not None:
         env["PYTHONPATH"] = str(baseline)
-    t = time.perf_counter()
+    before, t = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env, cwd=ROOT)
+    wall, after = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr[-3000:]}")
-    return {"wall_s": time.perf_counter() - t}
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return {"wall_s": wall, "cpu_s": cpu}
 
 
 def _sizes_table(rows: list[dict[str, Any]], base: dict[int, dict[str, Any]]) -> str:
@@ -237,10 +240,13 @@ def _pyavd_table(fg: dict[str, Any], fg1: dict[str, Any], avd: dict[str, Any],
 
 
 def _startup_table(now: dict[str, dict[str, Any]], base: dict[str, dict[str, Any]] | None) -> str:
-    head = "| command | seconds |" + (" previous s |" if base else "")
-    lines = [head, "|---|---|" + ("---|" if base else "")]
+    head = "| command | seconds | CPU s |" + (" previous s | previous CPU s |" if base else "")
+    lines = [head, "|---|---|---|" + ("---|---|" if base else "")]
     for name, r in now.items():
-        lines.append(f"| `{name}` | {r['wall_s']:.2f} |" + (f" {base[name]['wall_s']:.2f} |" if base else ""))
+        row = f"| `{name}` | {r['wall_s']:.2f} | {r['cpu_s']:.2f} |"
+        if base:
+            row += f" {base[name]['wall_s']:.2f} | {base[name]['cpu_s']:.2f} |"
+        lines.append(row)
     return "\n".join(lines)
 
 
