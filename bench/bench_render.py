@@ -173,7 +173,8 @@ def _run(code_or_cmd: list[str], baseline: Path | None = None) -> dict[str, Any]
     env = dict(os.environ)
     if baseline is not None:
         env["PYTHONPATH"] = str(baseline)
-    proc = subprocess.run(code_or_cmd, capture_output=True, text=True, check=False, env=env, cwd=baseline or ROOT)  # the tree on sys.path[0] is the one timed
+    # the tree on sys.path[0] (the working directory) is the fabricgen timed
+    proc = subprocess.run(code_or_cmd, capture_output=True, text=True, check=False, env=env, cwd=baseline or ROOT)
     if proc.returncode:
         raise SystemExit(f"{' '.join(code_or_cmd[:3])} failed:\n{proc.stderr[-3000:]}")
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -195,7 +196,7 @@ def _wall(cmd: list[str], baseline: Path | None = None) -> dict[str, Any]:
     if baseline is not None:
         env["PYTHONPATH"] = str(baseline)
     before, t = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env, cwd=baseline or ROOT)  # the tree on sys.path[0] is the one timed
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env, cwd=baseline or ROOT)
     wall, after = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr[-3000:]}")
