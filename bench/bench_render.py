@@ -264,6 +264,10 @@ def main() -> int:
     runs = max(1, args.runs)
     header = machine_line(runs)
     baseline = args.baseline.resolve() if args.baseline else None
+    if baseline is not None:
+        rev = subprocess.run(["git", "-C", str(baseline), "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, check=False).stdout.strip() or "?"
+        header += f" \"Previous\": the fabricgen of commit {rev}, timed in the same run."
     rows: list[dict[str, Any]] = []
     base_rows: dict[int, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="fabricgen-bench-") as tmp:
