@@ -1,4 +1,4 @@
-"""Benchmark: analyze ecmp, failures and deadlock at 2K, 8K and 32K GPUs.
+"""Benchmark: analyze ecmp, failures and deadlock at 2K, 8K and 32K GPUs; ecmp at 128K.
 
 Each (analysis, size) runs in a fresh interpreter so its peak RSS is its own.
 The fabrics are bench_render's (2-tier up to 2,048 GPUs, 3-tier above).
@@ -11,7 +11,7 @@ computation per orbit, analyze/symmetry.py).  Seconds are wall-clock from the
 loaded plan (baseline included); "CPU s" is the process's CPU time, which a
 loaded machine does not inflate.  "QPs routed/s" is for ecmp only.
 
-Usage: python bench/bench_analyze.py [--sizes 2048,8192,32768] [--analyses ecmp,failures,deadlock]
+Usage: python bench/bench_analyze.py [--sizes 2048,8192,32768,131072] [--analyses ecmp,failures,deadlock]
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_render import intent_for  # noqa: E402
 
-SIZES = (2048, 8192, 32768)
+SIZES = (2048, 8192, 32768, 131072)
 ANALYSES = ("ecmp", "failures", "deadlock")
+ONLY = {131072: ("ecmp",)}  # 128K GPUs (51.2T switches, bench_render's): analyze ecmp only
 
 CHILD = r"""
 import json, resource, sys, time
@@ -75,7 +76,7 @@ def main() -> int:
         for gpus in (int(s) for s in args.sizes.split(",")):
             intent = Path(tmp, f"{gpus}.yaml")
             intent.write_text(yaml.safe_dump(intent_for(gpus)), encoding="utf-8")
-            for analysis in args.analyses.split(","):
+            for analysis in (a for a in args.analyses.split(",") if a in ONLY.get(gpus, ANALYSES)):
                 proc = subprocess.run([sys.executable, "-c", CHILD, str(intent), analysis, str(gpus)],
                                       capture_output=True, text=True, check=False)
                 if proc.returncode:
