@@ -36,7 +36,7 @@ from fabricgen.platforms.owned_sections import (
     shut_as_unused,
     sides,
 )
-from fabricgen.platforms.ptp_state import LinuxPtpGetters
+from fabricgen.platforms.ptp_state import PTP_GETTERS, LinuxPtpGetters
 from fabricgen.platforms.sonic.configdb import OwnershipError, merge_owned
 from fabricgen.platforms.sonic.health import SonicHealthGetters
 from fabricgen.platforms.sonic.render import BGP_CONTAINER_BOOT_FIELDS, BGP_SERVICE, bgp_container_daemons
@@ -45,7 +45,7 @@ __all__ = [
     "BGP_CONTAINER_BOOT_FIELDS", "BGP_SERVICE", "HEALTH_GETTERS", "RUNNING_SIDE", "CommandInterrupted", "CommandResult",
     "ConfigLine", "DeviceLocked", "EOS_DRAIN", "EosPtpGetters",
     "LinuxHealthGetters", "LinuxPtpGetters", "NetmikoTransport", "NxosHealthGetters", "NxosPtpGetters",
-    "OwnershipError", "SonicHealthGetters",
+    "OwnershipError", "PTP_GETTERS", "SonicHealthGetters",
     "Transport", "bgp_container_daemons", "capabilities", "expand_runs", "in_service_by_switch", "kept_notes",
     "known_hosts_option", "merge_owned", "netmiko_connect", "parse_tree", "redact", "rendered_config",
     "shut_as_unused", "sides",

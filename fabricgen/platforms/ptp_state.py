@@ -32,6 +32,7 @@ from typing import TypedDict
 
 from fabricgen.platforms.getter_kit import Shell, once
 
+PTP_GETTERS = ("get_ptp_clocks",)  # fabricgen's own getter (napalm's base driver has none): a driver extension
 PMC_QUERIES = ("DEFAULT_DATA_SET", "CURRENT_DATA_SET", "PARENT_DATA_SET", "TIME_STATUS_NP", "PORT_PROPERTIES_NP")
 UDS_GLOB = "/var/run/ptp4l*"  # platforms.linuxptp.uds_address: ptp4l (a switch) or ptp4l-<ifname> (a NIC clock)
 _RESPONSE = re.compile(r"^\s*(\S+)-(\d+) seq \d+ RESPONSE MANAGEMENT (\w+)\s*$")
