@@ -22,6 +22,7 @@ from pathlib import Path
 
 from fabricgen.platforms.linuxptp import CONF_FILE as SWITCH_CONF
 
+__all__ = ["SWITCH_CONF", "conf_dir", "host_lines", "restart_command", "stop_command", "switch_lines"]
 PTP4L = "/usr/sbin/ptp4l"
 CONF_DIR = "linuxptp"  # under the node's directory
 
