@@ -96,7 +96,8 @@ def _health_families(run: HealthRun) -> list[Metric]:
 
 def _ptp_families(readings: dict[str, dict[str, ClockState]]) -> list[Metric]:
     """Every PTP clock's offset, mean path delay, steps removed and sync age (a clock that does not show
-    one has no sample); ``clock`` is "" for a switch's boundary clock, the NIC for a server's."""
+    one, or a grandmaster, has no offset, delay or age sample); ``clock`` is "" for a switch's boundary
+    clock, the NIC for a server's."""
     labels = ["device", "clock"]
     families = {
         "offset_ns": _gauge("ptp_offset_ns", "PTP offset from master in nanoseconds", labels),
@@ -107,6 +108,8 @@ def _ptp_families(readings: dict[str, dict[str, ClockState]]) -> list[Metric]:
     for dev in sorted(readings):
         for clock, state in sorted(readings[dev].items()):
             for key, family in families.items():
+                if state["steps_removed"] == 0 and key != "steps_removed":
+                    continue  # a grandmaster has no master to measure against
                 value = state.get(key)
                 if isinstance(value, int | float) and not isinstance(value, bool):
                     family.add_metric([dev, clock], float(value))

@@ -23,13 +23,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from fabricgen.cli import main
 from fabricgen.lab import LabState, node_exec
 from fabricgen.lab.ptp import restart_command, stop_command
 from fabricgen.plan.build import load_plan
 from fabricgen.plan.model import Plan
-from fabricgen.validate import Outcome, Report, run_validate
+from fabricgen.validate import CHECKS, Outcome, Report, run_validate
 from tests.conftest import ROOT
 from tests.lab.conftest import fabric_lab
 
@@ -91,15 +92,21 @@ def test_every_clock_settles_as_planned(plan: Plan, lab: LabState, tmp_path: Pat
     assert {o.actual for o in ports if "(downstream" in o.item} == {"MASTER"}
     offsets = [o for o in report.outcomes if o.check == "ptp-offset"]
     assert offsets and all(o.ok for o in offsets)
-    # the same through the command, its exit code and its Prometheus file
+    # the same through the command, its exit code and its Prometheus file (PTP alone: nothing deployed)
+    only_ptp = ["validate", "-i", str(INTENT), "--lab-dir", lab.workdir, *(f"--skip={c}" for c in CHECKS)]
     prom = tmp_path / "ptp.prom"
-    assert main(["validate", "-i", str(INTENT), "--lab-dir", lab.workdir, "--ptp", "--skip", "config",
-                 "--skip", "persisted", "--skip", "bgp", "--skip", "routes", "--skip", "timers", "--skip", "bfd",
-                 "--skip", "ecmp", "--skip", "lldp", "--skip", "interfaces", "--skip", "mtu", "--skip", "gpu",
-                 "--format", "prometheus", "-o", str(prom)]) == 0
+    assert main([*only_ptp, "--ptp", "--format", "prometheus", "-o", str(prom)]) == 0
     text = prom.read_text()
     assert 'fabricgen_ptp_offset_ns{clock="eth0",device="gpu0001"}' in text
     assert 'fabricgen_ptp_mean_path_delay_ns{clock="",device="plab-leaf02"}' in text
+    # --health reads the clocks too when the intent has ptp:, and its Prometheus file carries them
+    health = tmp_path / "health.prom"
+    main([*only_ptp, "--health", "--window", "1", "--format", "prometheus", "-o", str(health)])
+    families = {f.name: f for f in text_string_to_metric_families(health.read_text())}
+    for family in ("fabricgen_ptp_offset_ns", "fabricgen_ptp_mean_path_delay_ns"):
+        clocks_seen = {(s.labels["device"], s.labels["clock"]) for s in families[family].samples}
+        assert len(clocks_seen) == len(clocks) - 1  # every clock but the grandmaster has a master to measure
+    assert "fabricgen_health_window_seconds" in families  # the lossless health run is there beside it
 
 
 def test_a_wrong_domain_on_one_switch_is_named(plan: Plan, lab: LabState) -> None:
