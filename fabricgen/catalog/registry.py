@@ -258,6 +258,9 @@ class PlatformRecord:
     tenant_extractor: str = ""  # (plan, configs, host) -> platforms.tenant_facts.TenantFacts ("" = no tenants)
     ptp_reader: str = ""  # (configs, host) -> platforms.ptp_facts.PtpFacts | None: its PTP lines ("" = no PTP)
     hash_seed_fn: str = ""  # (role) -> (seed, rotate, how): the seed a "fixed" hash_seed platform gives a role
+    # (plan, switch) -> {setting: value}: the ECMP hash settings validate reads back with the driver's
+    # get_ecmp_hash() and compares (rule `hash`); "" = not read back
+    live_hash: str = ""
 
     @property
     def main_file(self) -> str:
@@ -353,6 +356,7 @@ _NXOS = PlatformRecord(
     impact="fabricgen.platforms.nxos.change:impact",
     drain="fabricgen.platforms.nxos.change:drained",
     ptp_reader="fabricgen.platforms.nxos.extract:ptp_nxos",
+    live_hash="fabricgen.platforms.nxos.render:live_hash",  # `show ip load-sharing`
     saved_config="running",  # the driver saves at every commit: running is what it saved (copy r s)
 )
 
@@ -382,6 +386,7 @@ _FRR = PlatformRecord(
     impact="fabricgen.platforms.frr.change:impact",
     drain="fabricgen.platforms.frr.change:drained",
     ptp_reader="fabricgen.platforms.frr.extract:ptp_frr",
+    live_hash="fabricgen.platforms.frr.render:live_hash",  # the kernel's fib_multipath_hash sysctls
 )
 
 _SONIC = replace(
@@ -413,6 +418,7 @@ _SONIC = replace(
     impact="fabricgen.platforms.sonic.change:impact",
     drain="fabricgen.platforms.sonic.change:drained",
     ptp_reader="",
+    live_hash="fabricgen.platforms.sonic.render:live_hash",  # the running ConfigDB's SWITCH_HASH, type
     # FRR as the bgp container starts it, with a ConfigDB stand-in (lab.sonic_box)
     lab_box="fabricgen.lab.from_plan:sonic_node_box",
 )
@@ -444,6 +450,9 @@ _EOS = PlatformRecord(
         # no seed: pyavd's eos_cli_config_gen schema has no hash seed key (load_balance.policies.sand_profiles
         # holds UDP payload fields only) and no seed command is confirmed for both chip families (Strata, Sand)
         hash_seed="none",
+        # on Tomahawk (UDF) and Jericho (Sand profile) models only: catalog/eos_models.QP_HASHING; any other
+        # model asked for it is refused by the record's plan_problems, naming the model
+        qp_hashing=True,
         ecn_default=ARISTA_ECN,
         ptp_profiles=frozenset({"default-1588", "g8275.1", "g8275.2"}),  # eos_cli_config_gen ptp.profile
     ),
@@ -452,6 +461,7 @@ _EOS = PlatformRecord(
     impact="fabricgen.platforms.eos.change:impact",
     drain="fabricgen.platforms.eos.change:drained",
     ptp_reader="fabricgen.platforms.eos.extract:ptp_eos",
+    plan_problems="fabricgen.platforms.eos.render:qp_problems",  # ecmp.qp_hashing on a model without a way
 )
 
 _RECORDS: tuple[PlatformRecord, ...] = (_NXOS, _SONIC, _FRR, _EOS)

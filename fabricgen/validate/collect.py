@@ -24,6 +24,7 @@ from fabricgen.validate.checks import (
     check_config,
     check_ecmp,
     check_gpu_output,
+    check_hash,
     check_interfaces,
     check_lldp,
     check_mtu,
@@ -79,6 +80,8 @@ def collect_switch(task: Task, plan: Plan, checks: tuple[str, ...], build: Build
         out += check_bfd(sw, device.get_bfd_peers())
     if "ecmp" in checks and sw.role == "leaf":
         out += check_ecmp(plan, sw, route_table(device, plan, sw))
+    if "hash" in checks:
+        out += hash_outcomes(plan, sw, device)
     if "lldp" in checks:
         out += check_lldp(plan, sw, device.get_lldp_neighbors_detail())
     if {"interfaces", "mtu"} & set(checks):
@@ -93,6 +96,18 @@ def collect_switch(task: Task, plan: Plan, checks: tuple[str, ...], build: Build
         if "persisted" in checks:
             out += check_persisted(sw, saved)
     return Result(host=task.host, result=SwitchData(out, mtus))
+
+
+def hash_outcomes(plan: Plan, sw: Switch, device: NetworkDriver) -> list[Outcome]:
+    """The switch's live ECMP hash against the plan's, where its record says what to expect and its driver
+    can read it (nothing on a platform that cannot, e.g. EOS)."""
+    from fabricgen.catalog.registry import load, platform
+
+    hook = platform(sw.platform).live_hash
+    read = getattr(device, "get_ecmp_hash", None)
+    if not hook or read is None:
+        return []
+    return check_hash(sw, load(hook)(plan, sw), read())
 
 
 def server_script(pairs: list[tuple[str, str, str]], mtu: int) -> str:
