@@ -17,10 +17,10 @@ import jinja2
 from fabricgen.plan.model import Plan, Switch
 from fabricgen.platforms.frr.bgp import BgpConfig, bgp_config
 from fabricgen.platforms.frr.tenants import NETNS_DIR, kernel_tenancy
-from fabricgen.platforms.linuxptp import ptp4l_conf
+from fabricgen.platforms.linuxptp import CONF_FILE, ptp4l_conf
 
 FILENAME = "frr.conf"
-PTP_FILENAME = "ptp4l.conf"  # linuxptp's boundary clock: `ptp4l -f ptp4l.conf`
+PTP_FILENAME = CONF_FILE  # linuxptp's boundary clock: `ptp4l -f ptp4l.conf`
 TENANTS_FILENAME = "tenants.sh"  # the kernel side of its tenant VRFs, run before FRR starts (registry lab_script)
 TEMPLATE = "frr/frr.conf.j2"
 
