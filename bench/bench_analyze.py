@@ -1,4 +1,4 @@
-"""Benchmark: analyze ecmp, failures and deadlock at 2K, 8K and 32K GPUs.
+"""Benchmark: analyze ecmp, failures and deadlock at 2K, 8K and 32K GPUs; ecmp at 128K.
 
 Each (analysis, size) runs in a fresh interpreter so its peak RSS is its own.
 The fabrics are bench_render's (2-tier up to 2,048 GPUs, 3-tier above).
@@ -11,7 +11,7 @@ computation per orbit, analyze/symmetry.py).  Seconds are wall-clock from the
 loaded plan (baseline included); "CPU s" is the process's CPU time, which a
 loaded machine does not inflate.  "QPs routed/s" is for ecmp only.
 
-Usage: python bench/bench_analyze.py [--sizes 2048,8192,32768] [--analyses ecmp,failures,deadlock]
+Usage: python bench/bench_analyze.py [--sizes 2048,8192,32768,131072] [--analyses ecmp,failures,deadlock]
 """
 
 from __future__ import annotations
@@ -28,9 +28,11 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_render import intent_for  # noqa: E402
+from doc_tables import machine_line, write_section  # noqa: E402
 
-SIZES = (2048, 8192, 32768)
+SIZES = (2048, 8192, 32768, 131072)
 ANALYSES = ("ecmp", "failures", "deadlock")
+ONLY = {131072: ("ecmp",)}  # 128K GPUs (51.2T switches, bench_render's): analyze ecmp only
 
 CHILD = r"""
 import json, resource, sys, time
@@ -69,13 +71,15 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
     ap.add_argument("--analyses", default=",".join(ANALYSES))
+    ap.add_argument("--write-docs", action="store_true", help="write the table into docs/benchmarks.md")
     args = ap.parse_args()
+    header = machine_line(1)
     rows = []
     with tempfile.TemporaryDirectory(prefix="fabricgen-bench-analyze-") as tmp:
         for gpus in (int(s) for s in args.sizes.split(",")):
             intent = Path(tmp, f"{gpus}.yaml")
             intent.write_text(yaml.safe_dump(intent_for(gpus)), encoding="utf-8")
-            for analysis in args.analyses.split(","):
+            for analysis in (a for a in args.analyses.split(",") if a in ONLY.get(gpus, ANALYSES)):
                 proc = subprocess.run([sys.executable, "-c", CHILD, str(intent), analysis, str(gpus)],
                                       capture_output=True, text=True, check=False)
                 if proc.returncode:
@@ -85,13 +89,16 @@ def main() -> int:
                 r.update(gpus=gpus, analysis=analysis)
                 rows.append(r)
                 print(f"  {analysis} {gpus} GPUs: {r['s']:.1f}s", file=sys.stderr)
-    print(f"cores: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f} at the end")
-    print("| analysis | GPUs | scenarios | seconds | CPU s | QPs routed/s | peak RSS MB |")
-    print("|---|---|---|---|---|---|---|")
+    lines = ["| analysis | GPUs | scenarios | seconds | CPU s | QPs routed/s | peak RSS MB |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows:
         rate = f"{r['routed'] / r['s']:,.0f}" if r["routed"] and r["s"] else "-"
-        print(f"| {r['analysis']} | {r['gpus']:,} | {r['scenarios']:,} | {r['s']:.1f} | {r['cpu']:.1f} | {rate} "
-              f"| {r['rss_mb']} |")
+        lines.append(f"| {r['analysis']} | {r['gpus']:,} | {r['scenarios']:,} | {r['s']:.1f} | {r['cpu']:.1f} | {rate} "
+                     f"| {r['rss_mb']} |")
+    body = header + f" Load average {os.getloadavg()[0]:.1f} at the end.\n\n" + "\n".join(lines)
+    print(body)
+    if args.write_docs:
+        write_section("analyze", body)
     return 0
 
 

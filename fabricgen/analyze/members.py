@@ -72,7 +72,10 @@ def every_row(engine: SingleFailures, failures: list[Failure]) -> list[dict[str,
         for chunk, perms in sym.images(failures, i, members[i], max(1, min(1024, CHUNK_ENTRIES // len(keys)))):
             for m, out in zip(chunk, _member_rows(engine, sym, failures, rep, chunk, perms), strict=True):
                 rows[m] = out
-    return [r for r in rows if r is not None]
+    done = [r for r in rows if r is not None]
+    if len(done) != len(failures):
+        raise RuntimeError("a failure got no row")  # every representative and member is filled above
+    return done
 
 
 @dataclass
