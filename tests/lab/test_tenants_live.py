@@ -9,7 +9,8 @@ provisioned Linux + FRR switch would.  Then, over real pings between the servers
 * every cross-tenant pair, and every tenant <-> default-VRF pair, fails;
 * a probe's DSCP and ECN bits arrive unchanged at the far NIC, and the spines see them copied to the
   outer (VXLAN) header, where their PFC classifier looks;
-* `validate --tenants` passes, and names a route put into the wrong VRF by hand.
+* a dry run of the same build changes nothing, and adding a fourth tenant gives a dry-run diff that touches
+  that tenant's lines and nothing else, labelled by what it does.
 """
 
 from __future__ import annotations
@@ -23,12 +24,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
+from fabricgen.cli import main
+from fabricgen.deploy import DeployOptions, run_deploy
 from fabricgen.lab import LabState, lab_down, lab_up, node_exec, prune_stale_labs
 from fabricgen.lab.from_plan import lab_topology
 from fabricgen.plan.build import load_plan
 from fabricgen.plan.model import Plan
 from fabricgen.platforms.frr.tenants import boot_config
+from fabricgen.render import manifest
 from fabricgen.render.build import render_all
 
 pytestmark = [pytest.mark.lab, pytest.mark.usefixtures("lab_host")]
@@ -70,6 +75,13 @@ def lab(plan: Plan, build: Path, tmp_path_factory: pytest.TempPathFactory) -> It
         yield state
     finally:
         lab_down(workdir)
+
+
+def build_checked(plan: Plan, tmp_path: Path) -> Path:
+    """The lab intent rendered and checked by `fabricgen render`, as deploy requires."""
+    out = tmp_path / "checked"
+    assert main(["render", "-i", str(INTENT), "-o", str(out)]) == 0
+    return out
 
 
 def nics(plan: Plan) -> list[Nic]:
@@ -181,6 +193,60 @@ def test_dscp_and_ecn_cross_the_overlay(plan: Plan, lab: LabState) -> None:
     vxlan = [line.split() for node in spines for line in lines[node] if line]
     red_vni = plan.tenancy.tenants["red"].vni
     assert vxlan and all(v == ["vxlan", str(ROCE_DSCP_ECT0), str(red_vni), str(ROCE_DSCP_ECT0)] for v in vxlan), vxlan
+
+
+def test_adding_a_tenant_diffs_only_that_tenant(plan: Plan, lab: LabState, tmp_path: Path) -> None:
+    """The dry run of a fourth tenant (the two servers left in the default VRF) against the running lab:
+    every changed line is the new tenant's (its VRF, its ports, its BGP instance) and nothing else."""
+    wait_converged(plan, lab)
+    intent = yaml.safe_load(INTENT.read_text())
+    intent["tenants"].append({"name": "amber", "id": 14, "servers": ["gpu0004", "gpu0008"]})
+    path = tmp_path / "tenants.yaml"
+    path.write_text(yaml.safe_dump(intent, sort_keys=False))
+    grown = load_plan(path)
+    assert grown.tenancy is not None
+    out = tmp_path / "build"
+    assert main(["render", "-i", str(path), "-o", str(out)]) == 0  # rendered and checked, as deploy requires
+    unchanged = run_deploy(plan, manifest.load(build_checked(plan, tmp_path), plan),
+                           DeployOptions(lab_dir=lab.workdir, dry_run=True))
+    assert unchanged.failed == {} and unchanged.changed == {}  # the running lab is its own build
+    report = run_deploy(grown, manifest.load(out, grown), DeployOptions(lab_dir=lab.workdir, dry_run=True))
+    assert report.failed == {}
+    amber = grown.tenancy.tenants["amber"]
+    leaves = set(amber.leaves)
+    assert set(report.changed) == leaves and set(report.unchanged) == set(plan.switches) - leaves
+    ports = {port for _, port in amber.ports}
+    addresses = {itf.ipv4 for leaf in leaves for itf in grown.switches[leaf].interfaces if itf.name in ports}
+    for host, diff in report.changed.items():
+        foreign = foreign_lines(diff, "amber", ports, addresses)
+        assert foreign == [], f"{host}: lines that are not tenant amber's:\n" + "\n".join(foreign)
+        # labelled: the new VRF and its BGP instance are hitless; the port leaving the default VRF drops its address
+        impact = report.outcomes[host].impact
+        assert impact is not None
+        labels = {(c.sign, c.text): i.label for h in impact.hunks for c, i in zip(h.changes, h.impacts, strict=True)}
+        assert labels["+", "vrf amber"] == labels["+", f"router bgp {grown.switches[host].asn} vrf amber"] == "hitless"
+        assert impact.worst is not None and impact.worst.label == "bgp-reset"
+
+
+def foreign_lines(diff: str, tenant: str, ports: set[str], addresses: set[str]) -> list[str]:
+    """The changed lines of a unified diff that are not the tenant's: not in its VRF's blocks (`vrf <t>`,
+    `router bgp ... vrf <t>`), not in one of its ports' `interface` blocks, not naming its ports' subnets."""
+    out: list[str] = []
+    header = ""
+    for text in diff.splitlines():
+        if text.startswith(("---", "+++", "@@")) or not text:
+            continue
+        body = text[1:]
+        if body and not body.startswith(" "):
+            header = body
+        if text[0] not in "+-":
+            continue
+        mine = (header.endswith(f"vrf {tenant}") or header == f"vrf {tenant}"
+                or header.split(" vrf ")[0] in {f"interface {p}" for p in ports}
+                or any(a in body for a in addresses) or body in ("exit-vrf", "exit", "!"))
+        if not mine:
+            out.append(text)
+    return out
 
 
 def test_validate_tenants_passes_then_names_a_leaked_route(plan: Plan, lab: LabState) -> None:
