@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from fabricgen.base.config_tree import ConfigLine, parse_tree
 from fabricgen.base.ssh import (
+    SILENT_PEER_SECONDS,
     CommandInterrupted,
     CommandResult,
+    ConfigUndetermined,
+    ConnectionLost,
     DeviceLocked,
     NetmikoTransport,
     Transport,
@@ -39,8 +42,9 @@ from fabricgen.platforms.sonic.health import SonicHealthGetters
 from fabricgen.platforms.sonic.render import BGP_CONTAINER_BOOT_FIELDS, BGP_SERVICE, bgp_container_daemons
 
 __all__ = [
-    "BGP_CONTAINER_BOOT_FIELDS", "BGP_SERVICE", "HEALTH_GETTERS", "RUNNING_SIDE", "CommandInterrupted", "CommandResult",
-    "ConfigLine", "DeviceLocked", "EOS_DRAIN",
+    "BGP_CONTAINER_BOOT_FIELDS", "BGP_SERVICE", "HEALTH_GETTERS", "RUNNING_SIDE", "SILENT_PEER_SECONDS",
+    "CommandInterrupted", "CommandResult",
+    "ConfigLine", "ConfigUndetermined", "ConnectionLost", "DeviceLocked", "EOS_DRAIN",
     "LinuxHealthGetters", "NetmikoTransport", "NxosHealthGetters", "OwnershipError", "SonicHealthGetters",
     "Transport", "bgp_container_daemons", "capabilities", "expand_runs", "in_service_by_switch", "kept_notes",
     "known_hosts_option", "merge_owned", "netmiko_connect", "parse_tree", "redact", "rendered_config",

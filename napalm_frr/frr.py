@@ -29,6 +29,9 @@ optional_args (all optional):
                                                  the running config, so it stays "to add" forever)
 ``command_timeout`` 120                          seconds per command
 ``reload_timeout``  600                          seconds for ``frr-reload --reload``
+``silent_peer``     30                           seconds a switch may acknowledge nothing (not even
+                                                 TCP keepalives) before its connection counts as
+                                                 lost, whatever command runs (0 = the kernel's own)
 ==================  ===========================  =============================================
 
 Config replace workflow (see ``commit_config``): the candidate is uploaded at load time
@@ -64,7 +67,9 @@ from napalm.base.exceptions import (
 from napalm.base.netmiko_helpers import netmiko_args
 
 from fabricgen.napalm_kit import (
+    SILENT_PEER_SECONDS,
     CommandResult,
+    ConfigUndetermined,
     DeviceLocked,
     LinuxHealthGetters,
     NetmikoTransport,
@@ -132,6 +137,7 @@ class FrrDriver(LinuxHealthGetters, NetworkDriver):
         self.last_sides: list[tuple[str, str, list[str], list[str]]] | None = None
         self.command_timeout: float = float(args.get("command_timeout", 120))
         self.reload_timeout: float = float(args.get("reload_timeout", 600))
+        self.silent_peer: float = float(args.get("silent_peer", SILENT_PEER_SECONDS))
         self.known_hosts = known_hosts_option(args)
         # Set by deploy: a set event makes every command outside a commit stop waiting at once.
         self.cancel: threading.Event | None = None
@@ -145,7 +151,7 @@ class FrrDriver(LinuxHealthGetters, NetworkDriver):
     def _open_transport(self) -> Transport:
         """Build the connection (tests override this to return a recorded-output fake)."""
         return NetmikoTransport(self.hostname, self.username, self.password, self.timeout,
-                                self.netmiko_optional_args, self.known_hosts)
+                                self.netmiko_optional_args, self.known_hosts, self.silent_peer)
 
     def open(self) -> None:
         self.transport = self._open_transport()
@@ -511,7 +517,7 @@ class FrrDriver(LinuxHealthGetters, NetworkDriver):
         if reason:
             restore = self._restore_rollback_point()
             if restore:
-                raise ReplaceConfigException(
+                raise ConfigUndetermined(
                     f"{self.hostname}: commit failed ({reason}) AND restoring the previous config failed "
                     f"({restore}); the device config is undetermined")
             raise ReplaceConfigException(
@@ -656,9 +662,9 @@ class FrrDriver(LinuxHealthGetters, NetworkDriver):
                        who: dict[str, Any] | None = None) -> None:
         """Take the device's deploy lock (a file under its config directory), or raise DeviceLocked
         naming the holder; a lock of a run in ``takeover`` (a dead run being resumed, or one
-        ``--break-lock`` found dead) is taken over.  ``who`` (user, host, PID) is stored so that a
-        later run can tell whether the holder still lives.  Candidates a killed run left behind are
-        removed here."""
+        ``--break-lock`` found dead) is taken over, with every candidate and temp file it left.  ``who``
+        (user, host, PID) is stored so that a later run can tell whether the holder still lives.
+        Candidates older than 10 minutes (a killed run's) are removed on every lock."""
         entry: dict[str, Any] = {"run": run, "owner": owner, "since": self._now_iso()}
         if who:
             entry["who"] = who
@@ -678,7 +684,11 @@ class FrrDriver(LinuxHealthGetters, NetworkDriver):
         except ValueError:
             holder = {}
         if isinstance(holder, dict) and holder.get("run") in takeover:
-            self._check(self._frr_sh(f"umask 077; cat > {lock}"), stdin=text)
+            # the dead run's leftovers go with its lock: uploaded candidates, a half-installed frr.conf
+            leftovers = " ".join(shlex.quote(f"{self.frr_config_path}{suffix}")
+                                 for suffix in (".fabricgen-new", ".rollback.new"))
+            self._check(self._frr_sh(f"umask 077; cat > {lock} && find {d} -name 'fabricgen-*' -delete && "
+                                     f"rm -f {leftovers}"), stdin=text)
             return
         holder_name = (f"{holder.get('owner')} (run {holder.get('run')}, since {holder.get('since')})"
                        if isinstance(holder, dict) and holder else repr(holder_text))

@@ -67,6 +67,7 @@ from napalm.base.exceptions import CommandErrorException, ReplaceConfigException
 from fabricgen.napalm_kit import (
     BGP_CONTAINER_BOOT_FIELDS,
     BGP_SERVICE,
+    ConfigUndetermined,
     OwnershipError,
     SonicHealthGetters,
     bgp_container_daemons,
@@ -352,7 +353,7 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
                 if again:
                     problems.append(again)
             if problems:
-                return ReplaceConfigException(
+                return ConfigUndetermined(
                     f"{self.hostname}: commit failed ({reason}) AND undoing it failed ({'; '.join(problems)}); "
                     f"the device config is undetermined (checkpoint {checkpoint})")
             return ReplaceConfigException(

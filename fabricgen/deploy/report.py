@@ -19,7 +19,9 @@ from fabricgen.platforms.change import LABELS, worst
 # Outcome statuses, in summary order.
 CHANGED, UNCHANGED, ROLLED_BACK, INTERRUPTED, FAILED = "changed", "unchanged", "rolled back", "interrupted", "failed"
 REFUSED = "refused"  # not committed: its changes exceed --max-impact (nothing changed on it)
-STATUSES = (CHANGED, UNCHANGED, ROLLED_BACK, INTERRUPTED, REFUSED, FAILED)
+UNDETERMINED = "undetermined"  # went silent mid-commit, or its failed commit could not be undone: config unknown
+STATUSES = (CHANGED, UNCHANGED, ROLLED_BACK, INTERRUPTED, REFUSED, UNDETERMINED, FAILED)
+NOT_AS_PLANNED = (FAILED, ROLLED_BACK, INTERRUPTED, REFUSED, UNDETERMINED)
 
 
 @dataclass
@@ -58,9 +60,9 @@ class DeployReport:
 
     @property
     def failed(self) -> dict[str, str]:
-        """Every device that did not end as planned: failed, rolled back or interrupted."""
+        """Every device that did not end as planned: failed, rolled back, interrupted, refused, undetermined."""
         return {h: f"{o.status}: {o.reason}" if o.status != FAILED else o.reason
-                for h, o in self.outcomes.items() if o.status in (FAILED, ROLLED_BACK, INTERRUPTED, REFUSED)}
+                for h, o in self.outcomes.items() if o.status in NOT_AS_PLANNED}
 
     def impacts(self) -> dict[str, list[str]]:
         """Fabric-wide: label -> devices whose worst change it is, worst label first."""
@@ -135,12 +137,16 @@ def print_report(report: DeployReport, out: Console, debug: bool = False) -> Non
     for host, o in report.outcomes.items():
         for note in o.notes:
             out.print(f"NOTE {host}: {indent_reason(note)}", markup=False, highlight=False)
-        if o.status in (FAILED, ROLLED_BACK, INTERRUPTED, REFUSED):
-            word = {FAILED: "FAILED", ROLLED_BACK: "ROLLED BACK", INTERRUPTED: "INTERRUPTED", REFUSED: "REFUSED"}
-            out.print(f"{word[o.status]} {host} ({o.address}): {indent_reason(o.reason)}", markup=False,
+        if o.status in NOT_AS_PLANNED:
+            out.print(f"{o.status.upper()} {host} ({o.address}): {indent_reason(o.reason)}", markup=False,
                       highlight=False)
             if debug and o.traceback:
                 out.print(o.traceback.rstrip(), markup=False, highlight=False)
+    lost = report.hosts(UNDETERMINED)
+    if lost and not report.dry_run:
+        out.print(f"undetermined: {', '.join(lost)}: `fabricgen deploy --resume` retries them once they answer "
+                  "(it takes over their device locks and reconciles saved with running)", markup=False,
+                  highlight=False)
 
 
 def print_impacts(report: DeployReport, out: Console) -> None:

@@ -24,12 +24,13 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from napalm.base.exceptions import CommandTimeoutException, ConnectionClosedException
 from nornir.core import Nornir
 from nornir.core.filter import F
 from nornir.core.task import Result, Task
 from rich.console import Console
 
-from fabricgen.base.ssh import DeviceLocked
+from fabricgen.base.ssh import ConfigUndetermined, DeviceLocked
 from fabricgen.connect import describe, select
 from fabricgen.deploy import drain, phases
 from fabricgen.deploy import report as R
@@ -49,6 +50,7 @@ from fabricgen.deploy.state import (
     ROLLED_BACK,
     ROLLING_BACK,
     UNCHANGED,
+    UNDETERMINED,
     UNDRAINING,
     DeployRefused,
     FabricLock,
@@ -168,14 +170,12 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
         ctx.phase(host, INTERRUPTED, "not started")
         return outcome(R.INTERRUPTED, "not started: the deploy was interrupted first")
     if host in ctx.unreachable:
-        ctx.phase(host, FAILED, ctx.unreachable[host])
-        return outcome(R.FAILED, f"unreachable: {ctx.unreachable[host]}")
+        return _unreachable(ctx, host, outcome, ctx.unreachable[host])
     candidate = candidate_config(ctx.build, sw)
     try:
         device = task.host.get_connection("napalm", task.nornir.config)
     except Exception as exc:  # noqa: BLE001 - unreachable is a per-device outcome
-        ctx.phase(host, FAILED, describe(exc))
-        return outcome(R.FAILED, f"unreachable: {describe(exc)}", exc)
+        return _unreachable(ctx, host, outcome, describe(exc), exc)
     if hasattr(device, "cancel"):
         device.cancel = ctx.cancel
     try:
@@ -213,8 +213,9 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
             except Exception as exc:  # noqa: BLE001 - its config is the build's: nothing to roll back to
                 reason = (f"its config is the build's (left {left[0]} by the interrupted run), but "
                           f"{exc if isinstance(exc, phases.CheckFailed) else describe(exc)}")
-                ctx.phase(host, FAILED, reason)
-                return outcome(R.FAILED, reason, exc)
+                status = UNDETERMINED if undetermined(exc) else FAILED
+                ctx.phase(host, status, reason)
+                return outcome(R.UNDETERMINED if status == UNDETERMINED else R.FAILED, reason, exc)
             ctx.phase(host, CHECKED)
             return outcome(R.CHANGED, notes=settled)
         if not d.text:
@@ -239,6 +240,10 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
         try:
             phases.commit(device)
         except Exception as exc:  # noqa: BLE001 - the driver restored the previous config (or says it could not)
+            if undetermined(exc):  # silent mid-commit, or not undone: the journal keeps it for --resume
+                reason = f"commit did not complete: {describe(exc)}\n{LOST}"
+                ctx.phase(host, UNDETERMINED, reason)
+                return outcome(R.UNDETERMINED, reason, exc, diff=d.text)
             ctx.phase(host, FAILED, describe(exc))
             reason = f"commit failed: {describe(exc)}" + _undrain_after_failure(device, sw, ctx, undrain_to)
             return outcome(R.FAILED, reason, exc, diff=d.text)
@@ -263,9 +268,9 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
             try:
                 phases.rollback(device)
             except Exception as rb:  # noqa: BLE001
-                ctx.phase(host, FAILED, f"{reason}\nrollback failed: {describe(rb)}")
-                return outcome(R.FAILED, f"{reason}\nAND the rollback failed: {describe(rb)}\nthe device config is "
-                                         f"undetermined", rb, diff=d.text)
+                reason = f"{reason}\nAND the rollback failed: {describe(rb)}\n{LOST}"
+                ctx.phase(host, UNDETERMINED, reason)
+                return outcome(R.UNDETERMINED, reason, rb, diff=d.text)
             ctx.phase(host, ROLLED_BACK, reason)
             why = "interrupted during its check" if ctx.cancel.is_set() else "its post-commit check failed"
             reason = f"{why}; rolled back to the previous config:\n{reason}"
@@ -279,6 +284,35 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
     except Exception as exc:  # noqa: BLE001
         ctx.phase(host, FAILED, describe(exc))
         return outcome(R.FAILED, describe(exc), exc)
+
+
+LOST = ("its config is undetermined (the old one, the new one, or saved and running apart); `fabricgen deploy "
+        "--resume` retries it once it answers: it takes over the device lock this run left and re-diffs saved and "
+        "running against the build")
+
+
+def undetermined(exc: BaseException) -> bool:
+    """Whether a failed commit or rollback left the device's config unknown: the driver says it could not
+    undo the change, or the device went silent (connection lost, a command timed out) in the middle."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, (ConfigUndetermined, ConnectionClosedException, CommandTimeoutException)):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _unreachable(ctx: _Context, host: str, outcome: Callable[..., R.DeviceOutcome], why: str,
+                 exc: BaseException | None = None) -> R.DeviceOutcome:
+    """A device this run cannot reach: failed, unless a resumed run left it mid-change (then it stays
+    undetermined, and the journal unfinished, until a run reaches it)."""
+    left = ctx.journal.unsettled(host) if ctx.journal is not None else None
+    if left is not None:
+        reason = f"still unreachable ({why}); the interrupted run left it {left[0]}\n{LOST}"
+        ctx.phase(host, UNDETERMINED, reason)
+        return outcome(R.UNDETERMINED, reason, exc)
+    ctx.phase(host, FAILED, why)
+    return outcome(R.FAILED, f"unreachable: {why}", exc)
 
 
 def _settle(device: NetworkDriver, sw: Any, ctx: _Context, was: str, actions: list[str]) -> list[str]:
@@ -503,8 +537,9 @@ def run_deploy(plan: Plan, build: Build, opts: DeployOptions | None = None,
     elif waves is not None:
         report.waves = waves
     if ctx.journal is not None:
-        done = all(ctx.journal.phase(h) in DONE_PHASES | {FAILED, ROLLED_BACK} for h in ctx.journal.devices)
-        ctx.journal.finish("done" if done and not report.interrupted else "interrupted")
+        left = {ctx.journal.phase(h) for h in ctx.journal.devices} - DONE_PHASES - {FAILED, ROLLED_BACK}
+        ctx.journal.finish("interrupted" if report.interrupted or left - {UNDETERMINED} else
+                           UNDETERMINED if left else "done")
     if lock is not None:
         lock.release()
     return report

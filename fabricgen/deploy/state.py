@@ -19,6 +19,9 @@ share them (issue 23 D2).  They live in ``$FABRICGEN_STATE_DIR/deploy/`` (defaul
   the reload (``reset-bgp``: new keepalive/hold time apply only to re-established sessions);
   a resumed run carries them, with the phase the device was left in (``resumed_phase``), so a
   device whose config already went in still gets its sessions reset (issue 23 D1).
+  ``undetermined`` is a device that went silent mid-commit (or whose failed commit could not be
+  undone): the run ends unfinished, and ``--resume`` re-diffs it once it answers, taking over the
+  device lock the run left on it (issue 23 D8).
 
 Devices carry a lock of their own (see the drivers), taken for every selected device before any
 commit, all or nothing, so two machines, or two fabric identities sharing switches, cannot
@@ -48,11 +51,14 @@ STATE_ENV = "FABRICGEN_STATE_DIR"
 PENDING, LOCKED, DIFFED, COMMITTING, COMMITTED = "pending", "locked", "diffed", "committing", "committed"
 CHECKED, UNCHANGED, ROLLING_BACK, ROLLED_BACK = "checked", "unchanged", "rolling_back", "rolled_back"
 FAILED, INTERRUPTED = "failed", "interrupted"
+# The device went silent mid-commit (or a failed commit could not be undone): its config is unknown.  Not
+# done, so the journal stays unfinished and --resume retries it once it answers (issue 23 D8).
+UNDETERMINED = "undetermined"
 DRAINING, DRAINED, UNDRAINING = "draining", "drained", "undraining"  # --drain (fabricgen.deploy.drain)
 DONE_PHASES = frozenset({CHECKED, UNCHANGED})
 # Phases in which the device may hold a config that is neither the old nor the new one (a drained
 # switch left behind is re-diffed by --resume, and its drain line removed with the rest).
-UNSETTLED_PHASES = frozenset({COMMITTING, COMMITTED, ROLLING_BACK, DRAINING, DRAINED, UNDRAINING})
+UNSETTLED_PHASES = frozenset({COMMITTING, COMMITTED, ROLLING_BACK, DRAINING, DRAINED, UNDRAINING, UNDETERMINED})
 # What a committed change still needs once its config is in (journaled with COMMITTING; see module doc).
 RESET_BGP = "reset-bgp"
 

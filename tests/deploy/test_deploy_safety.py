@@ -259,3 +259,111 @@ def test_device_locks_are_all_or_nothing(tmp_path: Path, plan, monkeypatch: pyte
     assert sorted(done) == sorted(plan.switches)
     journal = Journal.load(journal_path(plan))
     assert journal is not None and journal.data["broken_locks"]["devices"] == {"lab-leaf03": holder}
+
+
+# --------------------------------------------------------------------------- a device silent mid-commit (issue 23 D8)
+
+
+class SilentMidCommit:
+    """A napalm driver stand-in: its config differs from the build until a commit goes in; ``vanish`` makes
+    the commit lose the connection after the config went in (as a management link going down would)."""
+
+    def __init__(self, state: dict[str, bool], vanish: bool) -> None:
+        self.state, self.vanish = state, vanish
+
+    def get_interfaces(self) -> dict[str, object]:
+        return {}
+
+    def get_bgp_neighbors(self) -> dict[str, object]:
+        return {"global": {"peers": {}}}
+
+    def get_bgp_neighbors_detail(self) -> dict[str, object]:
+        return {}
+
+    def load_replace_candidate(self, config: str = "") -> None:
+        pass
+
+    def compare_config(self) -> str:
+        return "" if self.state["in"] else "--- running\n+++ candidate\n@@ -1 +1 @@\n-a\n+b\n"
+
+    def discard_config(self) -> None:
+        pass
+
+    def commit_config(self) -> None:
+        from fabricgen.base.ssh import ConnectionLost
+
+        self.state["in"] = True
+        if self.vanish:
+            raise ConnectionLost("SSH connection to 198.18.255.13 lost during `frr-reload.py --reload`: no answer "
+                                 "for 30s (TCP keepalive and user timeout)")
+
+
+def test_a_device_silent_mid_commit_is_undetermined_until_resume_reaches_it(
+        tmp_path: Path, plan, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """The run ends unfinished with the device undetermined and the summary says what --resume does; a resume
+    that still cannot reach it keeps it undetermined; one that reaches it settles it (its config is in)."""
+    from io import StringIO
+
+    from napalm.base.exceptions import ConnectionException
+    from nornir.core.inventory import Host
+    from nornir.core.task import Result
+    from rich.console import Console
+
+    from fabricgen.deploy import report as R
+    from fabricgen.deploy import run
+
+    build = manifest.load(render(tmp_path), plan)
+    victim = "lab-leaf02"
+    configs = {h: {"in": False} for h in plan.switches}
+    link = {"now": "goes down mid-commit"}
+
+    def connection(host: Host, connection: str, configuration: object) -> SilentMidCommit:
+        if host.name == victim and link["now"] == "down":
+            raise ConnectionException(f"cannot connect to {host.hostname}: TCP connection timed out")
+        return SilentMidCommit(configs[host.name], vanish=host.name == victim and link["now"] != "up")
+
+    monkeypatch.setattr(Host, "get_connection", connection)
+    monkeypatch.setattr(run, "_lock_task", lambda task, ctx, takeover=None: Result(host=task.host, result=None))
+    monkeypatch.setattr(run, "_unlock_task", lambda task, ctx: Result(host=task.host))
+    report = run_deploy(plan, build, DeployOptions(check_timeout=1))
+    assert report.hosts(R.UNDETERMINED) == [victim] and report.exit_code == 1
+    assert sorted(report.changed) == sorted(h for h in plan.switches if h != victim)
+    out = StringIO()
+    R.print_report(report, Console(file=out, width=200))
+    text = out.getvalue()
+    assert f"UNDETERMINED {victim} (" in text and "no answer for 30s" in text
+    assert f"undetermined: {victim}: `fabricgen deploy --resume` retries them once they answer" in text
+    journal = Journal.load(journal_path(plan))
+    assert journal is not None and journal.state == "undetermined" and journal.phase(victim) == "undetermined"
+    with pytest.raises(DeployRefused, match=f"did not finish: {victim} undetermined"):
+        run_deploy(plan, build, DeployOptions())
+    link["now"] = "down"  # resumed while its link is still down: still undetermined, still unfinished
+    report = run_deploy(plan, build, DeployOptions(resume=True, check_timeout=1))
+    assert list(report.outcomes) == [victim] and report.hosts(R.UNDETERMINED) == [victim]
+    assert "still unreachable" in report.outcomes[victim].reason
+    assert Journal.load(journal_path(plan)).state == "undetermined"  # type: ignore[union-attr]
+    link["now"] = "up"  # back: the config went in before the link went down
+    report = run_deploy(plan, build, DeployOptions(resume=True, check_timeout=1))
+    assert report.ok and list(report.changed) == [victim]
+    assert report.outcomes[victim].notes[0] == "resumed: its config was already in (the interrupted run left it " \
+                                               "undetermined)"
+    assert Journal.load(journal_path(plan)).state == "done"  # type: ignore[union-attr]
+
+
+def test_what_leaves_a_config_undetermined() -> None:
+    from napalm.base.exceptions import CommandErrorException, CommandTimeoutException, ReplaceConfigException
+
+    from fabricgen.base.ssh import ConfigUndetermined, ConnectionLost
+    from fabricgen.deploy.run import undetermined
+
+    assert undetermined(ConnectionLost("gone")) and undetermined(CommandTimeoutException("600 s"))
+    assert undetermined(ConfigUndetermined("commit failed AND restoring failed"))
+    try:
+        try:
+            raise ConnectionLost("gone")
+        except ConnectionLost as exc:
+            raise ReplaceConfigException("cannot install the candidate") from exc
+    except ReplaceConfigException as wrapped:
+        assert undetermined(wrapped)  # a driver's wrapping keeps the cause
+    assert not undetermined(ReplaceConfigException("commit failed, previous config restored: rejected"))
+    assert not undetermined(CommandErrorException("vtysh exited 1"))

@@ -351,6 +351,56 @@ def test_resume_after_a_timer_change_killed_before_its_session_reset(
         wait_for(lambda: not failures(plan, lab, ("bgp", "timers")), 60, "sessions back on 1/3")
 
 
+def test_management_link_down_mid_commit_then_resume(
+        plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 23 D8: a switch's management link goes down while its commit runs.  The deploy gives it up
+    within the stated bound, journals it undetermined (not finished) and summarises without a traceback;
+    once the link is back, `--resume` converges it with no hand edit on the switch: its device lock and
+    leftovers are taken over, saved and running both equal the build."""
+    from fabricgen.base.ssh import SILENT_PEER_SECONDS
+
+    intent, changed = builds["changed"]
+    proc = cli(intent, changed, lab, "--workers", "1")
+    wait_for(lambda: "committing" in phases(changed, proc.pid).values() or proc.poll() is not None, 60,
+             "a commit to start", poll=0.01)
+    assert proc.poll() is None, "the deploy finished before its management link could be taken down"
+    victim = next(h for h, p in phases(changed, proc.pid).items() if p == "committing")
+    down = time.monotonic()
+    node_exec(lab.workdir, victim, ["ip", "link", "set", "mgmt0", "down"])
+    state_dir = Path(lab.nodes[victim].dir) / "etc-frr" / ".fabricgen"
+    try:
+        out, err = proc.communicate(timeout=SILENT_PEER_SECONDS * 4 + 120)
+        gone_after = time.monotonic() - down
+    finally:
+        node_exec(lab.workdir, victim, ["ip", "link", "set", "mgmt0", "up"])
+    assert proc.returncode == 1, out + err
+    assert "Traceback" not in out + err
+    line = next(ln for ln in out.splitlines() if ln.startswith(f"UNDETERMINED {victim} "))
+    assert f"(a device silent for {SILENT_PEER_SECONDS:.0f}s is given up" in line, out  # the bound, stated
+    assert "`fabricgen deploy --resume` retries it once it answers" in out and "undetermined: " + victim in out
+    assert gone_after < SILENT_PEER_SECONDS * 3, (gone_after, line)  # the others ran meanwhile (one at a time)
+    data = json.loads(journal_path(lab_plan()).read_text())
+    assert data["state"] == "undetermined" and data["devices"][victim]["phase"] == "undetermined", data
+    others = [h for h in plan.switches if h != victim]
+    assert all(data["devices"][h]["phase"] == "checked" for h in others), data["devices"]
+    assert (state_dir / "deploy.lock").exists()  # the run could not release it: --resume must
+    # a plain deploy refuses to start over the unfinished run and names the device
+    assert main(["deploy", "-i", str(intent), "-b", str(changed.root), "--lab-dir", lab.workdir]) == 2
+    assert f"{victim} undetermined" in capsys.readouterr().err
+    wait_for(lambda: node_exec(lab.workdir, victim, ["ip", "-br", "link", "show", "mgmt0"]).stdout.split()[1] == "UP",
+             10, "mgmt0 up")
+    resumed = cli(intent, changed, lab, "--resume")
+    out, err = resumed.communicate(timeout=180)
+    assert resumed.returncode == 0, out + err
+    assert all(on_new(lab, h) and consistent(lab, h) for h in plan.switches)
+    assert not (state_dir / "deploy.lock").exists()
+    assert not list(state_dir.glob("fabricgen-*")), list(state_dir.iterdir())  # no candidate left behind
+    changed_plan = load_plan(intent)
+    wait_for(lambda: not failures(changed_plan, lab, ("bgp", "config", "persisted"), build=changed), 60,
+             "running and saved configs to equal the build")
+    back_to_base(plan, builds, lab)
+
+
 # --------------------------------------------------------------------------- daemons and routes
 
 
