@@ -35,6 +35,7 @@ class DeviceOutcome:
     notes: list[str] = field(default_factory=list)  # e.g. what the post-commit verification re-applied
     traceback: str = ""
     impact: DeviceImpact | None = None  # every hunk of ``diff`` labelled (fabricgen.deploy.impact)
+    not_deployed: list[str] = field(default_factory=list)  # --accept-undeployable: intent settings left out
 
 
 @dataclass
@@ -46,6 +47,8 @@ class DeployReport:
     run: str = ""
     waves: list[Wave] | None = None  # --waves: the rollout plan (a dry run prints it)
     stopped: str = ""  # --waves: why the rollout stopped (wave, device, reason)
+    signal: str = ""  # what interrupted the run: "Ctrl-C" or "SIGTERM"
+    journal_error: str = ""  # the journal could not be written (disk full, ...): the run stopped
 
     def hosts(self, status: str) -> list[str]:
         return [h for h, o in self.outcomes.items() if o.status == status]
@@ -76,12 +79,12 @@ class DeployReport:
 
     @property
     def ok(self) -> bool:
-        return not self.failed and not self.interrupted
+        return not self.failed and not self.interrupted and not self.journal_error
 
     @property
     def exit_code(self) -> int:
         if self.interrupted:
-            return 130
+            return 143 if self.signal == "SIGTERM" else 130  # 128 + the signal, as a shell reports it
         return 0 if self.ok else 1
 
 
@@ -111,7 +114,7 @@ def print_report(report: DeployReport, out: Console, debug: bool = False) -> Non
             out.print(f"# {host}: impact {o.impact.worst.label} ({counts} hunk(s))", markup=False, highlight=False)
     title = "deploy summary" + (" (dry run: nothing was changed)" if report.dry_run else "")
     if report.interrupted:
-        title += " (INTERRUPTED)"
+        title += f" (INTERRUPTED{' by ' + report.signal if report.signal else ''})"
     t = Table(title=title)
     t.add_column("status")
     t.add_column("devices", justify="right")
@@ -132,11 +135,20 @@ def print_report(report: DeployReport, out: Console, debug: bool = False) -> Non
         out.print(w)
     if report.stopped:
         out.print(f"ROLLOUT STOPPED {indent_reason(report.stopped)}", markup=False, highlight=False)
+    if report.journal_error:
+        out.print(f"JOURNAL NOT WRITTEN, the deploy stopped: {indent_reason(report.journal_error)}", markup=False,
+                  highlight=False)
     if report.build:
         out.print(("would push " if report.dry_run else "pushed ") + report.build, markup=False, highlight=False)
+    skipped = [h for h, o in report.outcomes.items() if o.not_deployed]
+    if skipped:
+        out.print(f"--accept-undeployable: {len(skipped)} device(s) {'would' if report.dry_run else 'did'} not get "
+                  f"everything the intent asks for (NOT DEPLOYED below)", markup=False, highlight=False)
     for host, o in report.outcomes.items():
         for note in o.notes:
             out.print(f"NOTE {host}: {indent_reason(note)}", markup=False, highlight=False)
+        for item in o.not_deployed:
+            out.print(f"NOT DEPLOYED {host}: {indent_reason(item)}", markup=False, highlight=False)
         if o.status in NOT_AS_PLANNED:
             out.print(f"{o.status.upper()} {host} ({o.address}): {indent_reason(o.reason)}", markup=False,
                       highlight=False)

@@ -34,6 +34,7 @@ import getpass
 import hashlib
 import json
 import os
+import re
 import secrets
 import socket
 import sys
@@ -143,10 +144,65 @@ def fabric_lock(plan: Plan) -> FabricLock:
     return FabricLock(state_dir(), plan.settings.name, fabric_key(plan))
 
 
+class StateUnwritable(DeployRefused):
+    """The fabric lock or the journal could not be written (disk full, read-only, ...); what was half
+    written is removed."""
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _write_new(path: Path, text: str, exclusive: bool = False) -> None:
+    """Create ``path`` (O_EXCL when ``exclusive``: FileExistsError if it exists) holding ``text``; on any
+    failure nothing is left behind (no empty or partial file) and StateUnwritable names the file."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if exclusive else os.O_TRUNC)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        raise _unwritable(path, exc) from None
+    try:
+        try:
+            _write_all(fd, text.encode("utf-8"))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        path.unlink(missing_ok=True)
+        raise _unwritable(path, exc) from None
+
+
+def _unwritable(path: Path, exc: OSError) -> StateUnwritable:
+    return StateUnwritable(f"cannot write {path}: {exc.strerror or exc} (fix: free space or make "
+                           f"{path.parent} writable - ${STATE_ENV} moves it - then run the deploy again)")
+
+
 def _atomic_write(path: Path, text: str) -> None:
+    """Write a temp file beside ``path``, then rename it over ``path``: readers see the old or the new text."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    _write_new(tmp, text)
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise _unwritable(path, exc) from None
+
+
+_TEMP_RE = re.compile(r"^\..+\.(\d+)\.\d+\.tmp$")
+
+
+def reclaim_temp_files(directory: Path) -> list[Path]:
+    """Remove the temp files of writers that no longer run (a deploy killed mid-write); returns them."""
+    gone = []
+    for path in directory.glob(".*.tmp"):
+        m = _TEMP_RE.match(path.name)
+        if m and int(m.group(1)) != os.getpid() and not Path(f"/proc/{m.group(1)}").exists():
+            path.unlink(missing_ok=True)
+            gone.append(path)
+    return gone
 
 
 class FabricLock:
@@ -168,10 +224,14 @@ class FabricLock:
 
         Raises DeployRefused naming the holder when the lock is held.
         """
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _unwritable(self.path.parent, exc) from None
+        reclaim_temp_files(self.path.parent)
         for _ in range(3):
             try:
-                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                _write_new(self.path, json.dumps(asdict(me)) + "\n", exclusive=True)
             except FileExistsError:
                 holder = self.holder()
                 if holder is None:  # being written right now, or garbage: look once more
@@ -195,8 +255,6 @@ class FabricLock:
                     if taken:
                         return holder
                 continue
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(asdict(me)) + "\n")
             self.owner = me
             return None
         raise DeployRefused(f"could not take the deploy lock {self.path}: another deploy raced for it "
@@ -222,11 +280,9 @@ class FabricLock:
 
     def _create(self, me: Owner) -> bool:
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            _write_new(self.path, json.dumps(asdict(me)) + "\n", exclusive=True)
         except FileExistsError:
             return False
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(asdict(me)) + "\n")
         self.owner = me
         return True
 
@@ -307,7 +363,11 @@ class Journal:
         return Owner.from_json(self.data.get("owner"))
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        """Raises StateUnwritable (nothing half-written left) when the disk refuses; ``data`` keeps the news."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _unwritable(self.path.parent, exc) from None
         _atomic_write(self.path, json.dumps(self.data, indent=1, sort_keys=True) + "\n")
 
     def set(self, host: str, phase: str, reason: str = "", actions: list[str] | None = None) -> None:

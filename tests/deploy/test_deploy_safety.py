@@ -367,3 +367,125 @@ def test_what_leaves_a_config_undetermined() -> None:
         assert undetermined(wrapped)  # a driver's wrapping keeps the cause
     assert not undetermined(ReplaceConfigException("commit failed, previous config restored: rejected"))
     assert not undetermined(CommandErrorException("vtysh exited 1"))
+
+
+# --------------------------------------------------------------------------- a full disk (issue 23 D13)
+
+
+def disk_fills(monkeypatch: pytest.MonkeyPatch, after: int) -> dict[str, int | None]:
+    """Every state file write after the first ``after`` fails with ENOSPC (the file is created first, as on a
+    full disk); set ``["after"] = None`` to free the disk."""
+    import errno
+
+    from fabricgen.deploy import state
+
+    real = state._write_all
+    left: dict[str, int | None] = {"after": after}
+
+    def write_all(fd: int, data: bytes) -> None:
+        if left["after"] is not None:
+            if left["after"] <= 0:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            left["after"] -= 1
+        real(fd, data)
+
+    monkeypatch.setattr(state, "_write_all", write_all)
+    return left
+
+
+def test_a_full_disk_refuses_the_lock_and_leaves_nothing_behind(tmp_path: Path, plan, monkeypatch,  # type: ignore[no-untyped-def]
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from fabricgen.deploy.state import reclaim_temp_files, state_dir
+
+    out = render(tmp_path)
+    directory = state_dir()
+    directory.mkdir(parents=True)
+    dead = directory / f".{fabric_lock(plan).path.stem}.journal.json.{2**22 + 7}.1.tmp"  # a killed writer's
+    dead.write_text("")
+    disk_fills(monkeypatch, after=0)
+    assert main(["deploy", "-i", str(LAB), "-b", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"deploy refused: cannot write {fabric_lock(plan).path}: No space left on device (fix: free space" in err
+    assert "Traceback" not in err
+    assert list(directory.iterdir()) == []  # no empty lock, no temp file; the dead writer's temp file reclaimed
+    assert reclaim_temp_files(directory) == []
+
+
+def test_a_journal_the_disk_refuses_mid_run_stops_it_with_a_summary(tmp_path: Path, plan, monkeypatch,  # type: ignore[no-untyped-def]
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """The lock, the journal's start and six `locked` phases are written, then the disk is full: the device
+    about to commit does not (its phase could not be journaled), no other device starts, the summary says
+    why, no temp file is left, and once there is space the journal on disk leads to --resume."""
+    from nornir.core.inventory import Host
+    from nornir.core.task import Result
+
+    from fabricgen.deploy import run
+    from fabricgen.deploy.state import state_dir
+
+    out = render(tmp_path)
+    configs = {h: {"in": False} for h in plan.switches}
+    monkeypatch.setattr(Host, "get_connection", lambda host, c, cfg: SilentMidCommit(configs[host.name], False))
+    monkeypatch.setattr(run, "_lock_task", lambda task, ctx, takeover=None: Result(host=task.host, result=None))
+    monkeypatch.setattr(run, "_unlock_task", lambda task, ctx: Result(host=task.host))
+    disk = disk_fills(monkeypatch, after=1 + 1 + len(plan.switches) + 1)  # ... and the first device's `diffed`
+    assert main(["deploy", "-i", str(LAB), "-b", str(out), "--workers", "1"]) == 1
+    text = capsys.readouterr()
+    assert "Traceback" not in text.out + text.err
+    assert "JOURNAL NOT WRITTEN, the deploy stopped: cannot write " in text.out and "No space left" in text.out
+    assert "may lag behind this summary" in text.out
+    assert text.out.count("not committed: cannot write") == 1 and text.out.count("not started: the journal") == 5
+    assert not any(c["in"] for c in configs.values())  # nothing committed that the journal could not record
+    assert sorted(p.name for p in state_dir().iterdir()) == [journal_path(plan).name]  # no lock, no temp file
+    disk["after"] = None
+    assert main(["deploy", "-i", str(LAB), "-b", str(out)]) == 2
+    assert "did not finish" in capsys.readouterr().err
+    assert main(["deploy", "-i", str(LAB), "-b", str(out), "--resume"]) == 0
+    assert all(c["in"] for c in configs.values())
+
+
+# --------------------------------------------------------------------------- --accept-undeployable says what (D3)
+
+
+class LivePorts(SilentMidCommit):
+    """Its ports run MTU 9216 whatever the plan says (frr.conf cannot change that)."""
+
+    def __init__(self, state: dict[str, bool], ports: list[str]) -> None:
+        super().__init__(state, vanish=False)
+        self.ports = ports
+
+    def get_interfaces(self) -> dict[str, object]:
+        return {p: {"mtu": 9216} for p in self.ports}
+
+
+def test_accept_undeployable_lists_per_device_what_it_did_not_deploy(tmp_path: Path, monkeypatch,  # type: ignore[no-untyped-def]
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 23 D3: it used to exit 0 with "unchanged 6" and never say that ECN and MTU were not deployed."""
+    from nornir.core.inventory import Host
+    from nornir.core.task import Result
+
+    from fabricgen.deploy import run
+
+    data = yaml.safe_load(LAB.read_text())
+    data["qos"] = {"ecn": {400: {"min_bytes": 50_000, "max_bytes": 100_000, "probability": 7}}, "mtu": 9000}
+    intent = tmp_path / "ecn-mtu.yaml"
+    intent.write_text(yaml.safe_dump(data))
+    out = render(tmp_path, intent=intent)
+    plan = load_plan(intent)
+    configs = {h: {"in": False} for h in plan.switches}
+    monkeypatch.setattr(Host, "get_connection", lambda host, c, cfg: LivePorts(
+        configs[host.name], [i.name for i in plan.switches[host.name].interfaces]))
+    monkeypatch.setattr(run, "_lock_task", lambda task, ctx, takeover=None: Result(host=task.host, result=None))
+    monkeypatch.setattr(run, "_unlock_task", lambda task, ctx: Result(host=task.host))
+    argv = ["deploy", "-i", str(intent), "-b", str(out)]
+    assert main(argv) == 2  # without it: refused, nothing touched
+    assert "qos.ecn is set in the intent" in capsys.readouterr().err and not any(c["in"] for c in configs.values())
+    for extra, verb in ((["--dry-run"], "would"), ([], "did")):
+        assert main([*argv, "--accept-undeployable", *extra]) == 0
+        text = capsys.readouterr().out
+        assert f"--accept-undeployable: 6 device(s) {verb} not get everything the intent asks for" in text
+        for host, sw in plan.switches.items():
+            ecn = next(ln for ln in text.splitlines() if ln.startswith(f"NOT DEPLOYED {host}: qos.ecn"))
+            assert "platform frr cannot deploy it" in ecn
+            mtu = text.split(f"NOT DEPLOYED {host}: qos.mtu: platform frr cannot set an interface MTU")[1]
+            assert f"{sw.interfaces[0].name} mtu 9216 (plan 9000, peer " in mtu.split("NOT DEPLOYED")[0]
+    assert all(c["in"] for c in configs.values())  # the rest was deployed

@@ -11,6 +11,7 @@ import pytest
 from napalm import get_network_driver
 from napalm.base.exceptions import CommandErrorException, MergeConfigException, ReplaceConfigException
 
+from fabricgen.base.ssh import ConfigUndetermined
 from napalm_frr import FrrDriver
 from napalm_sonic import SonicDriver
 from tests.drivers.fake_transport import FakeTransport, UnexpectedCommand
@@ -221,7 +222,7 @@ def test_restore_failure_is_reported_as_undetermined() -> None:
                       {"exit_status": 1, "stdout_text": "% vtysh: bgpd is not running\n"}]}
     d = driver("commit_rejected", extra)
     d.load_replace_candidate(config=candidate("commit_rejected"))
-    with pytest.raises(ReplaceConfigException, match="undetermined"):
+    with pytest.raises(ConfigUndetermined, match="undetermined"):  # deploy journals it for --resume
         d.commit_config()
 
 

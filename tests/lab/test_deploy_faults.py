@@ -264,7 +264,7 @@ def test_ctrl_c_before_a_commit(plan: Plan, builds: dict[str, tuple[Path, Build]
     out, err = proc.communicate(timeout=60)
     took = time.monotonic() - sent
     assert proc.returncode == 130 and took < SUMMARY_WITHIN_S, (took, out, err)
-    assert "deploy summary (INTERRUPTED)" in out and "deploy --resume" in out
+    assert "deploy summary (INTERRUPTED by Ctrl-C)" in out and "deploy --resume" in out
     assert "Traceback" not in out + err
     done = [h for h, p in phases(changed).items() if p == "checked"]
     assert done and len(done) < len(plan.switches)
@@ -284,12 +284,37 @@ def test_ctrl_c_during_a_commit(plan: Plan, builds: dict[str, tuple[Path, Build]
     out, err = proc.communicate(timeout=60)
     took = time.monotonic() - sent
     assert proc.returncode == 130 and took < SUMMARY_WITHIN_S, (took, out, err)
-    assert "deploy summary (INTERRUPTED)" in out
+    assert "deploy summary (INTERRUPTED by Ctrl-C)" in out
     after = phases(base)
     assert "committing" not in after.values() and "committed" not in after.values(), after
     assert set(after.values()) <= {"checked", "rolled_back", "interrupted"}, after
     for host in plan.switches:
         assert consistent(lab, host), host
+    back_to_base(plan, builds, lab)
+
+
+def test_sigterm_during_a_commit_is_an_interrupt_not_a_kill(plan: Plan, builds: dict[str, tuple[Path, Build]],
+                                                            lab: LabState) -> None:
+    """Issue 23 D9: SIGTERM (systemd, CI, kill) ends like Ctrl-C: the commit in flight finishes or rolls back,
+    the summary names the signal, exit 143, no traceback, every switch consistent, and --resume finishes."""
+    intent, changed = builds["changed"]
+    proc = cli(intent, changed, lab, "--workers", "1")
+    sent = interrupt_when(proc, lambda: "committing" in phases(changed, proc.pid).values(), signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    took = time.monotonic() - sent
+    assert proc.returncode == 143 and took < SUMMARY_WITHIN_S, (took, out, err)
+    assert "interrupted (SIGTERM): no new devices" in err
+    assert "deploy summary (INTERRUPTED by SIGTERM)" in out and "deploy --resume" in out
+    assert "Traceback" not in out + err
+    after = phases(changed)
+    assert set(after.values()) <= {"checked", "rolled_back", "interrupted"}, after
+    assert "interrupted" in after.values()
+    for host in plan.switches:
+        assert consistent(lab, host), host
+    resumed = cli(intent, changed, lab, "--resume")
+    out, err = resumed.communicate(timeout=120)
+    assert resumed.returncode == 0, out + err
+    assert all(on_new(lab, h) and consistent(lab, h) for h in plan.switches)
     back_to_base(plan, builds, lab)
 
 
