@@ -627,6 +627,17 @@ class FrrDriver(LinuxHealthGetters, NetworkDriver):
         session that re-establishes."""
         self._check(self._vtysh("clear bgp *"))
 
+    def fabricgen_frr_defaults(self) -> dict[str, str]:
+        """Per running FRR daemon (``show daemons``), the ``frr defaults`` profile its own running config
+        shows ("" = none): FRR reads the profile only when a daemon starts, so a daemon started without
+        the config keeps the built-in one while ``show running-config`` merges both (validate
+        frr-defaults).  One command for every daemon."""
+        vtysh = self.vtysh_bin
+        script = (f"for d in $({vtysh} -c 'show daemons'); do printf '%s ' \"$d\"; "
+                  f"{vtysh} -d \"$d\" -c 'show running-config' | sed -n 's/^frr defaults //p' | head -n 1; "
+                  f"echo; done")
+        return P.parse_frr_defaults(self._check(self._frr_sh(script)))
+
     def _saved_text(self) -> str:
         res = self._run(self._frr_sh(f"cat {shlex.quote(self.frr_config_path)}"))
         return res.stdout if res.ok else ""

@@ -258,6 +258,9 @@ class PlatformRecord:
     tenant_extractor: str = ""  # (plan, configs, host) -> platforms.tenant_facts.TenantFacts ("" = no tenants)
     ptp_reader: str = ""  # (configs, host) -> platforms.ptp_facts.PtpFacts | None: its PTP lines ("" = no PTP)
     hash_seed_fn: str = ""  # (role) -> (seed, rotate, how): the seed a "fixed" hash_seed platform gives a role
+    # The `frr defaults` profile its frr.conf declares, once ("" = it runs no FRR).  FRR reads it only when a
+    # daemon starts, so `validate` (frr-defaults) names a daemon that runs another one (issue 23 D4).
+    frr_defaults: str = ""
 
     @property
     def main_file(self) -> str:
@@ -382,6 +385,9 @@ _FRR = PlatformRecord(
     impact="fabricgen.platforms.frr.change:impact",
     drain="fabricgen.platforms.frr.change:drained",
     ptp_reader="fabricgen.platforms.frr.extract:ptp_frr",
+    # FRR's data-center profile (FRR docs, "frr defaults"): 10 s connect retry, 3/9 s timers, no
+    # ebgp-requires-policy; fabricgen's BGP settings assume it (platforms/frr/bgp.py)
+    frr_defaults="datacenter",
 )
 
 _SONIC = replace(

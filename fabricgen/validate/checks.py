@@ -182,6 +182,22 @@ def check_persisted(sw: Switch, diff: str | None) -> list[Outcome]:
                     f"{len(lines)} line(s) differ (a reboot would load them):\n" + "\n".join(lines))]
 
 
+def check_frr_defaults(sw: Switch, profile: str, daemons: dict[str, str]) -> list[Outcome]:
+    """Every running FRR daemon on the `frr defaults` profile the rendered config declares (``daemons``:
+    daemon -> the profile its own running config shows, "" when it shows none)."""
+    want = f"frr defaults {profile} in every daemon"
+    other = {d: p for d, p in sorted(daemons.items()) if p != profile}
+    if not daemons:
+        return [Outcome(sw.hostname, "frr-defaults", "daemons", False, want, "no FRR daemon answered")]
+    if not other:
+        return [Outcome(sw.hostname, "frr-defaults", "daemons", True, want, want)]
+    runs = "; ".join(f"{d} runs `frr defaults {p}`" if p else f"{d} shows no `frr defaults`" for d, p in other.items())
+    return [Outcome(sw.hostname, "frr-defaults", "daemons", False, want,
+                    f"{runs}: FRR reads the profile only when a daemon starts, so that daemon was started without "
+                    f"this config (`show running-config` then names two profiles); fix: restart FRR so every daemon "
+                    f"starts from frr.conf (`systemctl restart frr`; SONiC: `systemctl restart bgp`)")]
+
+
 def check_timers(sw: Switch, detail: dict[str, Any]) -> list[Outcome]:
     """Configured and negotiated BGP keepalive/hold time per planned session (napalm neighbors detail)."""
     assert sw.bgp is not None

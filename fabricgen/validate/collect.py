@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from nornir.core.task import Result, Task
 
+from fabricgen.catalog.registry import platform
 from fabricgen.plan.model import Plan, Server, Switch
 from fabricgen.render.manifest import Build
 from fabricgen.validate.checks import (
@@ -23,6 +24,7 @@ from fabricgen.validate.checks import (
     check_bgp,
     check_config,
     check_ecmp,
+    check_frr_defaults,
     check_gpu_output,
     check_interfaces,
     check_lldp,
@@ -75,6 +77,9 @@ def collect_switch(task: Task, plan: Plan, checks: tuple[str, ...], build: Build
         out += check_routes(sw, bgp, expected.get(sw.hostname, {}))
     if "timers" in checks:
         out += check_timers(sw, device.get_bgp_neighbors_detail())
+    profile = platform(sw.platform).frr_defaults
+    if "frr-defaults" in checks and profile and hasattr(device, "fabricgen_frr_defaults"):
+        out += check_frr_defaults(sw, profile, device.fabricgen_frr_defaults())
     if "bfd" in checks and hasattr(device, "get_bfd_peers"):
         out += check_bfd(sw, device.get_bfd_peers())
     if "ecmp" in checks and sw.role == "leaf":

@@ -429,27 +429,41 @@ def test_management_link_down_mid_commit_then_resume(
 # --------------------------------------------------------------------------- daemons and routes
 
 
-def test_lone_bgpd_restart_is_repaired(plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState) -> None:
-    leaf = "lab-leaf01"
-    node = lab.nodes[leaf]
-    pidfile = Path(node.dir) / "run" / "frr" / "bgpd.pid"
+def restart_bgpd(lab: LabState, leaf: str, *options: str) -> None:
+    """Stop the switch's bgpd and start it alone (no frr.conf), as a crashed daemon's restart does."""
+    pidfile = Path(lab.nodes[leaf].dir) / "run" / "frr" / "bgpd.pid"
     old = int(pidfile.read_text().split()[0])
     os.kill(old, signal.SIGTERM)
     wait_for(lambda: not Path(f"/proc/{old}").exists(), 20, "bgpd to exit", poll=0.1)
     out = node_exec(lab.workdir, leaf, ["/usr/lib/frr/bgpd", "-d", "-A", "127.0.0.1", "-i", "/run/frr/bgpd.pid",
-                                        "--log", "file:/var/log/frr/bgpd.log"])
+                                        "--log", "file:/var/log/frr/bgpd.log", *options])
     assert out.returncode == 0, out.stderr
     wait_for(lambda: int(pidfile.read_text().split()[0]) != old, 20, "the new bgpd's pidfile", poll=0.1)
+
+
+def test_lone_bgpd_restart_is_repaired(plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState) -> None:
+    """A bgpd restarted alone lost its config: deploy repairs it.  It also runs FRR's built-in profile, not the
+    config's `frr defaults datacenter` (FRR reads that only when a daemon starts): validate names it until
+    bgpd restarts from the config (issue 23 D4)."""
+    leaf = "lab-leaf01"
+    restart_bgpd(lab, leaf)
     status = {n.name: n for n in lab_status(lab.workdir).nodes}
     assert status[leaf].daemons["bgpd"], "lab status reads the pidfile of the restarted daemon"
-    found = failures(plan, lab, ("routes",))
-    assert any(f.device == leaf for f in found)  # the leaf lost its routes
+    found = failures(plan, lab, ("routes", "frr-defaults"))
+    assert any(f.device == leaf and f.check == "routes" for f in found)  # the leaf lost its routes
+    named = [f for f in found if f.check == "frr-defaults"]
+    assert [f.device for f in named] == [leaf] and "bgpd runs `frr defaults traditional`" in named[0].actual, named
     report = deploy(plan, builds["base"][1], lab)
     assert report.ok and list(report.changed) == [leaf], report.failed
     wait_for(lambda: not failures(plan, lab, ("bgp", "routes", "ecmp")), 60, "routes to come back")
     own = node_exec(lab.workdir, leaf, ["vtysh", "-d", "bgpd", "-c", "show running-config"]).stdout
     assert "route-map RM-IMPORT permit 10" in own and "ip prefix-list PL-LOCAL-V4" in own
     assert deploy(plan, builds["base"][1], lab).unchanged == sorted(plan.switches)
+    assert [f.device for f in failures(plan, lab, ("frr-defaults",))] == [leaf]  # a reload cannot change it
+    restart_bgpd(lab, leaf, "-F", "datacenter")  # what `systemctl restart frr` amounts to for bgpd
+    out = node_exec(lab.workdir, leaf, ["vtysh", "-b"], timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    wait_for(lambda: not failures(plan, lab, ("bgp", "routes", "frr-defaults")), 60, "bgpd on datacenter, routes")
 
 
 # --------------------------------------------------------------------------- MTU, undeployable, host keys

@@ -232,6 +232,24 @@ def test_timers_name_sessions_still_on_old_timers(lab: Plan) -> None:
     assert configured and configured[0].actual.startswith("configured keepalive 60s, hold 180s")
 
 
+def test_frr_defaults_name_a_daemon_started_without_the_config(lab: Plan) -> None:
+    """Issue 23 D4: a lone bgpd restart left it on FRR's built-in profile beside zebra's datacenter one."""
+    from fabricgen.validate.checks import check_frr_defaults
+    from napalm_frr.parsers import parse_frr_defaults
+
+    sw = lab.switches["lab-leaf01"]
+    probe = "zebra datacenter\n\nbgpd traditional\n\nstaticd datacenter\n\nbfdd \n\n"
+    daemons = parse_frr_defaults(probe)
+    assert daemons == {"zebra": "datacenter", "bgpd": "traditional", "staticd": "datacenter", "bfdd": ""}
+    [bad] = check_frr_defaults(sw, "datacenter", daemons)
+    assert not bad.ok and bad.check == "frr-defaults"
+    assert bad.actual.startswith("bfdd shows no `frr defaults`; bgpd runs `frr defaults traditional`: FRR reads")
+    assert "systemctl restart frr" in bad.actual
+    healthy = {d: "datacenter" for d in daemons}
+    assert [o.ok for o in check_frr_defaults(sw, "datacenter", healthy)] == [True]
+    assert [o.ok for o in check_frr_defaults(sw, "datacenter", {})] == [False]
+
+
 def test_bfd_timers_and_state(lab: Plan) -> None:
     sw = lab.switches["lab-spine01"]
     b = sw.bgp

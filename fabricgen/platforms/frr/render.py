@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import jinja2
 
+from fabricgen.catalog.registry import platform
 from fabricgen.plan.model import Plan, Switch
 from fabricgen.platforms.frr.bgp import BgpConfig, bgp_config
 from fabricgen.platforms.linuxptp import ptp4l_conf
@@ -50,7 +51,8 @@ def structured_config(sw: Switch, plan: Plan) -> FrrConfig:
 def render(sw: Switch, plan: Plan, env: jinja2.Environment) -> dict[str, str]:
     """frr.conf, and ptp4l.conf where the switch runs a PTP boundary clock (linuxptp, platforms/linuxptp.py)."""
     cfg = structured_config(sw, plan)
-    out = {FILENAME: env.get_template(TEMPLATE).render(cfg=cfg, bgp=cfg.bgp)}
+    out = {FILENAME: env.get_template(TEMPLATE).render(cfg=cfg, bgp=cfg.bgp,
+                                                       frr_defaults=platform(sw.platform).frr_defaults)}
     clock = plan.ptp.clocks.get(sw.hostname) if plan.ptp is not None else None
     if clock is not None and plan.ptp is not None:
         out[PTP_FILENAME] = ptp4l_conf(clock, plan.ptp, plan, header=f"{sw.hostname}: PTP boundary clock. "
