@@ -12,7 +12,8 @@ generic_config_updater/generic_updater.py):
   reference that would dangle (GCU's YANG leafrefs: buffer profiles, QoS maps, schedulers, ports);
   failures print "Failed to replace config" and click's usage error (exit 2);
 * what swss would do with the tables fabricgen renders and a veth can carry is done to the kernel:
-  INTERFACE / LOOPBACK_INTERFACE addresses (intfmgrd; Loopback0 is a dummy netdev) and PORT
+  INTERFACE / LOOPBACK_INTERFACE addresses (intfmgrd; Loopback0 is a dummy netdev, a port-less bridge on a
+  kernel without the dummy driver) and PORT
   admin_status / mtu (portmgrd).  QoS and buffers stay in the file: veths have no queues;
 * `systemctl restart bgp` restarts the node's FRR as the bgp container would start it for the
   ConfigDB as it is now (`systemctl_main`; the daemon sets come from SONiC's supervisord template,
@@ -79,8 +80,27 @@ def validate(old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         raise GcuError(f"Given patch will produce invalid config. Error: Data Loading Failed\n{dangling[0]}")
 
 
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=False, capture_output=True)
+def _ip(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["ip", *args], check=False, capture_output=True, text=True)
+
+
+# What a LoopbackN netdev is made of: intfmgrd's dummy, else a bridge without ports (no frame leaves it, it
+# holds an address with its carrier up as a dummy does) on kernels built without the dummy driver (issue 23 D10).
+LOOPBACK_KINDS = ("dummy", "bridge")
+
+
+def add_loopback(name: str) -> str:
+    """Create and bring up a LoopbackN netdev; returns its kind.  Raises GcuError naming the kernel modules
+    when none can be made: the address would silently go nowhere, and routes and ECMP with it."""
+    errors = []
+    for kind in LOOPBACK_KINDS:
+        made = _ip("link", "add", name, "type", kind)
+        if made.returncode == 0:
+            _ip("link", "set", name, "up")
+            return kind
+        errors.append(f"type {kind}: {made.stderr.strip() or made.returncode}")
+    raise GcuError(f"cannot create {name} ({'; '.join(errors)}): this kernel has neither the dummy nor the bridge "
+                   f"driver (fix: `modprobe dummy`, or a kernel with CONFIG_DUMMY)")
 
 
 def _addresses(db: Mapping[str, Any]) -> set[tuple[str, str]]:
@@ -99,8 +119,7 @@ def apply_to_kernel(old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         subprocess.run(["ip", "-j", "link", "show"], capture_output=True, text=True, check=False).stdout or "[]")}
     for name in new.get("LOOPBACK_INTERFACE", {}):
         if "|" not in name and name not in links:
-            _ip("link", "add", name, "type", "dummy")
-            _ip("link", "set", name, "up")
+            add_loopback(name)
             links.add(name)
     for port, entry in new.get("PORT", {}).items():
         if port in links:
@@ -123,8 +142,8 @@ def replace(target: Path) -> None:
         raise GcuError(str(exc)) from exc
     old = _load(RUNNING)
     validate(old, new)
+    apply_to_kernel(old, new)  # first: a loopback the kernel cannot make refuses the change before it is stored
     _write(RUNNING, new)
-    apply_to_kernel(old, new)
 
 
 def _fail(command: str, usage: str, what: str, exc: Exception) -> int:

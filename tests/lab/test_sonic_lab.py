@@ -11,6 +11,7 @@ stand-in (fabricgen.lab.sonic_cli).  The tests share one lab and run in file ord
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -150,6 +151,24 @@ def test_deploy_keeps_the_fpm_lines_and_brings_bfd_up(plan: Plan, lab: LabState,
         return True
 
     wait_for(bfd_up, what="every BFD session of the SONiC leaves to come up")
+
+
+def test_the_sonic_lab_validates(plan: Plan, lab: LabState, build: Build, leaves: list[str]) -> None:
+    """Issue 23 D10: this kernel has no dummy driver; Loopback0 must exist all the same (a port-less bridge),
+    carry the leaf's loopback, and the whole fabric must validate (routes and ECMP need the loopbacks)."""
+    from fabricgen.validate import CHECKS, run_validate
+
+    for leaf in leaves:
+        [link] = json.loads(sh(lab, leaf, "ip", "-j", "-d", "address", "show", "dev", "Loopback0"))
+        assert "LOWER_UP" in link["flags"]
+        assert f"{plan.switches[leaf].loopback}/32" in {f"{a['local']}/{a['prefixlen']}" for a in link["addr_info"]}
+    deadline = time.monotonic() + 90  # BGP and BFD converge after the deploy
+    while True:
+        found = run_validate(plan, CHECKS, lab_dir=lab.workdir, build=build).failures
+        if not found or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    assert not found, "\n".join(f"{f.device} {f.check} {f.item}: {f.actual}" for f in found)
 
 
 def test_redeploy_is_unchanged(plan: Plan, lab: LabState, build: Build, leaves: list[str]) -> None:
