@@ -28,6 +28,7 @@ def _error(text: str) -> int:
 
 
 def cmd_deploy(args: argparse.Namespace) -> int:
+    from fabricgen.connect import target
     from fabricgen.deploy.report import print_report
     from fabricgen.deploy.run import Abandoned, DeployOptions, run_deploy  # nornir: the [deploy] extra
     from fabricgen.deploy.state import DeployRefused
@@ -46,8 +47,9 @@ def cmd_deploy(args: argparse.Namespace) -> int:
                          wave_health=args.wave_health, day0=args.day0)
     out = Console(highlight=False, soft_wrap=True)
     progress = Console(stderr=True, highlight=False, soft_wrap=True)
-    if args.dry_run or args.force:
-        progress.print(("would push " if args.dry_run else "pushing ") + build.label, markup=False)
+    where = target(plan, args.lab_dir)  # which fabric and lab; a lab of another fabric is refused here
+    progress.print(f"{'dry run of' if args.dry_run else 'deploying'} intent {args.intent} ({where})\n"
+                   f"  {'would push' if args.dry_run else 'pushing'} {build.label}", markup=False)
     try:
         with _sigterm_interrupts() as got:
             report = run_deploy(plan, build, opts, console=progress)

@@ -293,7 +293,8 @@ def check_mtu(plan: Plan, live: dict[LinkEnd, int], devices: set[str] | None = N
 
     ``live`` maps (device, port) -> MTU read from the device (switches: get_interfaces;
     servers: ``ip -j link``).  Links whose ends were both not read are skipped; ``devices``
-    limits the check to links touching those devices.
+    limits the check to links touching those devices.  A link with one end read (the other outside
+    ``--limit``/``--role``, or silent) is judged on that end alone and says the far end was not read.
     """
     out = []
     seen: set[tuple[LinkEnd, LinkEnd]] = set()
@@ -305,8 +306,14 @@ def check_mtu(plan: Plan, live: dict[LinkEnd, int], devices: set[str] | None = N
         if got_a is None and got_z is None:
             continue
         item = f"{a[0]} {a[1]} <-> {z[0]} {z[1]}"
-        ends = f"{a[0]} {a[1]} mtu {got_a if got_a is not None else '?'}, {z[0]} {z[1]} mtu " \
-               f"{got_z if got_z is not None else '?'}"
+        if got_a is None or got_z is None:  # the far end is outside --limit/--role (or did not answer)
+            (near, got), far = ((a, got_a), z) if got_z is None else ((z, got_z), a)
+            why = "outside the selection" if devices is not None and far[0] not in devices else "not read"
+            out.append(Outcome(near[0], "mtu", item, got == want, f"mtu {want} on {near[0]} {near[1]}",
+                               f"{'' if got == want else 'off plan: '}{near[0]} {near[1]} mtu {got}; the far end "
+                               f"{far[0]} {far[1]} was not read ({why})"))
+            continue
+        ends = f"{a[0]} {a[1]} mtu {got_a}, {z[0]} {z[1]} mtu {got_z}"
         ok = got_a == want and got_z == want
         problem = ""
         if not ok:

@@ -6,6 +6,9 @@ render.  Every SSH connection verifies host keys (fabricgen.base.ssh).
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -61,9 +64,32 @@ def _compare_with_build(device: NetworkDriver, candidate: str) -> tuple[str, str
     return running, saved
 
 
+class Progress:
+    """``[n/total] what`` through ``say`` as each device is read: validate reads for seconds, and says so."""
+
+    def __init__(self, say: Callable[[str], None], total: int) -> None:
+        self.say, self.total, self.done = say, total, 0
+        self.lock = threading.Lock()
+
+    def tick(self, what: str) -> None:
+        with self.lock:
+            self.done += 1
+            self.say(f"[{self.done}/{self.total}] {what}")
+
+
 def collect_switch(task: Task, plan: Plan, checks: tuple[str, ...], build: Build | None,
-                   expected: dict[str, dict[str, int]]) -> Result:
+                   expected: dict[str, dict[str, int]], progress: Progress | None = None) -> Result:
     """nornir task: read every getter the checks need from one switch and compare."""
+    start = time.monotonic()
+    try:
+        return _collect_switch(task, plan, checks, build, expected)
+    finally:
+        if progress is not None:
+            progress.tick(f"{task.host.name} read ({time.monotonic() - start:.1f}s)")
+
+
+def _collect_switch(task: Task, plan: Plan, checks: tuple[str, ...], build: Build | None,
+                    expected: dict[str, dict[str, int]]) -> Result:
     from fabricgen.render.manifest import candidate_config
 
     sw = plan.switches[task.host.name]
@@ -169,9 +195,11 @@ def collect_servers(plan: Plan, creds: ConnectionSettings, workers: int,
 
 def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None = None, role: str | None = None,
                  workers: int = 10, build: Build | None = None, lab_dir: str | None = None,
-                 known_hosts: str | None = None, full: bool = False, health_window: float | None = None) -> Report:
+                 known_hosts: str | None = None, full: bool = False, health_window: float | None = None,
+                 say: Callable[[str], None] | None = None) -> Report:
     """Validate the live fabric against the plan (and ``build`` for config/persisted); GPU pings sampled
-    (`checks.gpu_sample`) unless ``full``.
+    (`checks.gpu_sample`) unless ``full``.  ``say``: progress lines (each switch as it is read, the
+    servers' pings), for a terminal that would otherwise show nothing for seconds.
 
     ``health_window``: also judge lossless health (fabricgen.health): two counter reads that many
     seconds apart around the other checks, and the servers' live NIC settings.
@@ -193,8 +221,9 @@ def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None
     whole_fabric = not limit and not role
     try:
         pending = health.first_read(nr, plan, health_window) if health_window is not None else None
+        progress = Progress(say, len(nr.inventory.hosts)) if say is not None else None
         results = nr.run(task=collect_switch, plan=plan, checks=checks, build=build, expected=expected,
-                         on_failed=True)
+                         progress=progress, on_failed=True)
         if pending is not None:
             found, report.health = health.finish(pending, nr, plan, creds, workers, servers=whole_fabric)
             report.add(found)
@@ -213,6 +242,8 @@ def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None
             report.add(data.outcomes)
             mtus.update(data.mtus)
     if whole_fabric and ({"gpu", "mtu"} & set(checks)) and plan.servers:
+        if say is not None:
+            say(f"reading {len(plan.servers)} servers' NICs and pinging between their GPUs ...")
         outcomes, server_live, coverage = collect_servers(plan, creds, workers, full)
         if "gpu" in checks:
             report.add(outcomes)

@@ -489,3 +489,42 @@ def test_accept_undeployable_lists_per_device_what_it_did_not_deploy(tmp_path: P
             mtu = text.split(f"NOT DEPLOYED {host}: qos.mtu: platform frr cannot set an interface MTU")[1]
             assert f"{sw.interfaces[0].name} mtu 9216 (plan 9000, peer " in mtu.split("NOT DEPLOYED")[0]
     assert all(c["in"] for c in configs.values())  # the rest was deployed
+
+
+# --------------------------------------------------------------------------- the lab walk-through (issue 23)
+
+
+def test_deploy_and_validate_say_which_intent_build_and_fabric(tmp_path: Path, plan, monkeypatch,  # type: ignore[no-untyped-def]
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from nornir.core.inventory import Host
+    from nornir.core.task import Result
+
+    from fabricgen.deploy import run
+    from fabricgen.validate import collect
+    from fabricgen.validate.checks import Outcome, Report
+
+    out = render(tmp_path)
+    capsys.readouterr()
+    configs = {h: {"in": False} for h in plan.switches}
+    monkeypatch.setattr(Host, "get_connection", lambda host, c, cfg: SilentMidCommit(configs[host.name], False))
+    monkeypatch.setattr(run, "_lock_task", lambda task, ctx, takeover=None: Result(host=task.host, result=None))
+    monkeypatch.setattr(run, "_unlock_task", lambda task, ctx: Result(host=task.host))
+    assert main(["deploy", "-i", str(LAB), "-b", str(out), "--dry-run", "--lab-dir", str(tmp_path / "no-lab")]) == 0
+    err = capsys.readouterr().err
+    build = manifest.load(out, plan)
+    assert err.startswith(f"dry run of intent {LAB} (fabric 'lab': 6 switches, 8 servers, at their management "
+                          f"addresses)\n  would push {build.label}\n")
+    assert not any(c["in"] for c in configs.values())
+
+    def reads(plan, checks, limit, role, workers, say=None, **kw):  # type: ignore[no-untyped-def]
+        progress = collect.Progress(say, 2)
+        progress.tick("lab-leaf01 read (0.4s)")
+        progress.tick("lab-leaf02 read (0.5s)")
+        return Report([Outcome("lab-leaf01", "bgp", "sessions", True, "up", "up")])
+
+    monkeypatch.setattr(collect, "run_validate", reads)
+    assert main(["validate", "-i", str(LAB), "-b", str(out), "--lab-dir", str(tmp_path / "no-lab")]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"validating intent {LAB} (fabric 'lab': 6 switches, 8 servers, at their management "
+                          f"addresses)\n  against {build.label}\n")
+    assert "[1/2] lab-leaf01 read (0.4s)\n[2/2] lab-leaf02 read (0.5s)" in err

@@ -325,3 +325,21 @@ def test_mtu_mismatch_names_both_ends(lab: Plan) -> None:
     # only the links of the devices asked about
     assert check_mtu(lab, live, {"lab-leaf04"}) and all(
         "lab-leaf04" in o.item for o in check_mtu(lab, live, {"lab-leaf04"}))
+
+
+def test_mtu_of_a_selection_judges_the_ends_it_read(lab: Plan) -> None:
+    """Issue 23 D12: `validate --limit/--role` read only the selected switches; a link leading outside used to
+    fail as "MTU mismatch ... mtu ?" on a healthy fabric."""
+    spines = {sw.hostname for sw in lab.by_role("spine")}
+    live = {(sw.hostname, i.name): i.mtu for sw in lab.switches.values() for i in sw.interfaces
+            if sw.hostname in spines}  # what `validate --role spine` reads
+    found = check_mtu(lab, live, spines)
+    assert found and all(o.ok for o in found), [o.actual for o in found if not o.ok]
+    leaf = lab.switches["lab-leaf01"]
+    up = next(i for i in leaf.interfaces if i.tier == "leaf_spine")
+    one = next(o for o in found if f"{up.peer_device} {up.peer_interface}" in o.item and leaf.hostname in o.item)
+    assert one.actual == (f"{up.peer_device} {up.peer_interface} mtu {up.mtu}; the far end {leaf.hostname} {up.name} "
+                          f"was not read (outside the selection)")
+    live[up.peer_device, up.peer_interface] = 1500  # a selected end off the plan still fails, named alone
+    [bad] = [o for o in check_mtu(lab, live, spines) if not o.ok]
+    assert bad.actual.startswith(f"off plan: {up.peer_device} {up.peer_interface} mtu 1500; the far end ")
