@@ -29,6 +29,10 @@ optional_args (all optional):
                                                  the running config, so it stays "to add" forever)
 ``command_timeout`` 120                          seconds per command
 ``reload_timeout``  600                          seconds for ``frr-reload --reload``
+``read_only``       False                        dry runs and validate: the candidate is never written
+                                                 to the device; each check of it runs on a private temp
+                                                 file that exists only while that command runs, and
+                                                 commit_config refuses
 ``silent_peer``     30                           seconds a switch may acknowledge nothing (not even
                                                  TCP keepalives) before its connection counts as
                                                  lost, whatever command runs (0 = the kernel's own)
@@ -81,6 +85,7 @@ from napalm_frr import parsers as P
 from napalm_frr.config import canonical_lines, missing_policy
 
 log = logging.getLogger(__name__)
+READ_ONLY = "(read-only: not on the device)"  # a read_only driver's candidate "path" (FrrDriver._on_file)
 
 
 def listing_hunk(lines: list[str], sign: str) -> str:
@@ -138,6 +143,7 @@ class FrrDriver(LinuxHealthGetters, NetworkDriver):
         self.command_timeout: float = float(args.get("command_timeout", 120))
         self.reload_timeout: float = float(args.get("reload_timeout", 600))
         self.silent_peer: float = float(args.get("silent_peer", SILENT_PEER_SECONDS))
+        self.read_only: bool = bool(args.get("read_only", False))
         self.known_hosts = known_hosts_option(args)
         # Set by deploy: a set event makes every command outside a commit stop waiting at once.
         self.cancel: threading.Event | None = None
@@ -145,6 +151,7 @@ class FrrDriver(LinuxHealthGetters, NetworkDriver):
         self.transport: Transport | None = None
         self._candidate: str | None = None
         self._candidate_path: str | None = None
+        self._read_only_text = ""  # read_only: the candidate the temp-file commands feed to FRR
 
     # ------------------------------------------------------------------ connection
 
@@ -374,21 +381,37 @@ class FrrDriver(LinuxHealthGetters, NetworkDriver):
 
     # ------------------------------------------------------------------ config: FRR steps
 
+    def _on_file(self, path: str, command: Any) -> CommandResult:
+        """Run ``command(quoted path)`` where FRR lives.  ``path`` READ_ONLY: the candidate goes to a private
+        temp file (mktemp) that exists only while the command runs: a read-only driver writes nothing that
+        stays on the device (issue 23: a dry run changes nothing)."""
+        if path != READ_ONLY:
+            return self._run(self._frr_sh(command(shlex.quote(path))))
+        text = self._read_only_text
+        script = f'f=$(mktemp) || exit 1; trap \'rm -f "$f"\' EXIT; cat > "$f"; {command(chr(34) + "$f" + chr(34))}'
+        return self._run(self._frr_sh(script), stdin=text)
+
     def _frr_load(self, text: str, token: str) -> str:
-        """Upload an FRR candidate and syntax-check it; return its device path."""
+        """Upload an FRR candidate and syntax-check it; return its device path (READ_ONLY: not uploaded)."""
         if not text.strip():
             raise ReplaceConfigException("empty FRR candidate: a full replace would delete the whole config")
-        path = self._remote_candidate_path(token, "frr.conf")
-        self._upload(self._frr_sh, path, text if text.endswith("\n") else text + "\n")
-        res = self._run(self._frr_sh(f"{self.vtysh_bin} --dryrun -f {shlex.quote(path)}"))
+        text = text if text.endswith("\n") else text + "\n"
+        if self.read_only:
+            self._read_only_text = text
+            path = READ_ONLY
+        else:
+            path = self._remote_candidate_path(token, "frr.conf")
+            self._upload(self._frr_sh, path, text)
+        res = self._on_file(path, lambda f: f"{self.vtysh_bin} --dryrun -f {f}")
         if not res.ok:
-            self._run(self._frr_sh(f"rm -f {shlex.quote(path)}"))
+            if path != READ_ONLY:
+                self._run(self._frr_sh(f"rm -f {shlex.quote(path)}"))
             raise ReplaceConfigException(f"{self.hostname}: FRR rejects the candidate:\n{res.error_text()}")
         return path
 
     def _frr_test(self, path: str) -> tuple[list[str], list[str]]:
         """``frr-reload.py --test`` against the running config: (lines to delete, lines to add)."""
-        res = self._run(self._frr_sh(f"{self.frr_reload} --test {shlex.quote(path)}"))
+        res = self._on_file(path, lambda f: f"{self.frr_reload} --test {f}")
         if not res.ok:
             detail = redact(P.frr_reload_errors(res.stderr)) or res.error_text()
             raise ReplaceConfigException(f"{self.hostname}: frr-reload --test failed:\n{detail}")
@@ -495,6 +518,9 @@ class FrrDriver(LinuxHealthGetters, NetworkDriver):
 
     def _frr_precheck(self, path: str) -> None:
         """Read-only checks before anything changes: vtysh's parser and frr-reload's loader."""
+        if path == READ_ONLY:
+            raise ReplaceConfigException(f"{self.hostname}: a read-only connection (dry run, validate) never "
+                                         "commits")
         res = self._run(self._frr_sh(f"{self.vtysh_bin} --dryrun -f {shlex.quote(path)}"))
         if not res.ok:
             raise ReplaceConfigException(f"{self.hostname}: FRR rejects the candidate:\n{res.error_text()}")
@@ -584,7 +610,7 @@ class FrrDriver(LinuxHealthGetters, NetworkDriver):
         self.discard_config()
 
     def discard_config(self) -> None:
-        if self._candidate_path and self.transport is not None:
+        if self._candidate_path and self._candidate_path != READ_ONLY and self.transport is not None:
             self._run(self._frr_sh(f"rm -f {shlex.quote(self._candidate_path)}"))
         self._candidate = None
         self._candidate_path = None

@@ -102,7 +102,7 @@ def print_report(report: DeployReport, out: Console, debug: bool = False) -> Non
         text = o.diff
         if o.impact is not None and o.impact.hunks:  # the labelled hunks, then the driver's notes on the diff
             notes = [ln for ln in o.diff.splitlines() if ln.startswith("# ")]
-            text = labelled_diff(o.impact) + "".join(f"{ln}\n" for ln in notes)
+            text = labelled_diff(o.impact, o.diff) + "".join(f"{ln}\n" for ln in notes)
         if out.is_terminal:
             out.print(Syntax(text, "diff", theme="ansi_dark", background_color="default"))
         else:

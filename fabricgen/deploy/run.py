@@ -463,7 +463,9 @@ def run_deploy(plan: Plan, build: Build, opts: DeployOptions | None = None,
     opts = opts or DeployOptions()
     console = console or Console(stderr=True, highlight=False)
     settings = connection_settings(plan, opts.lab_dir, opts.known_hosts)
-    everyone = nornir_for(plan, settings, workers=opts.workers, driver_args={"apply": "day0"} if opts.day0 else None)
+    # a dry run's drivers are read-only: no candidate, lock or directory is written on a device (issue 23)
+    driver_args = {**({"apply": "day0"} if opts.day0 else {}), **({"read_only": True} if opts.dry_run else {})}
+    everyone = nornir_for(plan, settings, workers=opts.workers, driver_args=driver_args)
     nr = select(everyone, opts.limit, opts.role)
     hosts = list(nr.inventory.hosts)
     problems = opts_refusals(plan, build, hosts, opts)

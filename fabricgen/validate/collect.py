@@ -212,7 +212,9 @@ def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None
     report = Report()
     creds = connection_settings(plan, lab_dir, known_hosts)
     # the lab's veths carry no PFC: its switches keep their counters in per-port files instead
-    driver_args = {"counters_dir": LAB_COUNTERS_DIR} if lab_state(plan, lab_dir) is not None else {}
+    driver_args: dict[str, Any] = {"read_only": True}  # validate compares candidates, never writes them
+    if lab_state(plan, lab_dir) is not None:
+        driver_args["counters_dir"] = LAB_COUNTERS_DIR
     nr = select(nornir_for(plan, creds, workers=workers, driver_args=driver_args), limit, role)
     expected: dict[str, dict[str, int]] = {}
     if "routes" in checks:

@@ -294,6 +294,9 @@ def test_device_summary_worst_first_and_labelled_diff() -> None:
     assert "[bgp-reset] keepalive/hold apply only when a session re-establishes" in text
     assert "[hitless] routing policy" in text
     assert C.exceeds(impact.worst, C.HITLESS) and not C.exceeds(impact.worst, C.BGP_RESET)
+    # issue 23: the labelled diff keeps the device side's name, running or saved
+    header = f"--- saved (/etc/frr/frr.conf)\n+++ {impact.hunks[0].file}\n"
+    assert I.labelled_diff(impact, header + "@@ -1 +1 @@\n").startswith(header), I.labelled_diff(impact, header)
 
 
 def test_text_diffs_label_like_sides() -> None:

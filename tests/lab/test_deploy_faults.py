@@ -89,6 +89,11 @@ def consistent(lab: LabState, host: str) -> bool:
     return parse_frr_reload_test(out.stdout) == ([], [])
 
 
+def tree(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file and directory below ``root``: (size, mtime in ns) by relative path."""
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(root.rglob("*"))}
+
+
 def on_new(lab: LabState, host: str) -> bool:
     return NEW in running(lab, host)
 
@@ -151,13 +156,17 @@ def test_a_dry_run_shows_exactly_the_changed_lines(plan: Plan, builds: dict[str,
     for host, sw in plan.switches.items():  # the deployed base: running = build, line for line
         rendered = base.config_files(sw)["frr.conf"].read_text()
         assert canonical_lines(running(lab, host)) == canonical_lines(rendered), host
+    before = {h: tree(Path(lab.nodes[h].dir) / "etc-frr") for h in plan.switches}
     report = deploy(plan, builds["changed"][1], lab, dry_run=True)
     assert sorted(report.changed) == sorted(plan.switches)
     for host, o in report.outcomes.items():
         assert diff_lines(o.diff) == ["-  transmit-interval 100", "+  transmit-interval 150"], (host, o.diff)
+        assert o.diff.startswith("--- running\n+++ candidate\n")  # which side is the device's
         assert o.changes.splitlines()[-1] == "+  transmit-interval 150"
         assert o.impact is not None and [h.impact.label for h in o.impact.hunks] == ["hitless"]
     assert not any(on_new(lab, h) for h in plan.switches)
+    # issue 23: a dry run writes nothing on a device (it used to upload candidates under /etc/frr/.fabricgen)
+    assert {h: tree(Path(lab.nodes[h].dir) / "etc-frr") for h in plan.switches} == before
 
 
 def test_a_bgp_timer_change_is_labelled_refused_above_the_limit_and_checked_live(
