@@ -8,8 +8,9 @@ The fabrics are bench_render's (2-tier up to 2,048 GPUs, 3-tier above).
 itself always analyses every single failure exactly (analyze/singles.py:
 only the QPs whose path meets a changed ECMP entry are re-routed), but the
 BGP re-simulation per scenario still makes 8K and 32K too slow for a bench.
-`deadlock`: the intact fabric and the same failure scenarios, converged and
-converging.  "flows routed/s" counts QP routings (a QP re-routed in each
+`deadlock`: the intact fabric and every single failure at every size, converged
+and converging (one computation per orbit of the fabric's checked symmetry,
+analyze/symmetry.py).  "flows routed/s" counts QP routings (a QP re-routed in each
 failure scenario counts again).
 
 Usage: python bench/bench_analyze.py [--sizes 2048,8192,32768] [--analyses ecmp,failures,deadlock]
@@ -48,7 +49,7 @@ if analysis == "ecmp":
 else:
     from fabricgen.analyze.failures import single_failures
     singles = single_failures(fabric)
-    if gpus > 2048:
+    if gpus > 2048 and analysis == "failures":
         step = max(1, len(singles) // 512)
         singles = singles[::step]
     if analysis == "failures":

@@ -27,6 +27,7 @@ from fabricgen.analyze.fabric import Fabric
 from fabricgen.analyze.failures import DOUBLE_EXACT_LIMIT, every_failure, pair_count, single_failures
 from fabricgen.analyze.routing import RouteBase, Routes, compute_routes
 from fabricgen.analyze.scenarios import Failure
+from fabricgen.analyze.symmetry import symmetry, tie_free
 
 
 @dataclass
@@ -195,24 +196,63 @@ def verdict(routes: Routes, name: str, previous: Routes | None = None) -> Verdic
     return Verdict(name, not cycle, found, [queue_name(f, q) for q in cycle])
 
 
+def _verdicts(fabric: Fabric, base: RouteBase, intact: Routes, failure: Failure) -> tuple[Verdict, Verdict, Routes]:
+    routes = compute_routes(fabric, failure.arcs, failure.nodes, base=base)
+    return (verdict(routes, failure.name), verdict(routes, f"{failure.name} (converging)", previous=intact), routes)
+
+
+def scenario_verdicts(fabric: Fabric, base: RouteBase, intact: Routes, scenarios: list[Failure]
+                      ) -> list[tuple[bool, bool, bool, bool]]:
+    """Per scenario (acyclic, bounces) converged and converging; one computation per orbit of the fabric's symmetry.
+
+    A member of an orbit whose representative's routes are tie-free (symmetry.py)
+    has the representative's verdicts: its routes are their image under an
+    automorphism, which maps dependency cycles onto cycles and bounces onto
+    bounces.  The rest are computed one by one.
+    """
+    reps = symmetry(fabric).classes(scenarios) if len(scenarios) > 1 and tie_free(intact) else \
+        list(range(len(scenarios)))
+    known: dict[int, tuple[bool, bool, bool, bool]] = {}
+    out = []
+    for i, failure in enumerate(scenarios):
+        rep = reps[i]
+        if rep != i and rep in known:
+            out.append(known[rep])
+            continue
+        converged, converging, routes = _verdicts(fabric, base, intact, failure)
+        row = (converged.acyclic, bool(converged.bounces), converging.acyclic, bool(converging.bounces))
+        if rep == i and tie_free(routes):
+            known[i] = row
+        out.append(row)
+    return out
+
+
 def deadlock_report(fabric: Fabric, any_k: int, scheme: str, failures: list[Failure] | None = None
                     ) -> dict[str, Any]:
-    """Intact fabric, then each failure converged and converging (old routes upstream, new downstream)."""
+    """Intact fabric, then each failure converged and converging (old routes upstream, new downstream).
+
+    Verdicts come per orbit (`scenario_verdicts`); the cycles and bounce paths
+    the report shows are computed for their own scenarios.
+    """
     base = RouteBase(fabric)
     intact = compute_routes(fabric, base=base)
-    results = [verdict(intact, "intact")]
+    first = verdict(intact, "intact")
     scenarios = failures if failures is not None else (every_failure(fabric, any_k, DOUBLE_EXACT_LIMIT) if any_k
                                                        else [])
     sampled = None
     if failures is None and any_k == 2 and len(scenarios) < pair_count(len(single_failures(fabric))):
         sampled = {"analysed": len(scenarios), "of": pair_count(len(single_failures(fabric))),
                    "limit": DOUBLE_EXACT_LIMIT, "how": "evenly spaced over every pair of single failures"}
-    for failure in scenarios:
-        routes = compute_routes(fabric, failure.arcs, failure.nodes, base=base)
-        results.append(verdict(routes, failure.name))
-        results.append(verdict(routes, f"{failure.name} (converging)", previous=intact))
-    cyclic = [r for r in results if not r.acyclic]
-    bouncing = [r for r in results if r.bounces]
+    flags = [(first.acyclic, bool(first.bounces))]
+    for row in scenario_verdicts(fabric, base, intact, scenarios):
+        flags += [row[:2], row[2:]]
+    cyclic = [i for i, (acyclic, _b) in enumerate(flags) if not acyclic][:10]
+    bouncing = [i for i, (_a, b) in enumerate(flags) if b]
+    detail: dict[int, Verdict] = {0: first}
+    for i in sorted(set(cyclic) | set(bouncing[:5])):
+        if i not in detail:
+            converged, converging, _routes = _verdicts(fabric, base, intact, scenarios[(i - 1) // 2])
+            detail[i - (i - 1) % 2], detail[i + 1 - (i - 1) % 2] = converged, converging
     return {
         "kind": "deadlock",
         "fabric": fabric.name,
@@ -221,6 +261,7 @@ def deadlock_report(fabric: Fabric, any_k: int, scheme: str, failures: list[Fail
         "sampled": sampled,
         "acyclic": not cyclic,
         "with_bounces": len(bouncing),
-        "cycles": [{"failure": r.failure, "cycle": r.cycle, "bounces": r.bounces} for r in cyclic[:10]],
-        "bounce_examples": [{"failure": r.failure, "bounces": r.bounces} for r in bouncing[:5]],
+        "cycles": [{"failure": detail[i].failure, "cycle": detail[i].cycle, "bounces": detail[i].bounces}
+                   for i in cyclic],
+        "bounce_examples": [{"failure": detail[i].failure, "bounces": detail[i].bounces} for i in bouncing[:5]],
     }
