@@ -82,7 +82,7 @@ from fabricgen.napalm_kit import (
     redact,
 )
 from napalm_frr import parsers as P
-from napalm_frr.config import canonical_lines, missing_policy
+from napalm_frr.config import canonical_lines, missing_policy, touched_stanzas
 
 log = logging.getLogger(__name__)
 READ_ONLY = "(read-only: not on the device)"  # a read_only driver's candidate "path" (FrrDriver._on_file)
@@ -418,7 +418,9 @@ class FrrDriver(LinuxHealthGetters, NetworkDriver):
         return P.parse_frr_reload_test(res.stdout)
 
     def _frr_diff(self, path: str, text: str, fromfile: str = "running", tofile: str = "candidate") -> str:
-        """Unified diff running -> candidate in FRR's own stanza order, "" when FRR would change nothing.
+        """Unified diff running -> candidate in FRR's own stanza order, "" when FRR would change nothing;
+        only the stanzas frr-reload's listing touches (``touched_stanzas``), so lines another writer
+        manages never show as changes nor raise the impact label.
 
         Also "" -> a diff of the *saved* file when only it differs from the candidate (an
         interrupted commit, a hand edit): the next reboot would load it, so it is a change.
@@ -435,6 +437,7 @@ class FrrDriver(LinuxHealthGetters, NetworkDriver):
             self.last_sides = [(fromfile, tofile, old, new)] if diff else None
             return diff
         old, new = canonical_lines(self._check(self._vtysh("show running-config"))), canonical_lines(text)
+        old, new = touched_stanzas(old, to_delete + to_add), touched_stanzas(new, to_delete + to_add)
         diff = P.unified_diff(old, new, fromfile, tofile)
         if diff:
             self.last_sides = [(fromfile, tofile, old, new)]

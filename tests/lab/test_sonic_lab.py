@@ -169,6 +169,34 @@ def test_the_sonic_lab_validates(plan: Plan, lab: LabState, build: Build, leaves
             break
         time.sleep(2)
     assert not found, "\n".join(f"{f.device} {f.check} {f.item}: {f.actual}" for f in found)
+    # --health: the leaves' counters read through the SONiC driver's `show` commands (the lab's stand-ins)
+    report = run_validate(plan, ("bgp",), lab_dir=lab.workdir, health_window=2.0)
+    assert report.health is not None
+    counted = {o.device for o in report.outcomes if o.check == "counters" and o.ok}
+    assert set(leaves) <= counted, [o for o in report.outcomes if o.check == "counters"]
+    assert not report.failures, "\n".join(f"{f.device} {f.check} {f.item}: {f.actual}" for f in report.failures)
+
+
+def test_a_timer_change_is_labelled_by_what_frr_reload_changes(plan: Plan, lab: LabState, leaves: list[str],
+                                                               tmp_path: Path) -> None:
+    """Issue 23 D11: the leaves' running FRR config holds lines SONiC's scripts manage (the FPM lines, ...);
+    a keepalive/hold change must show and label only the timers (bgp-reset), never daemon-restart."""
+    import yaml
+
+    data = yaml.safe_load(SONIC_INTENT.read_text())
+    data["bgp"]["keepalive"], data["bgp"]["holdtime"] = 2, 6
+    intent = tmp_path / "timers.yaml"
+    intent.write_text(yaml.safe_dump(data))
+    assert main(["render", "-i", str(intent), "-o", str(tmp_path / "build")]) == 0
+    timers = load_plan(intent)
+    report = run_deploy(timers, manifest.load(tmp_path / "build", timers),
+                        DeployOptions(lab_dir=lab.workdir, dry_run=True, limit=",".join(leaves)))
+    assert sorted(report.changed) == leaves, report.failed
+    for leaf in leaves:
+        o = report.outcomes[leaf]
+        assert o.impact is not None and o.impact.worst is not None and o.impact.worst.label == "bgp-reset", o.diff
+        changed = [ln for ln in o.diff.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
+        assert changed and all("timers bgp" in ln for ln in changed), changed
 
 
 def test_redeploy_is_unchanged(plan: Plan, lab: LabState, build: Build, leaves: list[str]) -> None:
