@@ -674,7 +674,8 @@ class FrrDriver(LinuxHealthGetters, NetworkDriver):
     def fabricgen_verify(self) -> tuple[list[str], list[str]]:
         """After a commit (or a deploy that changed nothing): every daemon holds its policy (re-applied
         when one lost it, e.g. a bgpd restarted alone) and the saved config equals the running one.
-        Returns (what was repaired, problems left)."""
+        Returns (what was repaired or needs a restart to repair, problems left): a daemon on another
+        ``frr defaults`` profile than the saved config's is named, since no reload can change it."""
         problems = []
         repaired = []
         saved = self._saved_text()
@@ -685,6 +686,13 @@ class FrrDriver(LinuxHealthGetters, NetworkDriver):
         mismatch = self._saved_equals_running()
         if mismatch:
             problems.append(mismatch)
+        want = next((ln.split()[2] for ln in saved.splitlines() if ln.startswith("frr defaults ")
+                     and len(ln.split()) == 3), "")
+        other = {d: p for d, p in self.fabricgen_frr_defaults().items() if want and p != want}
+        if other:
+            runs = ", ".join(f"{d} runs `frr defaults {p or '(none)'}`" for d, p in sorted(other.items()))
+            repaired.append(f"{runs}, frr.conf declares `frr defaults {want}`: FRR reads it only when a daemon "
+                            f"starts (a reload cannot change it); restart FRR (`systemctl restart frr`)")
         return repaired, problems
 
     def fabricgen_persisted_diff(self) -> str:

@@ -468,6 +468,8 @@ def test_lone_bgpd_restart_is_repaired(plan: Plan, builds: dict[str, tuple[Path,
     assert [f.device for f in named] == [leaf] and "bgpd runs `frr defaults traditional`" in named[0].actual, named
     report = deploy(plan, builds["base"][1], lab)
     assert report.ok and list(report.changed) == [leaf], report.failed
+    assert any(n.startswith("bgpd runs `frr defaults traditional`, frr.conf declares `frr defaults datacenter`")
+               for n in report.outcomes[leaf].notes), report.outcomes[leaf].notes  # deploy notices it too
     wait_for(lambda: not failures(plan, lab, ("bgp", "routes", "ecmp")), 60, "routes to come back")
     own = node_exec(lab.workdir, leaf, ["vtysh", "-d", "bgpd", "-c", "show running-config"]).stdout
     assert "route-map RM-IMPORT permit 10" in own and "ip prefix-list PL-LOCAL-V4" in own
@@ -534,3 +536,10 @@ def test_unknown_host_keys_are_refused(plan: Plan, builds: dict[str, tuple[Path,
         assert f"host key of {sw.mgmt_ip} is unknown: it offers ssh-ed25519 SHA256:" in line
         assert str(empty) in line
     assert "Traceback" not in out
+    # issue 23 D7: validate names each refused switch once, without a traceback (stdout or stderr)
+    rc = main(["validate", "-i", str(intent), "-b", str(base.root), "--lab-dir", lab.workdir, "--known-hosts",
+               str(empty), "--skip", "gpu", "--format", "json"])
+    text = capsys.readouterr()
+    assert rc == 1 and "Traceback" not in text.out + text.err
+    refused = [f for f in json.loads(text.out)["failures"] if "is unknown: it offers" in f["actual"]]
+    assert sorted(f["device"] for f in refused) == sorted(plan.switches)
