@@ -78,8 +78,19 @@ def lab_state(plan: Plan, lab_dir: str | Path | None = None) -> LabState | None:
 def target(plan: Plan, lab_dir: str | Path | None = None) -> str:
     """What deploy and validate will talk to, for their first line: the fabric, its switches and, when it
     runs as a lab, which lab (raises FabricError as lab_state does)."""
+    from fabricgen.lab.engine import DEFAULT_LAB_DIR, LabState
+    from fabricgen.lab.topology import LabError
+
     lab = lab_state(plan, lab_dir)
     where = f"the lab in {lab.workdir}" if lab is not None else "their management addresses"
+    if lab is None and lab_dir is None:  # `lab up` without -i, then deploy without -i: say whose lab runs here
+        try:
+            other = LabState.load(DEFAULT_LAB_DIR)
+        except LabError:
+            other = None
+        if other is not None:
+            where += (f"; the lab in {DEFAULT_LAB_DIR} runs fabric {other.name!r}, not this one (-i the intent "
+                      f"`lab up` used to deploy to it)")
     return f"fabric {plan.settings.name!r}: {len(plan.switches)} switches, {len(plan.servers)} servers, at {where}"
 
 

@@ -45,3 +45,19 @@ def test_a_switch_the_lab_does_not_have_is_refused(tmp_path: Path) -> None:
     sw = lab.switches["lab-leaf04"]
     with pytest.raises(FabricError, match=rf"switches lab-leaf04 {sw.mgmt_ip} are no nodes of the lab"):
         lab_state(lab, tmp_path)
+
+
+def test_the_header_says_whose_lab_runs_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`lab up` (the lab intent by default), then `deploy` without -i (the example): the first line says the
+    deploy goes to the example's own addresses and that the lab here is another fabric's."""
+    from fabricgen.connect import target
+    from fabricgen.lab.engine import DEFAULT_LAB_DIR
+
+    monkeypatch.chdir(tmp_path)
+    lab, other = load_plan(LAB), load_plan(EXAMPLE)
+    (tmp_path / DEFAULT_LAB_DIR).mkdir(parents=True)
+    saved_lab(lab, tmp_path / DEFAULT_LAB_DIR)
+    assert target(other) == (f"fabric '{other.settings.name}': {len(other.switches)} switches, {len(other.servers)} "
+                             f"servers, at their management addresses; the lab in {DEFAULT_LAB_DIR} runs fabric "
+                             f"'lab', not this one (-i the intent `lab up` used to deploy to it)")
+    assert target(lab, DEFAULT_LAB_DIR).endswith(f"at the lab in {tmp_path / DEFAULT_LAB_DIR}")
