@@ -41,7 +41,9 @@ pytestmark = [pytest.mark.lab, pytest.mark.usefixtures("lab_host")]
 ROOT = Path(__file__).resolve().parents[2]
 LAB_INTENT = ROOT / "inventory" / "lab" / "fabric.yaml"
 NEW = "  transmit-interval 150\n"  # what the changed build adds to every switch (bfd profile)
-SUMMARY_WITHIN_S = 15.0
+# Ctrl-C / SIGTERM to exit: the commit in flight finishes, gets up to GRACE (10 s) of check, may roll back; on a
+# loaded 2-core host a reload takes several seconds, so 15 s measured the machine's load more than the bound
+SUMMARY_WITHIN_S = 30.0
 
 
 @pytest.fixture(scope="module")
@@ -291,17 +293,19 @@ def test_ctrl_c_before_a_commit(plan: Plan, builds: dict[str, tuple[Path, Build]
 def test_ctrl_c_during_a_commit(plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState) -> None:
     intent, base = builds["base"]
     proc = cli(intent, base, lab, "--workers", "1")
-    sent = interrupt_when(proc, lambda: "committing" in phases(base, proc.pid).values(), signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    took = time.monotonic() - sent
-    assert proc.returncode == 130 and took < SUMMARY_WITHIN_S, (took, out, err)
-    assert "deploy summary (INTERRUPTED by Ctrl-C)" in out
-    after = phases(base)
-    assert "committing" not in after.values() and "committed" not in after.values(), after
-    assert set(after.values()) <= {"checked", "rolled_back", "interrupted"}, after
-    for host in plan.switches:
-        assert consistent(lab, host), host
-    back_to_base(plan, builds, lab)
+    try:
+        sent = interrupt_when(proc, lambda: "committing" in phases(base, proc.pid).values(), signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+        assert proc.returncode == 130 and took < SUMMARY_WITHIN_S, (took, out, err)
+        assert "deploy summary (INTERRUPTED by Ctrl-C)" in out
+        after = phases(base)
+        assert "committing" not in after.values() and "committed" not in after.values(), after
+        assert set(after.values()) <= {"checked", "rolled_back", "interrupted"}, after
+        for host in plan.switches:
+            assert consistent(lab, host), host
+    finally:  # the next tests start from the base, whatever happened here
+        back_to_base(plan, builds, lab)
 
 
 def test_sigterm_during_a_commit_is_an_interrupt_not_a_kill(plan: Plan, builds: dict[str, tuple[Path, Build]],
@@ -310,23 +314,25 @@ def test_sigterm_during_a_commit_is_an_interrupt_not_a_kill(plan: Plan, builds: 
     the summary names the signal, exit 143, no traceback, every switch consistent, and --resume finishes."""
     intent, changed = builds["changed"]
     proc = cli(intent, changed, lab, "--workers", "1")
-    sent = interrupt_when(proc, lambda: "committing" in phases(changed, proc.pid).values(), signal.SIGTERM)
-    out, err = proc.communicate(timeout=60)
-    took = time.monotonic() - sent
-    assert proc.returncode == 143 and took < SUMMARY_WITHIN_S, (took, out, err)
-    assert "interrupted (SIGTERM): no new devices" in err
-    assert "deploy summary (INTERRUPTED by SIGTERM)" in out and "deploy --resume" in out
-    assert "Traceback" not in out + err
-    after = phases(changed)
-    assert set(after.values()) <= {"checked", "rolled_back", "interrupted"}, after
-    assert "interrupted" in after.values()
-    for host in plan.switches:
-        assert consistent(lab, host), host
-    resumed = cli(intent, changed, lab, "--resume")
-    out, err = resumed.communicate(timeout=120)
-    assert resumed.returncode == 0, out + err
-    assert all(on_new(lab, h) and consistent(lab, h) for h in plan.switches)
-    back_to_base(plan, builds, lab)
+    try:
+        sent = interrupt_when(proc, lambda: "committing" in phases(changed, proc.pid).values(), signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+        assert proc.returncode == 143 and took < SUMMARY_WITHIN_S, (took, out, err)
+        assert "interrupted (SIGTERM): no new devices" in err
+        assert "deploy summary (INTERRUPTED by SIGTERM)" in out and "deploy --resume" in out
+        assert "Traceback" not in out + err
+        after = phases(changed)
+        assert set(after.values()) <= {"checked", "rolled_back", "interrupted"}, after
+        assert "interrupted" in after.values()
+        for host in plan.switches:
+            assert consistent(lab, host), host
+        resumed = cli(intent, changed, lab, "--resume")
+        out, err = resumed.communicate(timeout=120)
+        assert resumed.returncode == 0, out + err
+        assert all(on_new(lab, h) and consistent(lab, h) for h in plan.switches)
+    finally:
+        back_to_base(plan, builds, lab)
 
 
 def test_sigkill_mid_commit_then_resume(plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState,
