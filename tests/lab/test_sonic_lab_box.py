@@ -132,3 +132,19 @@ def test_counter_stand_ins_read_as_sonic_prints_them(tmp_path: Path) -> None:
     q3 = queues["Ethernet8"][3]
     assert (q3["tx_packets"], q3["tx_bytes"], q3["dropped_packets"]) == (7, 7000, 2)
     assert parse_pfcwd_stats(sonic_cli._simple_table(sonic_cli.PFCWD_HEADER, [])) == {}
+
+
+def test_the_stand_ins_run_on_the_copies_the_node_gets(tmp_path: Path) -> None:
+    """The node runs sonic_cli.py with the system Python on a copy of the modules it imports (a node sees no
+    checkout): every one of them must be copied (a missing lossless_counters broke every `show` once)."""
+    import subprocess
+
+    sonic_box.write_bin(tmp_path)
+    lib = tmp_path / "lib"
+    probe = ("import sonic_cli, fabricgen.lab.lossless_counters as c; "
+             "print(sonic_cli.show_pfc_counters({'Ethernet0': c.zero_stats()}).splitlines()[0].split()[:3])")
+    out = subprocess.run([sonic_box.SYSTEM_PYTHON, "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                         env={"PYTHONPATH": str(lib), "PATH": "/usr/bin:/bin"}, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['Port', 'Rx', 'PFC0']"
+    assert (lib / "fabricgen" / "lab" / "__init__.py").read_text() == ""  # not the real package (engine, ...)
