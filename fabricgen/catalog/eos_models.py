@@ -74,6 +74,24 @@ def family(model: str) -> EosFamily | None:
     return max(best, key=lambda f: len(f.prefix)) if best else None
 
 
+# How a chip hashes on the RoCE BTH destination QP (ecmp.qp_hashing), by ASIC; an ASIC not listed has no
+# confirmed way.  The QP is bytes 5-7 of the BTH, the UDP payload of RoCEv2 (UDP port 4791), so bytes 13-15
+# after the start of the outer L4 header:
+# * Tomahawk: UDF fields, `port-channel load-balance trident udf eth-type ipv4 header outer l4 offset 13|14|15
+#   mask 0xff` (aristanetworks/avd#5386, "ROCEv2 static hashing in TH platforms"; pyavd
+#   port_channel.load_balance_trident_udf, PR #5493);
+# * Jericho: a Sand load-balance profile, `fields udp dst-port 4791 payload bytes 5-7` (aristanetworks/avd#4925,
+#   Arista TOI EOS-4.33.1F 21077 "conditional UDP payload hashing"; pyavd load_balance.policies.sand_profiles,
+#   PR #5515), on EOS 4.33.1F or later.
+QP_HASHING: dict[str, str] = {"Tomahawk": "trident-udf", "Jericho": "sand-profile"}
+
+
+def qp_hashing(model: str) -> str:
+    """How the model hashes on the RoCE QP ("trident-udf", "sand-profile"), "" where no way is confirmed."""
+    fam = family(model)
+    return QP_HASHING.get(fam.asic, "") if fam is not None else ""
+
+
 def chip_family(model: str) -> tuple[ChipFamily, str]:
     """(chip family, why) of a model: its family's, or Strata for a model the table does not know."""
     fam = family(model)

@@ -261,6 +261,9 @@ class PlatformRecord:
     # The `frr defaults` profile its frr.conf declares, once ("" = it runs no FRR).  FRR reads it only when a
     # daemon starts, so `validate` (frr-defaults) names a daemon that runs another one (issue 23 D4).
     frr_defaults: str = ""
+    # (plan, switch) -> {setting: value}: the ECMP hash settings validate reads back with the driver's
+    # get_ecmp_hash() and compares (rule `hash`); "" = not read back
+    live_hash: str = ""
 
     @property
     def main_file(self) -> str:
@@ -356,6 +359,7 @@ _NXOS = PlatformRecord(
     impact="fabricgen.platforms.nxos.change:impact",
     drain="fabricgen.platforms.nxos.change:drained",
     ptp_reader="fabricgen.platforms.nxos.extract:ptp_nxos",
+    live_hash="fabricgen.platforms.nxos.render:live_hash",  # `show ip load-sharing`
     saved_config="running",  # the driver saves at every commit: running is what it saved (copy r s)
 )
 
@@ -388,6 +392,7 @@ _FRR = PlatformRecord(
     # FRR's data-center profile (FRR docs, "frr defaults"): 10 s connect retry, 3/9 s timers, no
     # ebgp-requires-policy; fabricgen's BGP settings assume it (platforms/frr/bgp.py)
     frr_defaults="datacenter",
+    live_hash="fabricgen.platforms.frr.render:live_hash",  # the kernel's fib_multipath_hash sysctls
 )
 
 _SONIC = replace(
@@ -419,6 +424,7 @@ _SONIC = replace(
     impact="fabricgen.platforms.sonic.change:impact",
     drain="fabricgen.platforms.sonic.change:drained",
     ptp_reader="",
+    live_hash="fabricgen.platforms.sonic.render:live_hash",  # the running ConfigDB's SWITCH_HASH, type
     # FRR as the bgp container starts it, with a ConfigDB stand-in (lab.sonic_box)
     lab_box="fabricgen.lab.from_plan:sonic_node_box",
 )
@@ -450,6 +456,9 @@ _EOS = PlatformRecord(
         # no seed: pyavd's eos_cli_config_gen schema has no hash seed key (load_balance.policies.sand_profiles
         # holds UDP payload fields only) and no seed command is confirmed for both chip families (Strata, Sand)
         hash_seed="none",
+        # on Tomahawk (UDF) and Jericho (Sand profile) models only: catalog/eos_models.QP_HASHING; any other
+        # model asked for it is refused by the record's plan_problems, naming the model
+        qp_hashing=True,
         ecn_default=ARISTA_ECN,
         ptp_profiles=frozenset({"default-1588", "g8275.1", "g8275.2"}),  # eos_cli_config_gen ptp.profile
     ),
@@ -458,6 +467,7 @@ _EOS = PlatformRecord(
     impact="fabricgen.platforms.eos.change:impact",
     drain="fabricgen.platforms.eos.change:drained",
     ptp_reader="fabricgen.platforms.eos.extract:ptp_eos",
+    plan_problems="fabricgen.platforms.eos.render:qp_problems",  # ecmp.qp_hashing on a model without a way
 )
 
 _RECORDS: tuple[PlatformRecord, ...] = (_NXOS, _SONIC, _FRR, _EOS)

@@ -158,6 +158,10 @@ RULES: tuple[Rule, ...] = (
     Rule("bfd", ("live",), "every planned BFD session is up"),
     Rule("routes", ("live",), "every session accepted the prefixes the plan's routing policy sends it"),
     Rule("ecmp", ("live",), "routes to other leaves use as many next hops as the plan's equal-cost paths"),
+    Rule("hash", ("live",), "an ECMP hash setting the switch runs is not the plan's, each named: Linux + FRR "
+         "the kernel's net.ipv4/ipv6.fib_multipath_hash_policy (and _fields); SONiC the running ConfigDB's "
+         "SWITCH_HASH fields and algorithm and DEVICE_METADATA type (its hash seed); NX-OS `show ip "
+         "load-sharing` fields, rotate and universal-id (where rendered). EOS is not read back"),
     Rule("lldp", ("live",), "every planned cable is seen by LLDP at both ends, on the planned ports"),
     Rule("interfaces", ("live",), "every planned port is up, at its MTU, with its address"),
     Rule("mtu", ("live",), "both ends of every link run the same MTU"),

@@ -287,8 +287,9 @@ def setup_script(node: LabNode, paths: NodePaths) -> str:
         lines += [
             "echo 1 > /proc/sys/net/ipv4/ip_forward",
             "echo 1 > /proc/sys/net/ipv6/conf/all/forwarding",
-            "echo 1 > /proc/sys/net/ipv4/fib_multipath_hash_policy",
         ]
+        lines += [f"echo {q(value)} > {q('/proc/sys/' + key.replace('.', '/'))} || fail 'cannot set {key}'"
+                  for key, value in node.sysctls]
     elif node.host_script:
         # the server's own bring-up script (addresses, MTU, per-NIC tables, ARP/rp_filter, RoCE QoS)
         lines.append(f"PATH={q(str(paths.stubs))}:$PATH NCCL_CONF_FILE={q(str(paths.nccl_conf))} "

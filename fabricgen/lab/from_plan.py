@@ -25,6 +25,7 @@ from fabricgen.lab.nic_emulation import emulated_nics
 from fabricgen.lab.sonic_box import sonic_box
 from fabricgen.lab.topology import LabError, LabInterface, LabLink, LabNode, LabTopology, SonicBox
 from fabricgen.plan.model import Plan, Server, Switch
+from fabricgen.platforms.frr.render import kernel_hash
 from fabricgen.platforms.sonic.buffers import device_base
 from fabricgen.platforms.sonic.render import BGP_CONTAINER_BOOT_FIELDS
 from fabricgen.render import inventory
@@ -81,10 +82,12 @@ def _box(plan: Plan, sw: Switch) -> SonicBox | None:
 def lab_topology(plan: Plan, workdir: str | Path) -> LabTopology:
     mtu = plan.settings.mtu
     nodes: list[LabNode] = []
+    # every lab switch forwards in the kernel: it hashes on the plan's fields (validate's `hash` reads it back)
+    hash_sysctls = tuple(kernel_hash(plan.settings.hash_fields).items())
     for sw in plan.switches.values():
         nodes.append(LabNode(name=sw.hostname, kind="switch", mgmt_ip=sw.mgmt_ip,
                              frr_config=f"hostname {sw.hostname}\n",
-                             sonic=_box(plan, sw)))
+                             sonic=_box(plan, sw), sysctls=hash_sysctls))
     for srv in plan.hosts():
         # each server (and endpoint) is configured by its own rendered NIC script, as a real one would be
         nics = sorted(srv.nics, key=lambda n: (n.nic, n.port))

@@ -121,4 +121,4 @@ def plan_hashing(plan: Plan, ecmp: Ecmp) -> None:
                                              f"`hash-algorithm {ecmp.algorithm}`: its switches keep their own "
                                              "hash function", "leave ecmp.algorithm out, or accept that the "
                                              "analysis models a hash those switches may not use"))
-        plan.hashing[role] = SwitchHash(ecmp.algorithm, seed, rotate, per_switch, rendered, how)
+        plan.hashing[role] = SwitchHash(ecmp.algorithm, seed, rotate, per_switch, rendered, how, ecmp.qp_hashing)

@@ -421,6 +421,7 @@ class SwitchHash:
     per_switch: bool  # each switch has its own random key (Linux's per-boot key): seed/rotate do not apply
     rendered_algorithm: str  # the modelled hash the config selects ("" = the platform's default hash)
     how: str  # where the seed comes from, as `plan` says it
+    qp_hashing: bool = False  # also hash on the RoCE BTH destination QP (ecmp.qp_hashing, where the platform can)
 
 
 @dataclass(frozen=True, slots=True)

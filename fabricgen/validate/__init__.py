@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         check_config,
         check_ecmp,
         check_gpu_output,
+        check_hash,
         check_interfaces,
         check_lldp,
         check_mtu,
@@ -38,9 +39,9 @@ if TYPE_CHECKING:
     from fabricgen.validate.output import print_table, register_cli, render_report
 
 __all__ = ["CHECKS", "Outcome", "Report", "check_bfd", "check_bgp", "check_config", "check_ecmp",
-           "check_gpu_output", "check_interfaces", "check_lldp", "check_mtu", "check_persisted", "check_routes",
-           "check_timers", "gpu_sample", "gpu_targets", "ping_script", "print_table", "register_cli", "render_report",
-           "run_validate", "server_script"]
+           "check_gpu_output", "check_hash", "check_interfaces", "check_lldp", "check_mtu", "check_persisted",
+           "check_routes", "check_timers", "gpu_sample", "gpu_targets", "ping_script", "print_table", "register_cli",
+           "render_report", "run_validate", "server_script"]
 _HOME = {name: "checks" for name in __all__} | {"ping_script": "collect", "run_validate": "collect",
                                                   "server_script": "collect", "print_table": "output",
                                                   "register_cli": "output", "render_report": "output"}

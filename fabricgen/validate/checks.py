@@ -98,6 +98,17 @@ def check_ecmp(plan: Plan, sw: Switch, routes: dict[str, Any]) -> list[Outcome]:
     return out
 
 
+def check_hash(sw: Switch, expected: dict[str, str], live: dict[str, str]) -> list[Outcome]:
+    """Every ECMP hash setting the plan gives the switch (its record's ``live_hash``) against what its driver
+    read back (``get_ecmp_hash``); "" is a setting left unset, a missing key one the switch did not show."""
+    out = []
+    for key, want in expected.items():
+        got = live.get(key)
+        shown = "not shown by the switch" if got is None else (got or "not set")
+        out.append(Outcome(sw.hostname, "hash", key, got == want, want or "not set", shown))
+    return out
+
+
 def check_lldp(plan: Plan, sw: Switch, lldp: dict[str, list[dict[str, Any]]]) -> list[Outcome]:
     """The neighbor on every planned port is the planned device and port; names both ends."""
     out = []

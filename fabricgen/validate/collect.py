@@ -29,6 +29,7 @@ from fabricgen.validate.checks import (
     check_ecmp,
     check_frr_defaults,
     check_gpu_output,
+    check_hash,
     check_interfaces,
     check_lldp,
     check_mtu,
@@ -110,6 +111,8 @@ def _collect_switch(task: Task, plan: Plan, checks: tuple[str, ...], build: Buil
         out += check_bfd(sw, device.get_bfd_peers())
     if "ecmp" in checks and sw.role == "leaf":
         out += check_ecmp(plan, sw, route_table(device, plan, sw))
+    if "hash" in checks:
+        out += hash_outcomes(plan, sw, device)
     if "lldp" in checks:
         out += check_lldp(plan, sw, device.get_lldp_neighbors_detail())
     if {"interfaces", "mtu"} & set(checks):
@@ -124,6 +127,32 @@ def _collect_switch(task: Task, plan: Plan, checks: tuple[str, ...], build: Buil
         if "persisted" in checks:
             out += check_persisted(sw, saved)
     return Result(host=task.host, result=SwitchData(out, mtus))
+
+
+def hash_outcomes(plan: Plan, sw: Switch, device: NetworkDriver) -> list[Outcome]:
+    """The switch's live ECMP hash against the plan's, where its record says what to expect and its driver
+    can read it (nothing on a platform that cannot, e.g. EOS)."""
+    from fabricgen.catalog.registry import load, platform
+
+    hook = platform(sw.platform).live_hash
+    read = getattr(device, "get_ecmp_hash", None)
+    if not hook or read is None:
+        return []
+    return check_hash(sw, load(hook)(plan, sw), read())
+
+
+def hash_coverage(plan: Plan, hosts: list[str]) -> list[str]:
+    """A coverage line per platform whose switches' hash `validate` cannot read back (no ``live_hash`` in its
+    record), so an unread hash is said, not silently passed."""
+    from fabricgen.catalog.registry import platform
+
+    unread: dict[str, int] = {}
+    for host in hosts:
+        name = plan.switches[host].platform
+        if not platform(name).live_hash:
+            unread[name] = unread.get(name, 0) + 1
+    return [f"ECMP hash: not read back on {n} {name} switch(es) (fabricgen has no reader for {name})"
+            for name, n in sorted(unread.items())]
 
 
 def server_script(pairs: list[tuple[str, str, str]], mtu: int) -> str:
@@ -232,6 +261,8 @@ def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None
     finally:
         nr.close_connections(on_failed=True)
     mtus: dict[LinkEnd, int] = {}
+    if "hash" in checks:
+        report.coverage += hash_coverage(plan, sorted(results))
     for host in sorted(results):
         multi = results[host]
         if multi.failed:

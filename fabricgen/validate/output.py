@@ -150,8 +150,8 @@ def window_seconds_or_off(text: str) -> float:
 
 
 def register_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("validate", help="compare live BGP (sessions, timers, BFD, routes), ECMP, LLDP, "
-                                        "interfaces, MTU, config (running and saved) and GPU reachability "
+    p = sub.add_parser("validate", help="compare live BGP (sessions, timers, BFD, routes), ECMP (paths and "
+                                        "hash), LLDP, interfaces, MTU, config (running and saved) and GPU reachability "
                                         "with the plan")
     add_intent(p)
     p.add_argument("--format", choices=["table", "json", "junit", "prometheus"], default="table",

@@ -26,6 +26,7 @@ from fabricgen.lab import LabState, lab_down, node_exec
 from fabricgen.lab.engine import DEFAULT_LAB_DIR
 from fabricgen.plan.build import load_plan
 from fabricgen.plan.model import Plan
+from fabricgen.platforms.frr.render import kernel_hash
 from fabricgen.render import manifest
 from fabricgen.render.manifest import Build
 from fabricgen.validate import Outcome, gpu_sample, run_validate
@@ -145,13 +146,30 @@ def test_deploy_then_validate_passes(plan: Plan, lab: LabState, build: Build,
     rc, report = cli_json(["validate", "-i", str(LAB_INTENT), "-b", str(build.root), "--format", "json"], capsys)
     assert report["failures"] == [] and report["ok"] and rc == 0
     # 32 sessions x (state, timers, BFD, routes), 12 leaf pairs, 48 ports x (LLDP + interface), 32 links' MTU,
-    # 6 configs running and saved and their FRR daemons' `frr defaults`, and the sampled GPU pings: 16 leaf
-    # pairs + 8 leaf -> spine + the NICs that sourced none of those (25 instead of --full's 8 servers x 2 NICs x
-    # 7 peers = 112)
+    # 6 configs running and saved and their FRR daemons' `frr defaults`, 6 kernels' IPv4 and IPv6 hash policy, and
+    # the sampled GPU pings: 16 leaf pairs + 8 leaf -> spine + the NICs that sourced none of those (25 instead of
+    # --full's 8 servers x 2 NICs x 7 peers = 112)
     sample = gpu_sample(plan)
     pings = sum(len(p) for p in sample.pings.values())
     assert pings == 25 and report["coverage"] == sample.coverage
-    assert report["checked"] == 32 * 4 + 12 + 48 + 48 + 32 + 6 * 3 + pings
+    assert report["checked"] == 32 * 4 + 12 + 48 + 48 + 32 + 6 * 3 + 6 * 2 + pings
+
+
+def test_kernel_hash_policy_changed_on_a_switch_is_named(plan: Plan, lab: LabState) -> None:
+    """The lab set every switch's kernel to hash as the plan says (the 5-tuple: policy 1); a spine put back
+    to the kernel default (addresses only) is named by `validate`'s hash rule, on that spine alone."""
+    spine = plan.by_role("spine")[0].hostname
+    want = kernel_hash(plan.settings.hash_fields)
+    assert want["net.ipv4.fib_multipath_hash_policy"] == "1"
+    assert not failures(plan, lab, ("hash",))
+    sh(lab, spine, "sh", "-c", "echo 0 > /proc/sys/net/ipv4/fib_multipath_hash_policy")
+    try:
+        found = failures(plan, lab, ("hash",))
+        assert [(f.device, f.item, f.expected, f.actual) for f in found] == [
+            (spine, "net.ipv4.fib_multipath_hash_policy", "1", "0")]
+    finally:
+        sh(lab, spine, "sh", "-c", "echo 1 > /proc/sys/net/ipv4/fib_multipath_hash_policy")
+    assert not failures(plan, lab, ("hash",))
 
 
 def test_second_deploy_reports_no_changes(plan: Plan, lab: LabState, build: Build) -> None:

@@ -206,6 +206,31 @@ def test_redeploy_is_unchanged(plan: Plan, lab: LabState, build: Build, leaves: 
         assert all(line in running(lab, leaf) for line in FPM_LINES)
 
 
+def test_validate_reads_the_hash_from_the_running_configdb(plan: Plan, lab: LabState, leaves: list[str]) -> None:
+    """`validate`'s hash rule on SONiC reads the running ConfigDB over SSH (`show runningconfiguration all`): as
+    deployed it passes; a leaf whose SWITCH_HASH loses L4_DST_PORT through `config replace` is named alone."""
+    from fabricgen.validate import run_validate
+
+    assert not run_validate(plan, ("hash",), lab_dir=lab.workdir).failures
+    leaf = leaves[0]
+    db = config_db(lab, leaf)
+    db.pop("bgpraw", None)
+    edited = json.loads(json.dumps(db))
+    edited["SWITCH_HASH"]["GLOBAL"]["ecmp_hash"] = [f for f in db["SWITCH_HASH"]["GLOBAL"]["ecmp_hash"]
+                                                    if f != "L4_DST_PORT"]
+    files = Path(lab.nodes[leaf].dir)
+    (files / "hash-edited.json").write_text(json.dumps(edited))
+    (files / "hash-deployed.json").write_text(json.dumps(db))
+    assert sonic_cmd(lab, leaf, "config", "replace", str(files / "hash-edited.json"))[0] == 0
+    try:
+        found = run_validate(plan, ("hash",), lab_dir=lab.workdir).failures
+        assert [(f.device, f.item) for f in found] == [(leaf, "SWITCH_HASH|GLOBAL ecmp_hash")]
+        assert "L4_DST_PORT" in found[0].expected and "L4_DST_PORT" not in found[0].actual
+    finally:
+        assert sonic_cmd(lab, leaf, "config", "replace", str(files / "hash-deployed.json"))[0] == 0
+    assert not run_validate(plan, ("hash",), lab_dir=lab.workdir).failures
+
+
 def test_a_box_without_bfdd_gets_it_from_a_deploy(plan: Plan, lab: LabState, build: Build, leaves: list[str],
                                                   tmp_path: Path) -> None:
     """A box set up before fabricgen: no frr_mgmt_framework_config, so its bgp container runs no bfdd.

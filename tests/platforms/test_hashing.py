@@ -136,3 +136,41 @@ def test_seed_out_of_range_names_the_field() -> None:
     with pytest.raises(Exception) as exc:
         Intent.model_validate(small_intent(ecmp={"seeds": {"leaf": {"seed": 10, "rotate": 64}}}))
     assert "rotate" in str(exc.value)
+
+
+def eos_plan(model: str, **over: Any) -> Plan:
+    return plan_of(platforms={"leaf": "eos", "spine": "eos"}, qos={"mtu": 9214},
+                   switch_models={"leaf": {"model": model, "ports": 16, "port_speed": "400G"},
+                                  "spine": {"model": model, "ports": 16, "port_speed": "400G"}}, **over)
+
+
+def test_eos_tomahawk_hashes_on_the_roce_qp_through_udf() -> None:
+    """Tomahawk: three UDF bytes 13-15 after the outer L4 header, the BTH destination QP (aristanetworks/avd#5386),
+    through pyavd's port_channel.load_balance_trident_udf; nothing of it without ecmp.qp_hashing."""
+    plan = eos_plan("DCS-7060X6-64PE", ecmp={"qp_hashing": True})
+    assert plan.hashing["leaf"].qp_hashing and plan.hashing["spine"].qp_hashing
+    for host in ("t-leaf01", "t-spine01"):
+        assert lines(text(plan, host, "eos.cfg"), "port-channel load-balance trident udf") == [  # pyavd's "IPv4"
+            f"port-channel load-balance trident udf eth-type IPv4 header outer l4 offset {n} mask 0xff"
+            for n in (13, 14, 15)]
+    off = eos_plan("DCS-7060X6-64PE")
+    assert not lines(text(off, "t-leaf01", "eos.cfg"), "port-channel load-balance trident udf")
+
+
+def test_eos_jericho_hashes_on_the_roce_qp_through_a_sand_profile() -> None:
+    """Jericho: the default Sand load-balance profile adds UDP payload bytes 5-7 of port 4791 (aristanetworks/avd
+    #4925, Arista TOI EOS-4.33.1F), through pyavd's load_balance.policies.sand_profiles."""
+    config = text(eos_plan("DCS-7280R3-32D4", ecmp={"qp_hashing": True}), "t-leaf01", "eos.cfg")
+    block = config[config.index("load-balance policies"):].split("\n!")[0].splitlines()
+    assert [ln.strip() for ln in block] == ["load-balance policies", "load-balance sand profile default",
+                                            "fields udp dst-port 4791", "payload bytes 5-7"]
+    assert "trident udf" not in config
+
+
+def test_eos_model_without_a_confirmed_way_is_refused_by_name() -> None:
+    """Trident (7050X) has no confirmed QP hashing: refused, naming the model and the capability."""
+    with pytest.raises(FabricError) as exc:
+        eos_plan("DCS-7050CX3-32S", ecmp={"qp_hashing": True})
+    (problem,) = [p for p in exc.value.problems if p.path == "ecmp.qp_hashing"]
+    assert "EOS model DCS-7050CX3-32S" in problem.message and "Trident" in problem.message
+    assert "`qp-hashing`" in problem.message

@@ -334,3 +334,16 @@ def test_eos_record_names_its_structural_checks() -> None:
     rec = platform("eos")
     assert rec.analyzer and set(rec.rule_ids()) >= {"eos-avd", "eos-routing-model", "eos-queue-keyword",
                                                     "eos-lane-speed", "eos-watchdog", "eos-ecn"}
+
+
+@pytest.mark.parametrize(("model", "line"), [("DCS-7060X6-64PE", "trident udf eth-type IPv4 header outer l4 offset 13"),
+                                             ("DCS-7280R3-32D4", "load-balance sand profile default")])
+def test_qp_hashing_configs_pass_every_check(model: str, line: str, tmp_path: Path) -> None:
+    """The QP hashing lines (Tomahawk UDF, Jericho Sand profile) pass Arista's schema and every EOS and RoCE rule."""
+    from fabricgen.check.run import run_checks
+
+    p = plan_of(ecmp={"qp_hashing": True}, switch_models={"leaf": {"model": model, "ports": 16, "port_speed": "400G"},
+                                                          "spine": {"model": model, "ports": 16, "port_speed": "400G"}})
+    render_all(p, tmp_path / "build")
+    assert run_checks(p, tmp_path / "build" / "configs", full=True) == []
+    assert line in (tmp_path / "build" / "configs" / "t-leaf01" / "eos.cfg").read_text()

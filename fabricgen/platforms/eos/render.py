@@ -51,8 +51,9 @@ from typing import Any
 
 import jinja2
 
-from fabricgen.catalog.eos_models import ChipFamily, chip_family
+from fabricgen.catalog.eos_models import QP_HASHING, ChipFamily, chip_family, family, qp_hashing
 from fabricgen.catalog.registry import capabilities
+from fabricgen.errors import Problem
 from fabricgen.plan.frontpanel import front_panel
 from fabricgen.plan.model import Interface, Plan, PtpClock, PtpPlan, QosPolicy, QosProfile, Switch
 
@@ -144,6 +145,46 @@ def load_balance(hash_fields: tuple[str, ...]) -> str:
     return "port-channel load-balance trident fields ip " + " ".join(keywords)
 
 
+ROCE_UDP_PORT = 4791  # RoCEv2's UDP destination port (IBTA RoCEv2 annex A17)
+BTH_QP_BYTES = (5, 6, 7)  # the destination QP in the BTH, the first bytes of the UDP payload
+UDP_HEADER = 8
+
+
+def qp_hashing_config(model: str) -> dict[str, Any]:
+    """The eos_cli_config_gen keys that add the RoCE destination QP to the ECMP hash (catalog/eos_models
+    QP_HASHING says which chips take which, and where that comes from); {} on a chip without a way."""
+    method = qp_hashing(model)
+    if method == "trident-udf":
+        return {"port_channel": {"load_balance_trident_udf": [
+            {"eth_type": "ipv4", "header": "outer_l4", "offset": UDP_HEADER + b, "mask": "0xff"}
+            for b in BTH_QP_BYTES]}}
+    if method == "sand-profile":
+        first, last = BTH_QP_BYTES[0], BTH_QP_BYTES[-1]
+        return {"load_balance": {"policies": {"sand_profiles": [
+            {"name": "default", "fields": {"udp": {"dst_port": ROCE_UDP_PORT, "payload_bytes": f"{first}-{last}"}}}]}}}
+    return {}
+
+
+def qp_problems(plan: Plan) -> list[Problem]:
+    """ecmp.qp_hashing on an EOS model with no confirmed way to hash on the QP: refused, naming the model
+    (the record's ``plan_problems``)."""
+    out: list[Problem] = []
+    seen: set[str] = set()
+    for sw in plan.switches.values():
+        h = plan.hashing.get(sw.role)
+        if sw.platform != "eos" or h is None or not h.qp_hashing or sw.model in seen or qp_hashing(sw.model):
+            continue
+        seen.add(sw.model)
+        fam = family(sw.model)
+        chip = f"{fam.asic} chip" if fam is not None else "chip fabricgen does not know"
+        out.append(Problem("ecmp.qp_hashing", f"EOS model {sw.model} ({sw.role}, {chip}) lacks the capability "
+                           "`qp-hashing`: no way to hash on the RoCE destination QP is confirmed for it (only "
+                           f"{' and '.join(sorted(QP_HASHING))} chips)", "set ecmp.qp_hashing: false (more QPs per "
+                           "connection, qos.nic.qps_per_connection, spread RoCE traffic without it), or use "
+                           "Tomahawk (7060X) or Jericho (7280R, 7800R) models"))
+    return out
+
+
 def lane_speed(sw: Switch, plan: Plan, itf: Interface) -> str:
     """`<n>g-<lanes>` on a port of a split cage ("" on a whole cage, which runs at its native speed)."""
     if itf.breakout <= 1:
@@ -219,6 +260,9 @@ def structured_config(sw: Switch, plan: Plan) -> dict[str, Any]:
         "config_end": True,
         "eos_cli": load_balance(settings.hash_fields),
     }
+    h = plan.hashing.get(sw.role)
+    if h is not None and h.qp_hashing:
+        cfg.update(qp_hashing_config(sw.model))
     queue_maps = [f"{tc} to tx-queue {q}" for tc, q in sorted(policy.tc_to_queue.items()) if tc != q]
     if queue_maps:
         cfg["qos"]["map"]["traffic_class"] = queue_maps

@@ -87,6 +87,27 @@ def counters_dir_command(directory: str) -> str:
             'echo "### ${f##*/}"; cat "$f"; done')
 
 
+# the kernel's ECMP hash sysctls (platforms/frr/render.py kernel_hash); a kernel without one prints nothing for it
+KERNEL_HASH_KEYS = tuple(f"net/{family}/fib_multipath_hash_{what}" for family in ("ipv4", "ipv6")
+                         for what in ("policy", "fields"))
+KERNEL_HASH_COMMAND = ("for k in " + " ".join(KERNEL_HASH_KEYS) + '; do [ -r "/proc/sys/$k" ] && '
+                       'echo "$k $(cat "/proc/sys/$k")"; done; true')
+
+
+def parse_kernel_hash(text: str) -> dict[str, str]:
+    """``net/ipv4/fib_multipath_hash_policy 1`` lines -> {"net.ipv4.fib_multipath_hash_policy": "1"}; a value
+    in hex (``0x0037``, as some kernels print the fields) is given in decimal, as `kernel_hash` writes it."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] in KERNEL_HASH_KEYS:
+            try:
+                out[parts[0].replace("/", ".")] = str(int(parts[1], 0))
+            except ValueError:
+                out[parts[0].replace("/", ".")] = parts[1]
+    return out
+
+
 def _port_stats(driver: Shell) -> dict[str, dict[str, int]]:
     directory = driver.optional_args.get("counters_dir")
     command = counters_dir_command(str(directory)) if directory else ETHTOOL_ALL_PORTS
@@ -111,3 +132,7 @@ class LinuxHealthGetters:
 
     def get_pg_watermarks(self) -> PgByPort:
         return {}
+
+    def get_ecmp_hash(self: Shell) -> dict[str, str]:
+        """The kernel's ECMP hash sysctls (the lab's switches forward in the kernel)."""
+        return parse_kernel_hash(self._check(self._host_sh(KERNEL_HASH_COMMAND)))

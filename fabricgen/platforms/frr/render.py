@@ -9,6 +9,7 @@ the veths.  Ports use SONiC-style names (`Ethernet0`, `Ethernet8`, ...).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import jinja2
@@ -21,6 +22,13 @@ from fabricgen.platforms.linuxptp import ptp4l_conf
 FILENAME = "frr.conf"
 PTP_FILENAME = "ptp4l.conf"  # linuxptp's boundary clock: `ptp4l -f ptp4l.conf`
 TEMPLATE = "frr/frr.conf.j2"
+
+# The kernel's ECMP hash (Documentation/networking/ip-sysctl.rst: fib_multipath_hash_policy 1 = Layer 4, the
+# 5-tuple; 3 = custom, the fields of fib_multipath_hash_fields, Linux 5.12+; bits from include/net/ip_fib.h
+# FIB_MULTIPATH_HASH_FIELD_*).  IPv4 and IPv6 have one sysctl each.  frr.conf cannot set them: the lab
+# writes them at `lab up`, and validate reads them back (rule `hash`).
+KERNEL_HASH_BITS = {"src-ip": 0x01, "dst-ip": 0x02, "ip-protocol": 0x04, "l4-src-port": 0x10, "l4-dst-port": 0x20}
+HASH_POLICY_L4, HASH_POLICY_CUSTOM = 1, 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +54,26 @@ def structured_config(sw: Switch, plan: Plan) -> FrrConfig:
     interfaces.append(FrrInterface("lo", "", f"{sw.loopback}/32" if sw.loopback else "",
                                    f"{sw.loopback_v6}/128" if sw.loopback_v6 else ""))
     return FrrConfig(sw.hostname, interfaces, bgp_config(sw, plan))
+
+
+def kernel_hash(hash_fields: Iterable[str]) -> dict[str, str]:
+    """The kernel sysctls that hash on ``hash_fields`` (ecmp.hash_fields): policy 1 for the whole 5-tuple, else
+    policy 3 with those fields' bits, for IPv4 and IPv6 alike."""
+    fields = set(hash_fields)
+    out: dict[str, str] = {}
+    for family in ("ipv4", "ipv6"):
+        key = f"net.{family}.fib_multipath_hash_"
+        if fields == set(KERNEL_HASH_BITS):
+            out[key + "policy"] = str(HASH_POLICY_L4)
+        else:
+            out[key + "policy"] = str(HASH_POLICY_CUSTOM)
+            out[key + "fields"] = str(sum(KERNEL_HASH_BITS[f] for f in fields))
+    return out
+
+
+def live_hash(plan: Plan, sw: Switch) -> dict[str, str]:
+    """What `validate` expects to read back (the record's ``live_hash``): the kernel's hash sysctls."""
+    return kernel_hash(plan.settings.hash_fields)
 
 
 def render(sw: Switch, plan: Plan, env: jinja2.Environment) -> dict[str, str]:

@@ -47,6 +47,10 @@ _STORM_WORDS = ("shut", "drop", "stuck", "storm")
 
 _PFC_PORT = re.compile(r"^(?P<port>\S+)\s+(?P<mode>Auto|On|Off)\s+(?P<oper>On|Off)\s*(?:\((?P<bmap>\w+)\))?"
                        r"\s+(?P<rx>\d+)\s+(?P<tx>\d+)\s*$", re.IGNORECASE)
+# `show ip load-sharing`: "Universal-id (Random Seed): N", "Load-share mode : address ...", "Rotate: N"
+_LOAD_SHARING = (("universal-id", re.compile(r"^\s*Universal-id(?: \(Random Seed\))?\s*:\s*(\d+)", re.I)),
+                 ("load-share mode", re.compile(r"^\s*Load-share mode\s*:\s*(.+?)\s*$", re.I)),
+                 ("rotate", re.compile(r"^\s*Rotate\s*:\s*(\d+)", re.I)))
 DROP_ROWS = ("WRED/AFD & Tail Drop Pkts", "WRED & Tail Drop Pkts", "WD & Tail Drop Pkts")
 
 
@@ -133,6 +137,17 @@ def parse_interface_pfc(text: str) -> PfcOperByPort:
     return out
 
 
+def parse_ip_load_sharing(text: str) -> dict[str, str]:
+    """``show ip load-sharing`` -> {"load-share mode": ..., "rotate": ..., "universal-id": ...} (what it prints)."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        for key, pattern in _LOAD_SHARING:
+            m = pattern.match(line)
+            if m and key not in out:
+                out[key] = " ".join(m.group(1).split())
+    return out
+
+
 def _cli(driver: Cli, command: str) -> str:
     return once(driver, command, lambda: str(driver.cli([command])[command]))
 
@@ -157,3 +172,7 @@ class NxosHealthGetters:
 
     def get_pg_watermarks(self) -> PgByPort:
         return {}
+
+    def get_ecmp_hash(self: Cli) -> dict[str, str]:
+        """The ECMP hash as the switch runs it (``show ip load-sharing``)."""
+        return parse_ip_load_sharing(_cli(self, "show ip load-sharing"))

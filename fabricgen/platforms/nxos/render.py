@@ -302,6 +302,26 @@ def wred_for(profile: QosProfile) -> Wred:
     return Wred(min_kb, max_kb, profile.ecn_probability, profile.name)
 
 
+def load_share_mode(hash_fields: Iterable[str]) -> str:
+    """The fields part of `ip load-sharing`, as `show ip load-sharing` prints it back ("Load-share mode")."""
+    mode = "address source-destination"
+    if set(hash_fields) & {"l4-src-port", "l4-dst-port"}:
+        mode += " port source-destination"
+    return mode
+
+
+def live_hash(plan: Plan, sw: Switch) -> dict[str, str]:
+    """What `validate` expects `show ip load-sharing` to say (the record's ``live_hash``): the fields, and the
+    rotation and universal id where rendered (without them NX-OS picks its own: nothing to compare)."""
+    out = {"load-share mode": load_share_mode(plan.settings.hash_fields)}
+    rotate, universal_id = _seed(plan, sw)
+    if rotate:
+        out["rotate"] = str(rotate)
+    if universal_id:
+        out["universal-id"] = str(universal_id)
+    return out
+
+
 def load_sharing(hash_fields: Iterable[str], rotate: int = 0, universal_id: int = 0) -> str:
     """`ip load-sharing` line: L3 source-destination, plus L4 ports (RoCEv2 entropy = UDP source port), and the
     tier's hash rotation and seed so consecutive tiers choose independently (no polarization).
@@ -309,10 +329,7 @@ def load_sharing(hash_fields: Iterable[str], rotate: int = 0, universal_id: int 
     Syntax: Cisco NX-API REST SDK guide, "Configuring ECMP Load Balancing" (`ip load-sharing address
     source-destination ... rotate 43 universal-id 1`; ipv4IPLoadSharing rotate / universalID, 0 = default).
     """
-    fields = set(hash_fields)
-    line = "ip load-sharing address source-destination"
-    if fields & {"l4-src-port", "l4-dst-port"}:
-        line += " port source-destination"
+    line = f"ip load-sharing {load_share_mode(hash_fields)}"
     if rotate:
         line += f" rotate {rotate}"
     if universal_id:

@@ -33,6 +33,7 @@ from fabricgen.platforms.health import (
     WatchdogByPort,
     queue_counters,
 )
+from fabricgen.platforms.sonic.render import hash_settings
 
 # sonic-utilities' `show` tables and JSON (queue, PG and watchdog keys)
 _QUEUE_KEY = re.compile(r"^UC(\d+)$")
@@ -205,3 +206,8 @@ class SonicHealthGetters:
     def get_pg_watermarks(self: Shell) -> PgByPort:
         text = _show(self, "show priority-group watermark shared --json", optional=True)
         return pg_watermarks(parse_watermarks(text, "PG")) if text else {}
+
+    def get_ecmp_hash(self: Shell) -> dict[str, str]:
+        """The running ConfigDB's hash settings (render.hash_settings): SWITCH_HASH and DEVICE_METADATA type."""
+        db = _json(_show(self, "show runningconfiguration all") or "{}", "show runningconfiguration all")
+        return hash_settings(db if isinstance(db, dict) else {})

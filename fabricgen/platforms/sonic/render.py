@@ -36,6 +36,7 @@ Choices worth knowing (vendor reference §2 and §5):
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from typing import Any
 
 import jinja2
@@ -127,6 +128,33 @@ def hash_seed(role: str) -> tuple[int, int, str]:
         if part in kind:
             return seed, offset, f"orchagent, from DEVICE_METADATA.type {kind}"
     return 0, 0, f"orchagent's default (DEVICE_METADATA.type {kind})"
+
+
+def switch_hash(plan: Plan, sw: Switch) -> dict[str, Any]:
+    """SWITCH_HASH|GLOBAL: the plan's fields, and the algorithm where the plan renders one."""
+    out: dict[str, Any] = {"ecmp_hash": [HASH_FIELDS[f] for f in plan.settings.hash_fields]}
+    rendered = plan.hashing[sw.role].rendered_algorithm if sw.role in plan.hashing else ""
+    if rendered:
+        out["ecmp_hash_algorithm"] = HASH_ALGORITHM[rendered]
+    return out
+
+
+def hash_settings(db: Mapping[str, Any]) -> dict[str, str]:
+    """The ECMP hash settings of a ConfigDB (rendered or running), as validate compares them: the hash
+    fields (a set: the order of a leaf-list means nothing), the algorithm ("" = SAI's default) and
+    DEVICE_METADATA's type, from which orchagent takes the seed and offset (TYPE_SEEDS)."""
+    glob = db.get("SWITCH_HASH", {}).get("GLOBAL", {})
+    fields = glob.get("ecmp_hash", [])
+    fields = fields.split(",") if isinstance(fields, str) else list(fields)
+    return {"SWITCH_HASH|GLOBAL ecmp_hash": ",".join(sorted(str(f) for f in fields)),
+            "SWITCH_HASH|GLOBAL ecmp_hash_algorithm": str(glob.get("ecmp_hash_algorithm", "")),
+            "DEVICE_METADATA|localhost type": str(db.get("DEVICE_METADATA", {}).get("localhost", {}).get("type", ""))}
+
+
+def live_hash(plan: Plan, sw: Switch) -> dict[str, str]:
+    """What `validate` expects to read back from the running ConfigDB (the record's ``live_hash``)."""
+    return hash_settings({"SWITCH_HASH": {"GLOBAL": switch_hash(plan, sw)},
+                          "DEVICE_METADATA": {"localhost": {"type": DEVICE_TYPE[sw.role]}}})
 
 
 HASH_FIELDS = {
@@ -343,11 +371,7 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
         db["BUFFER_PG"] = buffer_pg
         db["BUFFER_QUEUE"] = buffer_queue
     db["CABLE_LENGTH"] = {CABLE_LENGTH_MAP: cable}
-    switch_hash: dict[str, Any] = {"ecmp_hash": [HASH_FIELDS[f] for f in plan.settings.hash_fields]}
-    rendered = plan.hashing[sw.role].rendered_algorithm if sw.role in plan.hashing else ""
-    if rendered:
-        switch_hash["ecmp_hash_algorithm"] = HASH_ALGORITHM[rendered]
-    db["SWITCH_HASH"] = {"GLOBAL": switch_hash}
+    db["SWITCH_HASH"] = {"GLOBAL": switch_hash(plan, sw)}
     db["FLEX_COUNTER_TABLE"] = FLEX_COUNTERS
     if wd:
         pfcwd["GLOBAL"] = {"POLL_INTERVAL": str(q.watchdog_poll_ms)}

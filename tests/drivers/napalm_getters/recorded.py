@@ -26,7 +26,7 @@ from tests.drivers.fake_transport import FakeTransport
 RECORDED = Path(__file__).resolve().parent.parent / "mocked_data"
 ROUTE = "198.19.250.2/32"  # the prefix the FRR recording asked for (a leaf's GPU /31 pool member)
 # fabricgen's documented driver extensions, which napalm's base does not have
-EXTENSIONS = {"get_bfd_peers", "get_ecmp_paths", "uninterruptible", *HEALTH_GETTERS}
+EXTENSIONS = {"get_bfd_peers", "get_ecmp_paths", "get_ecmp_hash", "uninterruptible", *HEALTH_GETTERS}
 
 
 class RecordedDevice(BaseTestDouble):  # type: ignore[misc]
@@ -88,7 +88,8 @@ class RecordedGetters(BaseTestGetters):  # type: ignore[misc]
 
     def test_method_signatures(self) -> None:
         """napalm's check, except for fabricgen's documented driver extensions (``fabricgen_*``,
-        ``get_bfd_peers``, ``get_ecmp_paths``, ``uninterruptible``, the lossless-health getters)."""
+        ``get_bfd_peers``, ``get_ecmp_paths``, ``get_ecmp_hash``, ``uninterruptible``, the lossless-health
+        getters)."""
         for name, method in inspect.getmembers(self.driver, inspect.isfunction):
             if name.startswith("_") or name.startswith("fabricgen_") or name in EXTENSIONS:
                 continue
