@@ -27,6 +27,7 @@ from nornir.core.inventory import (
     ParentGroups,
 )
 from nornir.core.plugins.inventory import InventoryPluginRegister
+from nornir.core.task import Result
 
 from fabricgen.base.ssh import KNOWN_HOSTS_ENV, default_known_hosts
 from fabricgen.errors import FabricError
@@ -172,6 +173,13 @@ def nornir_for(plan: Plan, settings: ConnectionSettings, workers: int = 10,
                    "options": {"plan": plan, "settings": settings, "driver_args": driver_args or {}}},
         logging={"enabled": False},
     )
+
+
+def failed_result(host: Host, exc: Exception) -> Result:
+    """A task's failure as nornir's own failed Result.  Raised instead, nornir logs it with its traceback
+    (ERROR, on stderr through Python's last-resort handler): validate printed one per switch for an
+    unknown host key (issue 23 D7).  The caller reads ``exception``; tracebacks stay for --debug."""
+    return Result(host=host, result=describe(exc), failed=True, exception=exc)
 
 
 def select(nr: Nornir, limit: str | None = None, role: str | None = None) -> Nornir:

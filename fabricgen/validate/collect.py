@@ -81,9 +81,13 @@ class Progress:
 def collect_switch(task: Task, plan: Plan, checks: tuple[str, ...], build: Build | None,
                    expected: dict[str, dict[str, int]], progress: Progress | None = None) -> Result:
     """nornir task: read every getter the checks need from one switch and compare."""
+    from fabricgen.connect import failed_result
+
     start = time.monotonic()
     try:
         return _collect_switch(task, plan, checks, build, expected)
+    except Exception as exc:  # noqa: BLE001 - an unreadable switch is a reachability finding, not a traceback
+        return failed_result(task.host, exc)
     finally:
         if progress is not None:
             progress.tick(f"{task.host.name} read ({time.monotonic() - start:.1f}s)")

@@ -343,3 +343,29 @@ def test_mtu_of_a_selection_judges_the_ends_it_read(lab: Plan) -> None:
     live[up.peer_device, up.peer_interface] = 1500  # a selected end off the plan still fails, named alone
     [bad] = [o for o in check_mtu(lab, live, spines) if not o.ok]
     assert bad.actual.startswith(f"off plan: {up.peer_device} {up.peer_interface} mtu 1500; the far end ")
+
+
+def test_an_unreadable_switch_is_a_finding_not_a_logged_traceback(lab: Plan, monkeypatch: pytest.MonkeyPatch,
+                                                                   caplog: pytest.LogCaptureFixture,
+                                                                   tmp_path: Any) -> None:
+    """Issue 23 D7: a task that raised made nornir log its traceback (ERROR), which Python's last-resort handler
+    prints on stderr: validate showed one per switch for an unknown host key.  Now each is one finding."""
+    from napalm.base.exceptions import ConnectionException
+    from nornir.core.inventory import Host
+
+    from fabricgen.validate import run_validate
+
+    def refuse(host: Host, connection: str, configuration: object) -> None:
+        raise ConnectionException(f"host key of {host.hostname} is unknown: it offers ssh-ed25519 SHA256:x")
+
+    monkeypatch.setattr(Host, "get_connection", refuse)
+    report = run_validate(lab, ("bgp",), lab_dir=str(tmp_path))
+    assert {(o.device, o.check) for o in report.failures} == {(h, "reachability") for h in lab.switches}
+    assert all("is unknown: it offers" in o.actual for o in report.failures)
+    # the health reads (validate --health) the same way
+    from fabricgen.connect import connection_settings, nornir_for
+    from fabricgen.validate.health_collect import _read
+
+    snaps, errors = _read(nornir_for(lab, connection_settings(lab, tmp_path)), lab)
+    assert not snaps and sorted(e.device for e in errors) == sorted(lab.switches)
+    assert not [r for r in caplog.records if r.name.startswith("nornir")], caplog.text
