@@ -92,9 +92,9 @@ def _push_or_diff(args: argparse.Namespace, plan: Any, provider: Any) -> int:
 
     want = desired(plan)
     write = args.action == "push"
-    def say(msg: str) -> None:
-        if args.format == "table":
-            sys.stderr.write(f"  {msg}\n")
+    def say(msg: str) -> None:  # progress on stderr in both formats: stdout holds only the result
+        sys.stderr.write(f"  {msg}\n")
+        sys.stderr.flush()
 
     result = engine.run(provider, want, write=write, apply=args.apply, progress=say)
     three: list[str] = []

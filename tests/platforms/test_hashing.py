@@ -37,7 +37,7 @@ def warned(plan: Plan, capability: str) -> list[str]:
 def test_nxos_renders_each_tiers_seed_and_rotation() -> None:
     plan = plan_of(platforms={"leaf": "nxos", "spine": "nxos"})
     assert lines(text(plan, "t-leaf01", "nxos.cfg"), "ip load-sharing") == [f"{NXOS_LINE} rotate 10 universal-id 10"]
-    assert lines(text(plan, "t-spine01", "nxos.cfg"), "ip load-sharing") == [f"{NXOS_LINE} universal-id 25"]
+    assert lines(text(plan, "t-spine01", "nxos.cfg"), "ip load-sharing") == [f"{NXOS_LINE} rotate 0 universal-id 25"]
     assert not warned(plan, "hash-seed")
 
 
@@ -45,7 +45,7 @@ def test_nxos_takes_the_intents_seeds() -> None:
     plan = plan_of(platforms={"leaf": "nxos", "spine": "nxos"},
                    ecmp={"seeds": {"leaf": {"seed": 7, "rotate": 3}, "spine": {"seed": 11}}})
     assert lines(text(plan, "t-leaf01", "nxos.cfg"), "ip load-sharing") == [f"{NXOS_LINE} rotate 3 universal-id 7"]
-    assert lines(text(plan, "t-spine01", "nxos.cfg"), "ip load-sharing") == [f"{NXOS_LINE} universal-id 11"]
+    assert lines(text(plan, "t-spine01", "nxos.cfg"), "ip load-sharing") == [f"{NXOS_LINE} rotate 0 universal-id 11"]
 
 
 def test_nxos_third_tier_seed() -> None:
@@ -61,7 +61,7 @@ def test_nxos_third_tier_seed() -> None:
 def test_nxos_cannot_select_a_hash_algorithm() -> None:
     plan = plan_of(platforms={"leaf": "nxos", "spine": "nxos"}, ecmp={"algorithm": "crc16"})
     assert warned(plan, "hash-algorithm crc16")
-    assert lines(text(plan, "t-spine01", "nxos.cfg"), "ip load-sharing") == [f"{NXOS_LINE} universal-id 25"]
+    assert lines(text(plan, "t-spine01", "nxos.cfg"), "ip load-sharing") == [f"{NXOS_LINE} rotate 0 universal-id 25"]
 
 
 def test_sonic_seed_comes_from_the_device_type() -> None:

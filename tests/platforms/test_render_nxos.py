@@ -105,7 +105,7 @@ def test_header_and_globals(plan: Plan, spine_texts: dict[str, str]) -> None:
     assert "priority-flow-control watch-dog shutdown-multiplier 1" in b
     assert "priority-flow-control auto-restore multiplier 1" in b
     # the spine tier's seed (ecmp.seeds.spine: 25, rotate 0 = the default, left out)
-    assert "ip load-sharing address source-destination port source-destination universal-id 25" in b
+    assert "ip load-sharing address source-destination port source-destination rotate 0 universal-id 25" in b
     assert "bfd interval 300 min_rx 300 multiplier 3" in b
     assert b["interface mgmt0"] == ["vrf member management", f"ip address {sw.mgmt_ip}/24"]
     assert f"ip address {sw.loopback}/32" in b["interface loopback0"]

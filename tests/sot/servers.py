@@ -433,6 +433,13 @@ MAX_PAGE_SIZE = 5000
 CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": parse_redis_connection(redis_database=3),
                       "OPTIONS": {"CLIENT_CLASS": "django_redis.client.DefaultClient"}}}
 CELERY_BROKER_URL = parse_redis_connection(redis_database=2)
+# Natural keys from settings, not the Constance table: Nautobot works out every serialized object's
+# natural key (each API record and each change-log entry; an interface's includes its device's and
+# location's), and without these reads both settings through Constance (a Redis round trip each) and
+# the location tree's depth (a query) every time; profiled, that was about a quarter of a push's server
+# time (docs/sot.md).  DEVICE_UNIQUENESS is Nautobot's default; location names are unique here.
+DEVICE_UNIQUENESS = "location_tenant_name"
+LOCATION_NAME_AS_NATURAL_KEY = True
 """
 
 

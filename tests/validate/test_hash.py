@@ -138,22 +138,23 @@ def test_nxos_recorded_output_parses() -> None:
 
 
 def test_nxos_spine_names_a_seed_it_does_not_run(example: Plan) -> None:
-    """The recorded switch runs NX-OS's own random seed: a spine the plan gives universal-id 25 is named."""
+    """The recorded switch runs NX-OS's own random seed and default rotate 32: a spine the plan gives
+    universal-id 25 with rotate 0 is named on both."""
     spine = example.by_role("spine")[0]
     assert spine.platform == "nxos"
     text = sample("nxos_show_ip_load_sharing.yaml")["output"]
     device = driver_for("nxos", Replay({"before": {"show ip load-sharing": text}}))
     found = hash_outcomes(example, spine, device)
     want = example.hashing["spine"]
-    assert failures(found) == {"universal-id": (str(want.seed), "316862977")}
+    assert failures(found) == {"universal-id": (str(want.seed), "316862977"), "rotate": (str(want.rotate), "32")}
     assert "load-share mode" in {o.item for o in found if o.ok}
-    fixed = text.replace("316862977", str(want.seed))
+    fixed = text.replace("316862977", str(want.seed)).replace("Rotate: 32", f"Rotate: {want.rotate}")
     device = driver_for("nxos", Replay({"before": {"show ip load-sharing": fixed}}))
     assert all(o.ok for o in hash_outcomes(example, spine, device))
 
 
 def test_nxos_rotate_is_compared_where_rendered(example: Plan) -> None:
-    """A tier whose rotate the plan renders (leaf: rotate 10 by default) is compared on it too."""
+    """A tier's rendered rotate (leaf: rotate 10 by default) is compared too."""
     spine = example.by_role("spine")[0]
     nxos_leaf = dataclasses.replace(spine, role="leaf")
     text = sample("nxos_show_ip_load_sharing.yaml")["output"]

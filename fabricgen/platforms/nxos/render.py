@@ -315,9 +315,8 @@ def live_hash(plan: Plan, sw: Switch) -> dict[str, str]:
     rotation and universal id where rendered (without them NX-OS picks its own: nothing to compare)."""
     out = {"load-share mode": load_share_mode(plan.settings.hash_fields)}
     rotate, universal_id = _seed(plan, sw)
-    if rotate:
-        out["rotate"] = str(rotate)
     if universal_id:
+        out["rotate"] = str(rotate)
         out["universal-id"] = str(universal_id)
     return out
 
@@ -327,13 +326,14 @@ def load_sharing(hash_fields: Iterable[str], rotate: int = 0, universal_id: int 
     tier's hash rotation and seed so consecutive tiers choose independently (no polarization).
 
     Syntax: Cisco NX-API REST SDK guide, "Configuring ECMP Load Balancing" (`ip load-sharing address
-    source-destination ... rotate 43 universal-id 1`; ipv4IPLoadSharing rotate / universalID, 0 = default).
+    source-destination ... rotate 43 universal-id 1`; ipv4IPLoadSharing rotate / universalID).  The rotation is
+    rendered with the seed even when it is 0: NX-OS's own default is 32 (the guide's "Configuring Load Sharing in
+    the Unicast FIB" payload shows `"rotate": "32"` unset), and the analysis models the planned value.  Without
+    a seed (universal-id 0) NX-OS picks a random one, so neither is rendered.
     """
     line = f"ip load-sharing {load_share_mode(hash_fields)}"
-    if rotate:
-        line += f" rotate {rotate}"
     if universal_id:
-        line += f" universal-id {universal_id}"
+        line += f" rotate {rotate} universal-id {universal_id}"
     return line
 
 
