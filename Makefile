@@ -58,8 +58,8 @@ typecheck: venv
 	$(BIN)/mypy  # strict, over the files pyproject.toml lists
 
 bench: venv
-	$(BIN)/python bench/bench_render.py
-	$(BIN)/python bench/bench_analyze.py
+	$(BIN)/python bench/bench_render.py --write-docs
+	$(BIN)/python bench/bench_analyze.py --write-docs
 
 bench-lab: venv
 	$(BIN)/python bench/bench_lab.py

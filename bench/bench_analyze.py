@@ -1,25 +1,24 @@
-"""Benchmark: analyze ecmp, failures and deadlock at 2K, 8K and 32K GPUs.
+"""Benchmark: analyze ecmp, failures and deadlock at 2K, 8K and 32K GPUs; ecmp at 128K.
 
 Each (analysis, size) runs in a fresh interpreter so its peak RSS is its own.
 The fabrics are bench_render's (2-tier up to 2,048 GPUs, 3-tier above).
 `ecmp`: a ring per rail with 4 QPs per connection, all four report columns.
-`failures`: every single failure at 2K; above that a fixed sample of about
-512 scenarios (every k-th cable and switch).  `analyze failures --any 1`
-itself always analyses every single failure exactly (analyze/singles.py:
-only the QPs whose path meets a changed ECMP entry are re-routed), but the
-BGP re-simulation per scenario still makes 8K and 32K too slow for a bench.
-`deadlock`: the intact fabric and every single failure at every size, converged
-and converging (one computation per orbit of the fabric's checked symmetry,
-analyze/symmetry.py).  "flows routed/s" counts QP routings (a QP re-routed in each
-failure scenario counts again).
+`failures`: `analyze failures --any 1`, every single failure at every size,
+exactly (one BGP simulation per orbit of the fabric's checked symmetry, every
+member's QPs re-routed: analyze/members.py).  `deadlock`: the intact fabric
+and every single failure at every size, converged and converging (one
+computation per orbit, analyze/symmetry.py).  Seconds are wall-clock from the
+loaded plan (baseline included); "CPU s" is the process's CPU time, which a
+loaded machine does not inflate.  "QPs routed/s" is for ecmp only.
 
-Usage: python bench/bench_analyze.py [--sizes 2048,8192,32768] [--analyses ecmp,failures,deadlock]
+Usage: python bench/bench_analyze.py [--sizes 2048,8192,32768,131072] [--analyses ecmp,failures,deadlock]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -29,9 +28,11 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_render import intent_for  # noqa: E402
+from doc_tables import machine_line, write_section  # noqa: E402
 
-SIZES = (2048, 8192, 32768)
+SIZES = (2048, 8192, 32768, 131072)
 ANALYSES = ("ecmp", "failures", "deadlock")
+ONLY = {131072: ("ecmp",)}  # 128K GPUs (51.2T switches, bench_render's): analyze ecmp only
 
 CHILD = r"""
 import json, resource, sys, time
@@ -41,6 +42,7 @@ from fabricgen.analyze.flows import whole_fabric_job
 intent, analysis, gpus = sys.argv[1], sys.argv[2], int(sys.argv[3])
 fabric = from_plan(load_plan(intent))
 t0 = time.perf_counter()
+c0 = time.process_time()
 if analysis == "ecmp":
     from fabricgen.analyze.ecmp import ecmp_report
     r = ecmp_report(fabric, "ring")  # the fabric as planned: 4 QPs, each switch's own seed
@@ -49,22 +51,18 @@ if analysis == "ecmp":
 else:
     from fabricgen.analyze.failures import single_failures
     singles = single_failures(fabric)
-    if gpus > 2048 and analysis == "failures":
-        step = max(1, len(singles) // 512)
-        singles = singles[::step]
-    if analysis == "failures":
-        from fabricgen.analyze.failures import baseline, impact
-        base = baseline(fabric, [whole_fabric_job(fabric, "ring", 4)], "crc32", "same")
-        for f in singles:
-            impact(base, f)
-        routed = len(base.flows) * (1 + len(singles))
+    if analysis == "failures":  # what `analyze failures --any 1` runs
+        from fabricgen.analyze.failures import failures_report
+        r = failures_report(fabric, [whole_fabric_job(fabric, "ring", 4)], "crc32", "same", None, 1)
+        assert r["scenarios"] == len(singles) and r["sampled"] is None
+        routed = 0
     else:
         from fabricgen.analyze.deadlock import deadlock_report
         r = deadlock_report(fabric, 0, "multi-as", singles)
         routed = 0
     scenarios = 1 + len(singles)
 t = time.perf_counter() - t0
-print(json.dumps({"s": t, "scenarios": scenarios, "routed": routed,
+print(json.dumps({"s": t, "cpu": time.process_time() - c0, "scenarios": scenarios, "routed": routed,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}))
 """
 
@@ -73,13 +71,15 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
     ap.add_argument("--analyses", default=",".join(ANALYSES))
+    ap.add_argument("--write-docs", action="store_true", help="write the table into docs/benchmarks.md")
     args = ap.parse_args()
+    header = machine_line(1)
     rows = []
     with tempfile.TemporaryDirectory(prefix="fabricgen-bench-analyze-") as tmp:
         for gpus in (int(s) for s in args.sizes.split(",")):
             intent = Path(tmp, f"{gpus}.yaml")
             intent.write_text(yaml.safe_dump(intent_for(gpus)), encoding="utf-8")
-            for analysis in args.analyses.split(","):
+            for analysis in (a for a in args.analyses.split(",") if a in ONLY.get(gpus, ANALYSES)):
                 proc = subprocess.run([sys.executable, "-c", CHILD, str(intent), analysis, str(gpus)],
                                       capture_output=True, text=True, check=False)
                 if proc.returncode:
@@ -89,11 +89,16 @@ def main() -> int:
                 r.update(gpus=gpus, analysis=analysis)
                 rows.append(r)
                 print(f"  {analysis} {gpus} GPUs: {r['s']:.1f}s", file=sys.stderr)
-    print("| analysis | GPUs | scenarios | seconds | QPs routed/s | peak RSS MB |")
-    print("|---|---|---|---|---|---|")
+    lines = ["| analysis | GPUs | scenarios | seconds | CPU s | QPs routed/s | peak RSS MB |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows:
         rate = f"{r['routed'] / r['s']:,.0f}" if r["routed"] and r["s"] else "-"
-        print(f"| {r['analysis']} | {r['gpus']:,} | {r['scenarios']:,} | {r['s']:.1f} | {rate} | {r['rss_mb']} |")
+        lines.append(f"| {r['analysis']} | {r['gpus']:,} | {r['scenarios']:,} | {r['s']:.1f} | {r['cpu']:.1f} | {rate} "
+                     f"| {r['rss_mb']} |")
+    body = header + f" Load average {os.getloadavg()[0]:.1f} at the end.\n\n" + "\n".join(lines)
+    print(body)
+    if args.write_docs:
+        write_section("analyze", body)
     return 0
 
 

@@ -24,6 +24,7 @@ import numpy as np
 from fabricgen.analyze.ecmp import job_slowdowns, loads_hashed, route_hashed
 from fabricgen.analyze.fabric import Fabric
 from fabricgen.analyze.flows import Job
+from fabricgen.analyze.members import every_row
 from fabricgen.analyze.routing import compute_routes
 from fabricgen.analyze.scenarios import Baseline, Failure, baseline, group_sizes, uplink_capacity
 from fabricgen.analyze.singles import SingleFailures
@@ -187,8 +188,7 @@ def failures_report(fabric: Fabric, jobs: list[Job], hash_kind: str, seeds: str,
     if fail:
         rows = [impact(base, parse_failures(fabric, fail))]
     elif any_k == 1:
-        engine = SingleFailures(base)
-        rows = [engine.row(f) for f in single_failures(fabric)]
+        rows = every_row(SingleFailures(base), single_failures(fabric))
     else:
         scenarios = every_failure(fabric, any_k, DOUBLE_EXACT_LIMIT)
         total = pair_count(len(single_failures(fabric)))

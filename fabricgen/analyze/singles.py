@@ -25,12 +25,14 @@ both.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from fabricgen.analyze.ecmp import busy_seconds, job_ideals, route_hashed, slowdown_of
 from fabricgen.analyze.flows import Flows
+from fabricgen.analyze.hashing import keys as hash_keys
 from fabricgen.analyze.routing import compute_routes
 from fabricgen.analyze.scenarios import Baseline, Failure
 
@@ -102,6 +104,19 @@ class SingleFailures:
         self.plane_total = {p: float(self.base.uplink_capacity[sel].sum()) for p, sel in self.plane_sel.items()}
         self.is_leaf = f.rank == 0
         self.n_leaves = int(self.is_leaf.sum())
+
+    @cached_property
+    def hash_key(self) -> np.ndarray:
+        """Every QP's hash key, as `route_hashed` builds it (the orbit batches re-route subsets of QPs)."""
+        f, flows = self.base.fabric, self.base.flows
+        return hash_keys(f.ep_ip[flows.src], f.ep_ip[flows.dst], flows.sport, f.hash_fields)
+
+    @cached_property
+    def visit_start(self) -> np.ndarray:
+        """Where each (switch, destination column) starts in the sorted visits: a dense index for the batches."""
+        out: np.ndarray = np.searchsorted(self.intact.visit_key, np.arange(len(self.base.fabric.nodes) * self.n_cols
+                                                                          + 1))
+        return out
 
     # ------------------------------------------------------------------ routes and flows
 
@@ -183,9 +198,14 @@ class SingleFailures:
     # ------------------------------------------------------------------ the row
 
     def row(self, failure: Failure) -> dict[str, Any]:
+        keys, old_size, new_size, routes = self._changed(failure)
+        return self._row(failure, keys, old_size, new_size, routes)[0]
+
+    def _row(self, failure: Failure, keys: np.ndarray, old_size: np.ndarray, new_size: np.ndarray, routes: Any
+             ) -> tuple[dict[str, Any], list[int]]:
+        """The row, and the leaves its `leaves` entries name (in order)."""
         base = self.base
         fabric = base.fabric
-        keys, old_size, new_size, routes = self._changed(failure)
         slow = self._slowdowns(routes, self._affected(keys))
         n = len(fabric.nodes)
         dead = np.zeros(n, dtype=bool)
@@ -206,12 +226,14 @@ class SingleFailures:
             frac[t] = cap[t] / base.uplink_capacity[t] if base.uplink_capacity[t] > 0 else 1.0
         frac[dead] = 0.0
         leaf_rows = []
+        row_leaves = []
         touched_leaves = [t for t in sorted(touched) if self.is_leaf[t]]
         for leaf in touched_leaves:
             if frac[leaf] < 1.0:
                 over = self.down_cap[leaf] / cap[leaf] if cap[leaf] > 0 else float("inf")
                 leaf_rows.append({"leaf": fabric.nodes[leaf], "capacity": float(frac[leaf]),
                                   "oversubscription": 0.0 if dead[leaf] else over})
+                row_leaves.append(leaf)
         alive_cap = np.where(dead, 0, cap)
         rails = {rail: float((w * alive_cap).sum()) / self.rail_total[rail] if self.rail_total[rail] else 1.0
                  for rail, w in self.rail_weight.items()}
@@ -241,7 +263,7 @@ class SingleFailures:
             "rails_affected": sorted({int(r) for r in fabric.ep_rail[np.concatenate([lost_eps, degraded_eps])]}),
             "ecmp_groups_shrunk": shrunk,
             "routes_withdrawn": withdrawn,
-        }
+        }, row_leaves
 
     def _eps(self, leaves: list[int]) -> np.ndarray:
         if not leaves:

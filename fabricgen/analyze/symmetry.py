@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import igraph
 import numpy as np
@@ -60,6 +61,100 @@ class Symmetry:
     rejected: int  # generators BLISS gave that failed the check (0 unless the colouring misses something)
     node_orbit: np.ndarray  # per switch: orbit id
     cable_orbit: np.ndarray  # per cable (arcs 2k, 2k+1): orbit id (a cable alone gets its own)
+    gens: np.ndarray  # [generators, switches] the checked automorphisms, as switch permutations
+    pairs: np.ndarray  # [bundles, 2] the switch pairs joined by cables, (lo, hi)
+    cable_bundle: np.ndarray  # per cable its bundle
+    bundle_start: np.ndarray  # CSR: bundle b's cables, by cable id, are bundle_cables[start[b]:start[b + 1]]
+    bundle_cables: np.ndarray
+
+    def bundle_of(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The bundle joining switches x and y (elementwise; they must be joined)."""
+        n = len(self.node_orbit)
+        key = np.minimum(x, y).astype(np.int64) * n + np.maximum(x, y)
+        out: np.ndarray = np.searchsorted(self.pair_key, key)
+        return out
+
+    @cached_property
+    def moves(self) -> np.ndarray:
+        """[generators, switches]: whether each generator moves each switch."""
+        out: np.ndarray = self.gens != np.arange(self.gens.shape[1])
+        return out
+
+    @cached_property
+    def pair_key(self) -> np.ndarray:
+        """lo * switches + hi of every bundle, sorted (the bundles are in that order)."""
+        out: np.ndarray = self.pairs[:, 0] * len(self.node_orbit) + self.pairs[:, 1]
+        return out
+
+    @cached_property
+    def cable_rank(self) -> np.ndarray:
+        """Per cable, its index among its bundle's cables."""
+        rank = np.empty(len(self.cable_bundle), dtype=np.int64)
+        rank[self.bundle_cables] = np.arange(len(self.bundle_cables)) - self.bundle_start[
+            self.cable_bundle[self.bundle_cables]]
+        return rank
+
+    def images(self, failures: Sequence[Failure], rep: int, members: list[int], chunk: int = 1024
+               ) -> list[tuple[list[int], np.ndarray]]:
+        """Switch permutations mapping failure `rep` onto each member: [(members, [len(members), switches])].
+
+        A Schreier tree of the orbit: breadth first from the representative's
+        switch or bundle through the generators, each member's map the product
+        of the generators on its path (a product of automorphisms is one).
+        """
+        gens = self.gens
+        n = gens.shape[1]
+        is_node = not failures[rep].arcs
+
+        def element(i: int) -> int:
+            f = failures[i]
+            return next(iter(f.nodes)) if is_node else int(self.cable_bundle[min(f.arcs) // 2])
+
+        def act(g: np.ndarray, x: np.ndarray) -> np.ndarray:
+            if is_node:
+                out: np.ndarray = g[x]
+                return out
+            return self.bundle_of(g[self.pairs[x, 0]], g[self.pairs[x, 1]])
+
+        root = element(rep)
+        size = n if is_node else len(self.pairs)
+        want = np.array([element(i) for i in members], dtype=np.int64)
+        parent = np.full(size, -1, dtype=np.int64)
+        via = np.full(size, -1, dtype=np.int64)  # the generator that reached it
+        seen = np.zeros(size, dtype=bool)
+        seen[root] = True
+        frontier = np.array([root], dtype=np.int64)
+        while len(frontier) and not seen[want].all():
+            reached = []
+            ends = frontier if is_node else self.pairs[frontier].ravel()
+            for k in np.flatnonzero(self.moves[:, ends].any(axis=1)).tolist():  # generators that move any of them
+                g = gens[k]
+                img = act(g, frontier)
+                new = ~seen[img]
+                if new.any():
+                    y = img[new]
+                    seen[y], parent[y], via[y] = True, frontier[new], k
+                    reached.append(y)
+            frontier = np.concatenate(reached) if reached else np.zeros(0, dtype=np.int64)
+        if not seen[want].all():
+            raise ValueError("a member is not in the representative's orbit")
+        perm: dict[int, np.ndarray] = {root: np.arange(n, dtype=np.int64)}
+
+        def resolve(x: int) -> np.ndarray:
+            path = []
+            while x not in perm:
+                path.append(x)
+                x = int(parent[x])
+            p = perm[x]
+            for y in reversed(path):
+                p = perm[y] = gens[via[y]][p]
+            return p
+
+        out: list[tuple[list[int], np.ndarray]] = []
+        for start in range(0, len(members), chunk):
+            part = members[start:start + chunk]
+            out.append((part, np.stack([resolve(element(i)) for i in part])))
+        return out
 
     def classes(self, failures: Sequence[Failure]) -> list[int]:
         """Per failure, the index of the first failure in the same orbit (itself when none is earlier).
@@ -225,6 +320,7 @@ def symmetry(fabric: Fabric) -> Symmetry:
     node_links: list[np.ndarray] = []
     pair_links: list[np.ndarray] = []
     used = rejected = 0
+    kept: list[np.ndarray] = []
     for gen in graph.automorphism_group(color=colours):
         g = np.asarray(gen[:n], dtype=np.int64)
         if (g >= n).any():  # BLISS never maps a switch onto a helper vertex (other colours); be sure
@@ -235,6 +331,7 @@ def symmetry(fabric: Fabric) -> Symmetry:
             rejected += 1
             continue
         used += 1
+        kept.append(g)
         moved = np.flatnonzero(g != np.arange(n))
         node_links.append(np.stack([moved, g[moved]], axis=1))
         pm = np.flatnonzero(perm != np.arange(len(pairs)))
@@ -243,7 +340,10 @@ def symmetry(fabric: Fabric) -> Symmetry:
     pair_orbit = _components(len(pairs), pair_links)
     cables = len(bundle)
     cable_orbit = np.where(alike[bundle], pair_orbit[bundle], len(pairs) + np.arange(cables))
-    return Symmetry(used, rejected, node_orbit, cable_orbit)
+    by_bundle = np.argsort(bundle, kind="stable")
+    start = np.searchsorted(bundle[by_bundle], np.arange(len(pairs) + 1))
+    gens = np.stack(kept) if kept else np.zeros((0, n), dtype=np.int64)
+    return Symmetry(used, rejected, node_orbit, cable_orbit, gens, pairs, bundle, start, by_bundle)
 
 
 def tie_free(routes: Routes) -> bool:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fabricgen.base.outdir import STATE_DIR
+from fabricgen.base.outdir import DEFAULT_LAB_DIR as DEFAULT_LAB_DIR  # where `fabricgen lab` keeps its state
 from fabricgen.lab import daemons as dmn
 from fabricgen.lab import lossless_counters, netns, records
 from fabricgen.lab.netns import ProcRef
@@ -39,7 +39,6 @@ SSH_USER = "root"
 READY_TIMEOUT = 20.0
 # The lab's state (state file, SSH key, known_hosts) by default: beside the render output, never
 # inside it, so no render can delete what `lab down` needs (deploy's journal lives beside it).
-DEFAULT_LAB_DIR = Path(STATE_DIR) / "lab"
 
 
 @dataclass

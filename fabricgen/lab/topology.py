@@ -9,9 +9,10 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from fabricgen.lab.nic_emulation import EmulatedNic
+if TYPE_CHECKING:
+    from fabricgen.lab.nic_emulation import EmulatedNic
 
 IFNAMSIZ = 15  # Linux interface names hold at most 15 bytes
 _BAD_IFNAME = re.compile(r"[\s/:%]")

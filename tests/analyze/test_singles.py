@@ -12,6 +12,7 @@ import pytest
 from fabricgen.analyze.fabric import Fabric, from_plan
 from fabricgen.analyze.failures import every_failure, failures_report, impact, pair_count, single_failures
 from fabricgen.analyze.flows import Job, whole_fabric_job
+from fabricgen.analyze.members import every_row
 from fabricgen.analyze.scenarios import baseline
 from fabricgen.analyze.singles import SingleFailures
 from fabricgen.cli import main
@@ -24,11 +25,16 @@ from tests.plan.test_topology import three_tier
 
 
 def _assert_rows_equal(fabric: Fabric, jobs: list[Job], hash_kind: str = "crc32", seeds: str = "same") -> int:
+    """Each failure's incremental row and its orbit batch's row (members.py) equal the full re-route's."""
     base = baseline(fabric, jobs, hash_kind, seeds)
     engine = SingleFailures(base)
+    failures = single_failures(fabric)
+    batched = every_row(engine, failures)
     n = 0
-    for failure in single_failures(fabric):
-        assert engine.row(failure) == impact(base, failure), failure.name
+    for failure, row in zip(failures, batched, strict=True):
+        full = impact(base, failure)
+        assert engine.row(failure) == full, failure.name
+        assert row == full, failure.name
         n += 1
     return n
 

@@ -154,3 +154,21 @@ def test_asns_must_map_one_to_one() -> None:
     assert sym._check(g, fabric, *_certificate(fabric)) is not None  # type: ignore[arg-type]
     s = sym.symmetry(shared)
     assert s.rejected == 0 and s.node_orbit[x] != s.node_orbit[y]
+
+
+def test_failure_rows_come_per_orbit_on_symmetric_fabrics(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batches really run: one BGP simulation per orbit, not per failure (rows compared in test_singles)."""
+    from fabricgen.analyze import members
+    from fabricgen.analyze.flows import whole_fabric_job
+    from fabricgen.analyze.scenarios import baseline
+    from fabricgen.analyze.singles import SingleFailures
+
+    fabric = fabric_of(three_tier())
+    engine = SingleFailures(baseline(fabric, [whole_fabric_job(fabric, "alltoall", 2)], "crc32", "same"))
+    calls = []
+    changed = engine._changed
+    monkeypatch.setattr(engine, "_changed", lambda f: calls.append(f.name) or changed(f))
+    failures = single_failures(fabric)
+    rows = members.every_row(engine, failures)
+    assert [r["failure"] for r in rows] == [f.name for f in failures]
+    assert len(calls) == len(set(sym.symmetry(fabric).classes(failures))) < len(failures) / 4
