@@ -76,6 +76,7 @@ from fabricgen.napalm_kit import (
     ConfigUndetermined,
     DeviceLocked,
     LinuxHealthGetters,
+    LinuxPtpGetters,
     NetmikoTransport,
     Transport,
     known_hosts_option,
@@ -106,7 +107,7 @@ def listing_hunk(lines: list[str], sign: str) -> str:
 # --------------------------------------------------------------------------- driver
 
 
-class FrrDriver(LinuxHealthGetters, NetworkDriver):
+class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
     """napalm driver for Linux + FRR switches (platform name ``frr``)."""
 
     vendor = "FRRouting"

@@ -50,6 +50,7 @@ from fabricgen.napalm_kit import (
     RUNNING_SIDE,
     ConfigUndetermined,
     NxosHealthGetters,
+    NxosPtpGetters,
     capabilities,
     expand_runs,
     in_service_by_switch,
@@ -258,7 +259,7 @@ def in_service_elsewhere(running: Any, rendered: Any) -> list[str]:
     return kept
 
 
-class NxosDriver(NxosHealthGetters, NXOSSSHDriver):
+class NxosDriver(NxosHealthGetters, NxosPtpGetters, NXOSSSHDriver):
     """napalm ``nxos_ssh`` with owned-section candidates, checkpoint/rollback and verified host keys."""
 
     def __init__(self, hostname: str, username: str, password: str, timeout: int = 60,

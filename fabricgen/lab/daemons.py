@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabricgen.lab import sonic_box, sonic_cli
+from fabricgen.lab import ptp, sonic_box, sonic_cli
 from fabricgen.lab.netns import MGMT_IF
 from fabricgen.lab.nic_emulation import sysfs_commands, write_stubs
 from fabricgen.lab.topology import LabError, LabNode, SonicBox
@@ -293,7 +293,7 @@ def setup_script(node: LabNode, paths: NodePaths) -> str:
     elif node.host_script:
         # the server's own bring-up script (addresses, MTU, per-NIC tables, ARP/rp_filter, RoCE QoS)
         lines.append(f"PATH={q(str(paths.stubs))}:$PATH NCCL_CONF_FILE={q(str(paths.nccl_conf))} "
-                     f"PTP_CONF_DIR={q(str(paths.nic_script.parent / 'linuxptp'))} "
+                     f"PTP_CONF_DIR={q(str(ptp.conf_dir(paths.root)))} "
                      f"bash {q(str(paths.nic_script))} > {q(str(paths.nic_log))} "
                      f"2>&1 || fail 'its NIC script failed, see {paths.nic_log}'")
     else:
@@ -322,6 +322,10 @@ def setup_script(node: LabNode, paths: NodePaths) -> str:
     lines.append('[ "$rc" = 0 ] || exit 1')
     if node.kind == "switch":
         lines.append("vtysh -b || fail 'vtysh -b could not load /etc/frr/frr.conf'")
+    if node.ptp_config:  # PTP clocks last: their ports are up and the node's /run is its own
+        lines += ptp.switch_lines(paths.root)
+    elif node.host_script:
+        lines += ptp.host_lines(paths.root)
     lines.append("echo started")
     return "\n".join(lines) + "\n"
 
@@ -371,6 +375,9 @@ def prepare_node_dir(node: LabNode, paths: NodePaths, authorized_keys: Path, ip_
         write_stubs(paths.stubs)
     if node.sonic:
         write_sonic_node(node.sonic, paths)
+    if node.ptp_config:
+        ptp.conf_dir(paths.root).mkdir(exist_ok=True)
+        (ptp.conf_dir(paths.root) / ptp.SWITCH_CONF).write_text(node.ptp_config)
     paths.setup_script.write_text(setup_script(node, paths))
 
 

@@ -22,6 +22,7 @@ from fabricgen.catalog.registry import PLATFORMS, host_platform, load, platform
 from fabricgen.catalog.skus import platform_dir
 from fabricgen.errors import FabricError, Problem
 from fabricgen.lab.nic_emulation import emulated_nics
+from fabricgen.lab.ptp import SWITCH_CONF as PTP_FILE
 from fabricgen.lab.sonic_box import sonic_box
 from fabricgen.lab.topology import LabError, LabInterface, LabLink, LabNode, LabTopology, SonicBox
 from fabricgen.plan.model import Plan, Server, Switch
@@ -79,6 +80,15 @@ def _box(plan: Plan, sw: Switch) -> SonicBox | None:
     return load(hook)(plan, sw) if hook else None
 
 
+def ptp_config(plan: Plan, sw: Switch) -> str:
+    """The switch's rendered linuxptp config (its platform's ``ptp4l.conf``), "" when it runs no PTP clock:
+    the lab starts the boundary clock with the node (lab.ptp), as the build would have it run."""
+    if plan.ptp is None or sw.hostname not in plan.ptp.clocks:
+        return ""
+    files = platform(sw.platform).render_fn()(sw, plan, environment())
+    return str(files.get(PTP_FILE, ""))
+
+
 def lab_topology(plan: Plan, workdir: str | Path) -> LabTopology:
     mtu = plan.settings.mtu
     nodes: list[LabNode] = []
@@ -87,7 +97,7 @@ def lab_topology(plan: Plan, workdir: str | Path) -> LabTopology:
     for sw in plan.switches.values():
         nodes.append(LabNode(name=sw.hostname, kind="switch", mgmt_ip=sw.mgmt_ip,
                              frr_config=f"hostname {sw.hostname}\n",
-                             sonic=_box(plan, sw), sysctls=hash_sysctls))
+                             sonic=_box(plan, sw), sysctls=hash_sysctls, ptp_config=ptp_config(plan, sw)))
     for srv in plan.hosts():
         # each server (and endpoint) is configured by its own rendered NIC script, as a real one would be
         nics = sorted(srv.nics, key=lambda n: (n.nic, n.port))

@@ -79,6 +79,7 @@ class LabNode:
     frr_config: str = ""  # initial /etc/frr/frr.conf for switches; "" means just "hostname <name>"
     host_script: str = ""  # servers: a bring-up script (fabricgen's NIC script) run at setup instead of addresses
     emulated_rdma: tuple[EmulatedNic, ...] = ()  # servers: the ConnectX RDMA side to emulate (no NIC exists)
+    ptp_config: str = ""  # switches: the rendered ptp4l.conf of its boundary clock, run at setup (lab.ptp)
     sonic: SonicBox | None = None  # switches of platform sonic: FRR as the bgp container runs it, ConfigDB stand-in
     # switches: kernel settings written at setup, (dotted sysctl name, value): the plan's ECMP hash policy
     sysctls: tuple[tuple[str, str], ...] = ()

@@ -33,6 +33,7 @@ class Report:
     outcomes: list[Outcome] = field(default_factory=list)
     coverage: list[str] = field(default_factory=list)  # what the sampled checks covered, one line each
     health: Any = None  # fabricgen.validate.health_collect.HealthRun of `validate --health`
+    ptp: Any = None  # fabricgen.validate.ptp.Readings: every PTP clock as read (`--ptp`, `--health` with PTP)
 
     @property
     def failures(self) -> list[Outcome]:

@@ -229,13 +229,16 @@ def collect_servers(plan: Plan, creds: ConnectionSettings, workers: int,
 def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None = None, role: str | None = None,
                  workers: int = 10, build: Build | None = None, lab_dir: str | None = None,
                  known_hosts: str | None = None, full: bool = False, health_window: float | None = None,
-                 say: Callable[[str], None] | None = None) -> Report:
+                 ptp: bool = False, say: Callable[[str], None] | None = None) -> Report:
     """Validate the live fabric against the plan (and ``build`` for config/persisted); GPU pings sampled
     (`checks.gpu_sample`) unless ``full``.  ``say``: progress lines (each switch as it is read, the
     servers' pings), for a terminal that would otherwise show nothing for seconds.
 
     ``health_window``: also judge lossless health (fabricgen.health): two counter reads that many
     seconds apart around the other checks, and the servers' live NIC settings.
+
+    ``ptp``: also read every planned PTP clock and judge it (fabricgen.validate.ptp); its offsets and
+    path delays go to the report (and to Prometheus).
     """
     from fabricgen.connect import connection_settings, describe, lab_state, nornir_for, select
     from fabricgen.lab.lossless_counters import LAB_COUNTERS_DIR
@@ -262,6 +265,12 @@ def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None
         if pending is not None:
             found, report.health = health.finish(pending, nr, plan, creds, workers, servers=whole_fabric)
             report.add(found)
+        if ptp and plan.ptp is not None:
+            from fabricgen.validate.ptp import check_ptp, collect_ptp
+
+            readings, unreachable = collect_ptp(nr, plan, creds, workers, hosts=whole_fabric)
+            report.ptp = readings
+            report.add(check_ptp(plan, readings, unreachable, only=set(readings) | set(unreachable)))
     finally:
         nr.close_connections(on_failed=True)
     mtus: dict[LinkEnd, int] = {}

@@ -80,11 +80,14 @@ def print_table(report: Report, con: Console) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from fabricgen.errors import FabricError
+    from fabricgen.errors import FabricError, Problem
     from fabricgen.plan.build import load_plan
     from fabricgen.render import manifest
 
     plan = load_plan(args.intent)
+    if args.ptp and plan.ptp is None:
+        raise FabricError(args.intent, [Problem("ptp", "validate --ptp: the intent has no ptp: section",
+                                                "add a ptp: section (docs/ptp.md), or drop --ptp")])
     checks = tuple(c for c in CHECKS if c not in set(args.skip or []))
     build = None
     if {"config", "persisted"} & set(checks):
@@ -113,7 +116,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         window = float(args.window if args.window is not None else plan.health.window_seconds)
     report = run_validate(plan, checks, args.limit, args.role, args.workers, build=build, lab_dir=args.lab_dir,
                           known_hosts=args.known_hosts, full=args.full,
-                          health_window=window, say=lambda line: err.print(line, markup=False))
+                          health_window=window, ptp=args.ptp or (args.health and plan.ptp is not None),
+                          say=lambda line: err.print(line, markup=False))
     if args.output:
         from fabricgen.base.outdir import write_atomically
 
@@ -161,6 +165,10 @@ def register_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--health", action="store_true",
                    help="also judge lossless health: PFC, queue and watchdog counter deltas against the intent's "
                         "health: limits, and every server's live NIC settings")
+    p.add_argument("--ptp", action="store_true",
+                   help="also judge every PTP clock of the intent's ptp: (mode, domain, grandmaster, steps removed, "
+                        "parent, port states, last sync, offset, path delay; docs/ptp.md); --health includes "
+                        "the clocks' offset and path delay when the intent has ptp:")
     p.add_argument("--window", type=window_seconds, default=None,
                    help="seconds between the two counter reads of --health (default: health.window_seconds, 10)")
     add_scope(p)

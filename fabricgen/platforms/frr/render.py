@@ -17,10 +17,10 @@ import jinja2
 from fabricgen.catalog.registry import platform
 from fabricgen.plan.model import Plan, Switch
 from fabricgen.platforms.frr.bgp import BgpConfig, bgp_config
-from fabricgen.platforms.linuxptp import ptp4l_conf
+from fabricgen.platforms.linuxptp import CONF_FILE, ptp4l_conf
 
 FILENAME = "frr.conf"
-PTP_FILENAME = "ptp4l.conf"  # linuxptp's boundary clock: `ptp4l -f ptp4l.conf`
+PTP_FILENAME = CONF_FILE  # linuxptp's boundary clock: `ptp4l -f ptp4l.conf`
 TEMPLATE = "frr/frr.conf.j2"
 
 # The kernel's ECMP hash (Documentation/networking/ip-sysctl.rst: fib_multipath_hash_policy 1 = Layer 4, the
