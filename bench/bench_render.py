@@ -21,8 +21,12 @@ Tables (`--write-docs` puts them into docs/benchmarks.md, with the date and the 
 128K GPUs (`--sizes 131072 --no-check`) uses 51.2T switches (128 x 400G, 3 tiers, 5,120 switches, 393K links);
 it plans under the design-size guard (plan/topology.py MAX_SWITCHES), which needs no raise.
 
+`--tenants N` also times each size shared by N tenants (EVPN-VXLAN, GPU isolation, the servers split into N
+equal ranges) and prints its ratio to the same fabric without: issue 25 asks that 16K GPUs x 64 tenants plan
+and render within 2x (`make bench` runs that).
+
 Usage: python bench/bench_render.py [--sizes 1024,4096,16384,32768] [--workers N] [--no-check] [--runs 3]
-       [--no-pyavd] [--baseline DIR] [--write-docs]
+       [--no-pyavd] [--baseline DIR] [--write-docs] [--tenants N]
 """
 
 from __future__ import annotations
@@ -221,6 +225,34 @@ def _sizes_table(rows: list[dict[str, Any]], base: dict[int, dict[str, Any]]) ->
     return "\n".join(lines)
 
 
+def with_tenants(intent: dict[str, Any], tenants: int) -> dict[str, Any]:
+    """The same fabric shared by `tenants` tenants, each a contiguous range of servers (ids 1..N)."""
+    count = intent["servers"]["count"]
+    width = max(4, len(str(count)))  # plan/topology.py: servers are gpu0001, gpu0002, ...
+    per = count // tenants
+    out = dict(intent, tenancy={"scope": "gpu", "mechanism": "evpn-vxlan"})
+    out["tenants"] = []
+    for i in range(tenants):
+        last = (i + 1) * per if i < tenants - 1 else count
+        members = f"gpu{i * per + 1:0{width}d}-gpu{last:0{width}d}"
+        out["tenants"].append({"name": f"t{i + 1}", "id": i + 1, "servers": [members]})
+    return out
+
+
+def _tenants_table(rows: list[dict[str, Any]], tenanted: dict[int, dict[str, Any]], tenants: int) -> str:
+    head = ("GPUs", "tenants", "config lines", "plan s", "render s", "plan+render s", "x without tenants")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        t = tenanted.get(r["gpus"])
+        if t is None:
+            continue
+        for n, x in ((0, r), (tenants, t)):
+            ratio = f"{x['total_s'] / r['total_s']:.2f}" if n else "1"
+            lines.append(f"| {r['gpus']:,} | {n} | {x['lines']:,} | {x['plan_s']:.2f} | {x['render_s']:.2f} | "
+                         f"{x['total_s']:.2f} | {ratio} |")
+    return "\n".join(lines)
+
+
 def _num(value: float | None) -> str:
     return f"{value:.1f}" if value is not None else "n/a"
 
@@ -260,6 +292,7 @@ def main() -> int:
     ap.add_argument("--no-pyavd", action="store_true", help="skip the 16 x 512 comparison with pyavd")
     ap.add_argument("--baseline", type=Path, help="another fabricgen checkout to time in the same run")
     ap.add_argument("--write-docs", action="store_true", help="write the tables into docs/benchmarks.md")
+    ap.add_argument("--tenants", type=int, default=0, help="also each size with this many tenants, and the ratio")
     args = ap.parse_args()
     runs = max(1, args.runs)
     header = machine_line(runs)
@@ -288,7 +321,18 @@ def main() -> int:
                 base_rows[gpus] = _best(before)
             print(f"  {gpus} GPUs done: plan+render {r['total_s']:.1f}s, full check {_num(r.get('full'))}s",
                   file=sys.stderr)
+        tenanted: dict[int, dict[str, Any]] = {}
+        for gpus in (int(s) for s in args.sizes.split(",") if s) if args.tenants > 0 else ():
+            intent = Path(tmp, f"{gpus}-tenants.yaml")
+            intent.write_text(yaml.safe_dump(with_tenants(intent_for(gpus), args.tenants)), encoding="utf-8")
+            child = [sys.executable, "-c", CHILD, str(intent), str(Path(tmp, f"out{gpus}-tenants")),
+                     str(args.workers), "0"]
+            tenanted[gpus] = _best([_run(child) for _ in range(runs)])
+            print(f"  {gpus} GPUs x {args.tenants} tenants done: plan+render {tenanted[gpus]['total_s']:.1f}s",
+                  file=sys.stderr)
         sections = {"render": f"{header}\n\n{_sizes_table(rows, base_rows)}"} if rows else {}
+        if tenanted:
+            sections["tenants"] = f"{header}\n\n{_tenants_table(rows, tenanted, args.tenants)}"
         if not args.no_pyavd:
             intent = Path(tmp, "16x512.yaml")
             intent.write_text(yaml.safe_dump(intent_16x512()), encoding="utf-8")
@@ -319,7 +363,7 @@ def main() -> int:
         sections["startup"] = f"{header}\n\n{_startup_table(start, start_before or None)}"
     for name, body in sections.items():
         print(f"\n## {name}\n\n{body}")
-        if args.write_docs:
+        if args.write_docs and name != "tenants":  # docs/benchmarks.md keeps that table by hand
             write_section(name, body)
     return 0
 

@@ -46,9 +46,32 @@ def stanzas(text: str) -> list[list[str]]:
     return out
 
 
+# A stanza of a non-default VRF: `vrf X`, `interface Y vrf X`, `router bgp N vrf X`.
+_VRF_STANZA_RE = re.compile(r"^(?:vrf (\S+)|interface \S+ vrf (\S+)|router bgp \S+ vrf (\S+))$")
+
+
+def _natural(text: str) -> tuple[int | str, ...]:
+    """"interface Ethernet8" before "interface Ethernet16", as FRR orders a VRF's interfaces."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
+
+
+def _stanza_key(item: tuple[int, list[str]]) -> tuple[object, ...]:
+    """FRR prints the stanzas of non-default VRFs in the order of their VRF ids, which the kernel hands out
+    (a netns VRF's id follows the order zebra found the namespaces in): those go after the default VRF's
+    stanzas of their kind, by VRF name and then name, on both sides alike; every other stanza keeps its place."""
+    index, stanza = item
+    head = stanza[0]
+    m = _VRF_STANZA_RE.match(head)
+    if m is None:
+        return (_rank(head), 0, "", (), index)
+    vrf = next(g for g in m.groups() if g)
+    return (_rank(head), 1, vrf, _natural(head), index)
+
+
 def canonical_lines(text: str) -> list[str]:
-    """The config's lines with top-level stanzas in FRR's print order (stable within a kind)."""
-    ordered = sorted(enumerate(stanzas(text)), key=lambda item: (_rank(item[1][0]), item[0]))
+    """The config's lines with top-level stanzas in FRR's print order (stable within a kind; the stanzas of
+    non-default VRFs in a fixed order, `_stanza_key`)."""
+    ordered = sorted(enumerate(stanzas(text)), key=_stanza_key)
     return [line for _, stanza in ordered for line in stanza]
 
 

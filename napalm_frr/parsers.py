@@ -568,7 +568,7 @@ def count_ecmp_paths(routes: dict[str, list[models.RouteDict]], prefix: str = ""
 # Lines that carry no configuration: show running-config's banner, "!" separators and
 # comments, the "end" trailer, the "frr version" stamp (frr-reload never removes it) and
 # the bare "exit" FRR 8.x prints after every top-level block (indentation carries the nesting).
-_NOISE_RE = re.compile(r"^(Building configuration\.\.\.|Current configuration:|end|exit|frr version .*)$")
+_NOISE_RE = re.compile(r"^(Building configuration\.\.\.|Current configuration:|end|exit|exit-vrf|frr version .*)$")
 
 
 def normalise_frr_config(text: str) -> list[str]:

@@ -190,6 +190,9 @@ RULES: tuple[Rule, ...] = (
          "declares (a daemon started without the config keeps FRR's built-in profile: 120 s instead of 10 s BGP "
          "connect retry, other timers), or the running config names two profiles (FRR platforms)"),
     Rule("gpu", ("live",), "GPU NICs reach each other across the fabric at the planned MTU, don't fragment"),
+    Rule("tenants", ("live",), "`validate --tenants`: NICs of one VRF reach each other at the tenant MTU (don't "
+         "fragment) and NICs of two VRFs do not, unless the intent leaks them; each switch runs exactly its planned "
+         "tenant VRFs with their L3VNIs, every tenant subnet is in its VRF and none in a VRF that may not hold it"),
     # ---- lossless health over a window (validate/health.py)
     Rule("counters", ("health",), "every planned port has counters"),
     Rule("pfc-oper", ("health",), "PFC is operational on every planned port for every lossless priority (where the "

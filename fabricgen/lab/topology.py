@@ -83,6 +83,9 @@ class LabNode:
     sonic: SonicBox | None = None  # switches of platform sonic: FRR as the bgp container runs it, ConfigDB stand-in
     # switches: kernel settings written at setup, (dotted sysctl name, value): the plan's ECMP hash policy
     sysctls: tuple[tuple[str, str], ...] = ()
+    # switches: the platform's rendered kernel script (registry `lab_script`: tenant VRFs as network
+    # namespaces), run before FRR starts; zebra then runs with its netns VRF backend (`-n`)
+    kernel_script: str = ""
 
 
 @dataclass(frozen=True)

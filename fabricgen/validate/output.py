@@ -88,7 +88,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.ptp and plan.ptp is None:
         raise FabricError(args.intent, [Problem("ptp", "validate --ptp: the intent has no ptp: section",
                                                 "add a ptp: section (docs/ptp.md), or drop --ptp")])
-    checks = tuple(c for c in CHECKS if c not in set(args.skip or []))
+    checks = tuple(c for c in CHECKS if c not in set(args.skip or []) and (c != "tenants" or args.tenants))
+    if args.tenants and plan.tenancy is None:
+        raise FabricError(args.intent, [Problem("tenancy", "--tenants: this fabric has no tenants to validate",
+                                                "add tenancy: and tenants: to the intent, or drop --tenants")])
     build = None
     if {"config", "persisted"} & set(checks):
         try:
@@ -174,6 +177,9 @@ def register_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add_scope(p)
     p.add_argument("--skip", action="append", choices=list(CHECKS), help="skip a check (repeatable)")
     add_workers(p, 10, "devices read in parallel")
+    p.add_argument("--tenants", action="store_true",
+                   help="also the tenant reachability matrix (same-VRF pairs answer at the tenant MTU, cross-tenant "
+                        "pairs do not unless leaked) and each switch's tenant VRFs, L3VNIs and routes read back")
     p.add_argument("--full", action="store_true",
                    help="ping every GPU NIC to every other server (default: a sample that reaches every NIC, rail, "
                         "leaf pair and leaf -> spine link at least once, and says so)")
