@@ -58,8 +58,9 @@ typecheck: venv
 	$(BIN)/mypy  # strict, over the files pyproject.toml lists
 
 bench: venv
-	$(BIN)/python bench/bench_render.py
-	$(BIN)/python bench/bench_analyze.py
+	$(BIN)/python bench/bench_render.py --write-docs
+	$(BIN)/python bench/bench_render.py --sizes 16384 --tenants 64 --no-check --no-pyavd --runs 1
+	$(BIN)/python bench/bench_analyze.py --write-docs
 
 bench-lab: venv
 	$(BIN)/python bench/bench_lab.py

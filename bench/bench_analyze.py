@@ -28,6 +28,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_render import intent_for  # noqa: E402
+from doc_tables import machine_line, write_section  # noqa: E402
 
 SIZES = (2048, 8192, 32768, 131072)
 ANALYSES = ("ecmp", "failures", "deadlock")
@@ -70,7 +71,9 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
     ap.add_argument("--analyses", default=",".join(ANALYSES))
+    ap.add_argument("--write-docs", action="store_true", help="write the table into docs/benchmarks.md")
     args = ap.parse_args()
+    header = machine_line(1)
     rows = []
     with tempfile.TemporaryDirectory(prefix="fabricgen-bench-analyze-") as tmp:
         for gpus in (int(s) for s in args.sizes.split(",")):
@@ -86,13 +89,16 @@ def main() -> int:
                 r.update(gpus=gpus, analysis=analysis)
                 rows.append(r)
                 print(f"  {analysis} {gpus} GPUs: {r['s']:.1f}s", file=sys.stderr)
-    print(f"cores: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f} at the end")
-    print("| analysis | GPUs | scenarios | seconds | CPU s | QPs routed/s | peak RSS MB |")
-    print("|---|---|---|---|---|---|---|")
+    lines = ["| analysis | GPUs | scenarios | seconds | CPU s | QPs routed/s | peak RSS MB |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows:
         rate = f"{r['routed'] / r['s']:,.0f}" if r["routed"] and r["s"] else "-"
-        print(f"| {r['analysis']} | {r['gpus']:,} | {r['scenarios']:,} | {r['s']:.1f} | {r['cpu']:.1f} | {rate} "
-              f"| {r['rss_mb']} |")
+        lines.append(f"| {r['analysis']} | {r['gpus']:,} | {r['scenarios']:,} | {r['s']:.1f} | {r['cpu']:.1f} | {rate} "
+                     f"| {r['rss_mb']} |")
+    body = header + f" Load average {os.getloadavg()[0]:.1f} at the end.\n\n" + "\n".join(lines)
+    print(body)
+    if args.write_docs:
+        write_section("analyze", body)
     return 0
 
 

@@ -1,10 +1,12 @@
 """Benchmark the live-lab workflow: lab up, deploy, BGP convergence (sessions + full ECMP), validate, lab down.
 
 Runs the 2x4 lab (inventory/lab/fabric.yaml) and a generated 4-spine x 16-leaf lab, and
-the per-device cost of a dry-run deploy with 1 worker and with N workers.  Needs root.
+the per-device cost of a dry-run deploy with 1 worker and with N workers; then the 2x4 PTP lab
+(inventory/lab/ptp.yaml): the time from lab up until every client names the grandmaster (pmc over
+SSH, `validate --ptp`'s reading), until every clock is as planned, and one `validate --ptp`.  Needs root.
 Every address is in 198.18.0.0/15; nothing leaves the machine.
 
-Usage: python bench/bench_lab.py [--workers N] [--only 2x4|4x16]
+Usage: python bench/bench_lab.py [--workers N] [--only 2x4|4x16|ptp]
 """
 
 from __future__ import annotations
@@ -81,10 +83,41 @@ def bench(name: str, intent: Path, workers: int) -> dict[str, Any]:
             "total": t_up + t_deploy + t_conv + t_val, "dev1": t_dry1 / n, "devn": t_dryn / n}
 
 
+def bench_ptp(workers: int) -> dict[str, Any]:
+    """The PTP lab: lab up, then `validate --ptp` readings until the grandmaster is everywhere, then as planned."""
+    plan = load_plan(ROOT / "inventory" / "lab" / "ptp.yaml")
+    assert plan.ptp is not None
+    with tempfile.TemporaryDirectory(prefix="fabricgen-bench-ptp-") as workdir:
+        prune_stale_labs()
+        t_up, state = timed(lab_up, lab_topology(plan, Path(workdir) / "lab"))
+        os.environ["FABRICGEN_SSH_KEY"] = state.key_file
+        t0, t_gm, t_planned, reads = time.perf_counter(), 0.0, 0.0, []
+        try:
+            while time.perf_counter() - t0 < 180:
+                t_read, report = timed(run_validate, plan, (), lab_dir=state.workdir, workers=workers, ptp=True)
+                reads.append(t_read)
+                gms = [o for o in report.outcomes if o.check == "ptp-grandmaster"]
+                if not t_gm and len(gms) == len(plan.ptp.clocks) and all(o.ok for o in gms):
+                    t_gm = time.perf_counter() - t0
+                if not report.failures:
+                    t_planned = time.perf_counter() - t0
+                    break
+            else:
+                raise RuntimeError(f"PTP did not settle: {report.failures[:3]}")
+            states = [s for clocks in report.ptp.values() for s in clocks.values()]
+            offsets = [abs(s["offset_ns"]) for s in states if s["offset_ns"] and s["steps_removed"]]
+            delays = [s["path_delay_ns"] for s in states if s["path_delay_ns"] and s["steps_removed"]]
+        finally:
+            t_down, _ = timed(lab_down, state.workdir)
+    return {"clocks": len(plan.ptp.clocks), "up": t_up, "gm": t_gm, "planned": t_planned,
+            "read": min(reads), "down": t_down, "offset": (min(offsets), max(offsets)),
+            "delay": (min(delays), max(delays)), "granularity": max(reads)}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--workers", type=int, default=10)
-    ap.add_argument("--only", choices=["2x4", "4x16"])
+    ap.add_argument("--only", choices=["2x4", "4x16", "ptp"])
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("bench-lab needs root (network namespaces)", file=sys.stderr)
@@ -100,6 +133,18 @@ def main() -> int:
             rows.append(bench(name, intent, args.workers))
             print(f"  {name} done", file=sys.stderr)
     print(f"cores: {os.cpu_count()}, workers N = {args.workers}")
+    if args.only in (None, "ptp"):
+        p = bench_ptp(args.workers)
+        print("| lab | PTP clocks | lab up s | until every clock names the grandmaster s (after up) | "
+              "until every clock is as planned s (after up) | validate --ptp s | |offset| ns | "
+              "mean path delay ns | lab down s |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        print(f"| 2x4 PTP | {p['clocks']} | {p['up']:.1f} | {p['gm']:.1f} | {p['planned']:.1f} | {p['read']:.1f} | "
+              f"{p['offset'][0]:.0f}-{p['offset'][1]:.0f} | {p['delay'][0]:.0f}-{p['delay'][1]:.0f} | "
+              f"{p['down']:.1f} |")
+        print(f"(times after up are as fine as one validate --ptp read: at most {p['granularity']:.1f} s)")
+        if args.only == "ptp":
+            return 0
     head = ("lab", "switches", "servers", "lab up s", "deploy s", "BGP converge s", "validate s",
             "up+deploy+converge+validate s", "lab down s", "dry-run s/device (1 worker)",
             f"dry-run s/device ({args.workers} workers)")

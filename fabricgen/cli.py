@@ -13,13 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-
 from fabricgen.base.options import DEFAULT_BUILD, add_intent, add_workers
 from fabricgen.errors import FabricError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from fabricgen.plan.model import Plan
 
 DEFAULT_OUT = DEFAULT_BUILD
@@ -28,6 +27,8 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
 def _console(stderr: bool = False) -> Console:
+    from rich.console import Console  # rich only where a command prints: `--version` and `--help` do not
+
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
@@ -35,6 +36,8 @@ def _console(stderr: bool = False) -> Console:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
     from fabricgen.base.templating import to_json
     from fabricgen.plan.build import load_plan, warning_lines
     from fabricgen.render.summary import cabling_csv, plan_dict, summary
@@ -120,6 +123,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def _print_tenancy(con: Any, ten: dict[str, Any]) -> None:
     """The tenants table and the MTU chain the overlay needs (fabricgen.plan.tenants)."""
+    from rich.table import Table
+
     t = Table(title=f"tenants: {ten['scope']} isolation, {ten['mechanism']}",
               caption=f"MTU: {ten['mtu']}", caption_justify="left")
     for col in ("tenant", "id", "vni", "route target", "leaves", "servers", "ports", "reaches"):
@@ -131,6 +136,8 @@ def _print_tenancy(con: Any, ten: dict[str, Any]) -> None:
 
 
 def _print_headroom(con: Any, rows: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+
     """SONiC lossless PG headroom: what the switch applies, beside fabricgen's own planning figure."""
     t = Table(title="SONiC lossless PG headroom, bytes (xon / xoff / size)",
               caption="applied: what the switch uses, from the source named (dynamic model: its buffer manager "
@@ -286,6 +293,11 @@ def _stage_commands() -> list[Callable[[argparse._SubParsersAction[argparse.Argu
 
 
 def main(argv: list[str] | None = None) -> int:
+    if (sys.argv[1:] if argv is None else argv) == ["--version"]:  # nothing to import for it; exits as argparse does
+        from fabricgen import __version__
+
+        print(f"fabricgen {__version__}")
+        raise SystemExit(EXIT_OK)
     args = build_parser().parse_args(argv)
     from fabricgen.catalog import skus
 

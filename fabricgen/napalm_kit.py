@@ -2,7 +2,7 @@
 napalm_nxos_fabricgen and napalm_eos_fabricgen import from it.
 
 A driver is napalm's (one NetworkDriver per platform, getters returning typed dicts); what it needs
-from fabricgen is a transport with verified host keys, the lossless-health getter mixins, the rules of
+from fabricgen is a transport with verified host keys, the lossless-health and PTP getter mixins, the rules of
 which config sections fabricgen owns, and a few platform facts.  Keeping them behind this module lets
 the rest of fabricgen move without touching the drivers, and shows in one place what a driver depends on.
 """
@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from fabricgen.base.config_tree import ConfigLine, parse_tree
 from fabricgen.base.ssh import (
+    SILENT_PEER_SECONDS,
     CommandInterrupted,
     CommandResult,
+    ConfigUndetermined,
+    ConnectionLost,
     DeviceLocked,
     NetmikoTransport,
     Transport,
@@ -23,9 +26,11 @@ from fabricgen.base.ssh import (
 from fabricgen.catalog.registry import capabilities
 from fabricgen.platforms import expand_runs
 from fabricgen.platforms.eos.change import DRAIN as EOS_DRAIN
+from fabricgen.platforms.eos.ptp import EosPtpGetters
 from fabricgen.platforms.frr.health import LinuxHealthGetters
 from fabricgen.platforms.health import HEALTH_GETTERS
 from fabricgen.platforms.nxos.health import NxosHealthGetters
+from fabricgen.platforms.nxos.ptp import NxosPtpGetters
 from fabricgen.platforms.owned_sections import (
     RUNNING_SIDE,
     in_service_by_switch,
@@ -34,14 +39,17 @@ from fabricgen.platforms.owned_sections import (
     shut_as_unused,
     sides,
 )
+from fabricgen.platforms.ptp_state import PTP_GETTERS, LinuxPtpGetters
 from fabricgen.platforms.sonic.configdb import OwnershipError, merge_owned
 from fabricgen.platforms.sonic.health import SonicHealthGetters
 from fabricgen.platforms.sonic.render import BGP_CONTAINER_BOOT_FIELDS, BGP_SERVICE, bgp_container_daemons
 
 __all__ = [
-    "BGP_CONTAINER_BOOT_FIELDS", "BGP_SERVICE", "HEALTH_GETTERS", "RUNNING_SIDE", "CommandInterrupted", "CommandResult",
-    "ConfigLine", "DeviceLocked", "EOS_DRAIN",
-    "LinuxHealthGetters", "NetmikoTransport", "NxosHealthGetters", "OwnershipError", "SonicHealthGetters",
+    "BGP_CONTAINER_BOOT_FIELDS", "BGP_SERVICE", "HEALTH_GETTERS", "RUNNING_SIDE", "SILENT_PEER_SECONDS",
+    "CommandInterrupted", "CommandResult",
+    "ConfigLine", "ConfigUndetermined", "ConnectionLost", "DeviceLocked", "EOS_DRAIN", "EosPtpGetters",
+    "LinuxHealthGetters", "LinuxPtpGetters", "NetmikoTransport", "NxosHealthGetters", "NxosPtpGetters",
+    "OwnershipError", "PTP_GETTERS", "SonicHealthGetters",
     "Transport", "bgp_container_daemons", "capabilities", "expand_runs", "in_service_by_switch", "kept_notes",
     "known_hosts_option", "merge_owned", "netmiko_connect", "parse_tree", "redact", "rendered_config",
     "shut_as_unused", "sides",

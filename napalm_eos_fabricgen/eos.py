@@ -37,6 +37,7 @@ from fabricgen.napalm_kit import (
     EOS_DRAIN,
     RUNNING_SIDE,
     ConfigLine,
+    EosPtpGetters,
     in_service_by_switch,
     kept_notes,
     parse_tree,
@@ -136,7 +137,7 @@ def plan_change(running: str, rendered: str) -> OwnedChange:
     return OwnedChange("\n".join(keep + add) + "\n", names, diff, after, before, kept)
 
 
-class EosDriver(EOSDriver):
+class EosDriver(EosPtpGetters, EOSDriver):
     """napalm ``eos`` (eAPI config sessions) with owned-section candidates."""
 
     def __init__(self, hostname: str, username: str, password: str, timeout: int = 60,

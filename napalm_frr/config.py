@@ -46,10 +46,49 @@ def stanzas(text: str) -> list[list[str]]:
     return out
 
 
+# A stanza of a non-default VRF: `vrf X`, `interface Y vrf X`, `router bgp N vrf X`.
+_VRF_STANZA_RE = re.compile(r"^(?:vrf (\S+)|interface \S+ vrf (\S+)|router bgp \S+ vrf (\S+))$")
+
+
+def _natural(text: str) -> tuple[int | str, ...]:
+    """"interface Ethernet8" before "interface Ethernet16", as FRR orders a VRF's interfaces."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
+
+
+def _stanza_key(item: tuple[int, list[str]]) -> tuple[object, ...]:
+    """FRR prints the stanzas of non-default VRFs in the order of their VRF ids, which the kernel hands out
+    (a netns VRF's id follows the order zebra found the namespaces in): those go after the default VRF's
+    stanzas of their kind, by VRF name and then name, on both sides alike; every other stanza keeps its place."""
+    index, stanza = item
+    head = stanza[0]
+    m = _VRF_STANZA_RE.match(head)
+    if m is None:
+        return (_rank(head), 0, "", (), index)
+    vrf = next(g for g in m.groups() if g)
+    return (_rank(head), 1, vrf, _natural(head), index)
+
+
 def canonical_lines(text: str) -> list[str]:
-    """The config's lines with top-level stanzas in FRR's print order (stable within a kind)."""
-    ordered = sorted(enumerate(stanzas(text)), key=lambda item: (_rank(item[1][0]), item[0]))
+    """The config's lines with top-level stanzas in FRR's print order (stable within a kind; the stanzas of
+    non-default VRFs in a fixed order, `_stanza_key`)."""
+    ordered = sorted(enumerate(stanzas(text)), key=_stanza_key)
     return [line for _, stanza in ordered for line in stanza]
+
+
+def touched_stanzas(lines: list[str], listed: list[str]) -> list[str]:
+    """The top-level stanzas of canonical ``lines`` that frr-reload's listing (``--test``: lines to delete
+    and add, with their context) names at least one line of; the others are not changes by FRR's own
+    judgment: lines another writer manages (SONiC's docker_init.sh: the FPM lines; ``segment-routing``,
+    ``service integrated-vtysh-config``), implicit defaults, stanzas merely printed in another order.
+    A diff of what is left shows, and labels, only what frr-reload will change (issue 23 D11)."""
+    names = {ln.strip() for ln in listed if ln.strip()}
+    groups: list[list[str]] = []
+    for line in lines:
+        if line[:1] != " " or not groups:
+            groups.append([line])
+        else:
+            groups[-1].append(line)
+    return [ln for stanza in groups if any(ln.strip() in names for ln in stanza) for ln in stanza]
 
 
 def policy_objects(text: str) -> dict[str, list[str]]:

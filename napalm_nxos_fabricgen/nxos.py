@@ -48,7 +48,9 @@ from napalm.nxos_ssh.nxos_ssh import NXOSSSHDriver
 
 from fabricgen.napalm_kit import (
     RUNNING_SIDE,
+    ConfigUndetermined,
     NxosHealthGetters,
+    NxosPtpGetters,
     capabilities,
     expand_runs,
     in_service_by_switch,
@@ -257,7 +259,7 @@ def in_service_elsewhere(running: Any, rendered: Any) -> list[str]:
     return kept
 
 
-class NxosDriver(NxosHealthGetters, NXOSSSHDriver):
+class NxosDriver(NxosHealthGetters, NxosPtpGetters, NXOSSSHDriver):
     """napalm ``nxos_ssh`` with owned-section candidates, checkpoint/rollback and verified host keys."""
 
     def __init__(self, hostname: str, username: str, password: str, timeout: int = 60,
@@ -362,7 +364,7 @@ class NxosDriver(NxosHealthGetters, NXOSSSHDriver):
             try:
                 self.rollback()
             except Exception as exc:  # noqa: BLE001
-                raise ReplaceConfigException(
+                raise ConfigUndetermined(
                     f"{self.hostname}: NX-OS rejected a line ({reason}) AND the rollback to checkpoint {checkpoint} "
                     f"failed ({exc}); the device config is undetermined") from exc
             raise ReplaceConfigException(f"{self.hostname}: NX-OS rejected a line, rolled back to checkpoint "

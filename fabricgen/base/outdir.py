@@ -33,6 +33,7 @@ MARKER_TEXT = ("This directory was written by `fabricgen render`; every render r
                "Keep your own files elsewhere.\n")
 SCRATCH = ".render-"  # scratch directories are named .<target name>.render-XXXXXXXX
 STATE_DIR = ".fabricgen"  # what outlives a render (the lab) lives here, beside the output
+DEFAULT_LAB_DIR = Path(STATE_DIR) / "lab"  # the lab's state (fabricgen lab --lab-dir)
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2

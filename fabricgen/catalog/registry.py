@@ -238,6 +238,9 @@ class PlatformRecord:
     analyzer: str = ""
     structural_rules: str = ""  # the analyzer's rule ids (a tuple of str)
     lab_node: bool = False  # the namespace lab runs its rendered config as it is
+    # A rendered file the lab runs in the switch's namespaces before FRR starts (the kernel side of its
+    # tenant VRFs: network namespaces, so zebra runs with its netns VRF backend, `-n`); "" = none
+    lab_script: str = ""
     output_dir: str = "configs"  # where render writes its files, below the output directory
     per_device_dir: bool = True  # <output_dir>/<device>/<file>; False: <output_dir>/<file>
     executable: bool = False  # its files are scripts
@@ -256,8 +259,13 @@ class PlatformRecord:
     saved_config: Literal["startup", "running"] = "startup"  # the get_config() side that holds the saved config
     lab_box: str = ""  # (plan, switch) -> lab.topology.SonicBox-like extras of its lab node ("" = plain FRR node)
     tenant_extractor: str = ""  # (plan, configs, host) -> platforms.tenant_facts.TenantFacts ("" = no tenants)
+    # (napalm device) -> {VRF: platforms.tenant_facts.LiveVrf}: the VRFs it runs (validate --tenants; "" = not read)
+    tenant_reader: str = ""
     ptp_reader: str = ""  # (configs, host) -> platforms.ptp_facts.PtpFacts | None: its PTP lines ("" = no PTP)
     hash_seed_fn: str = ""  # (role) -> (seed, rotate, how): the seed a "fixed" hash_seed platform gives a role
+    # The `frr defaults` profile its frr.conf declares, once ("" = it runs no FRR).  FRR reads it only when a
+    # daemon starts, so `validate` (frr-defaults) names a daemon that runs another one (issue 23 D4).
+    frr_defaults: str = ""
     # (plan, switch) -> {setting: value}: the ECMP hash settings validate reads back with the driver's
     # get_ecmp_hash() and compares (rule `hash`); "" = not read back
     live_hash: str = ""
@@ -374,6 +382,7 @@ _FRR = PlatformRecord(
     containerlab_image="docker-sonic-vs:latest",
     extractor="fabricgen.platforms.frr.extract:extract_frr",
     tenant_extractor="fabricgen.platforms.frr.tenants:tenant_facts",
+    tenant_reader="fabricgen.platforms.frr.tenants:read_live",
     file_checks=(("frr-parse", "frr.conf"),),
     # MULTIPATH_NUM; the kernel hashes with a random key per boot (net.ipv4.fib_multipath_hash_seed, 6.11+,
     # sets one; frr.conf cannot), so every switch hashes differently; PTP: linuxptp ptp4l
@@ -381,11 +390,15 @@ _FRR = PlatformRecord(
                               tenancy=frozenset({"vrf-lite", "evpn-vxlan"}),
                               ptp_profiles=frozenset({"default-1588", "g8275.1", "g8275.2"})),
     lab_node=True,
+    lab_script="tenants.sh",  # platforms/frr/render.py TENANTS_FILENAME
     leaf_announces_own_only=True,
     not_deployed=_FRR_NO_QOS,
     impact="fabricgen.platforms.frr.change:impact",
     drain="fabricgen.platforms.frr.change:drained",
     ptp_reader="fabricgen.platforms.frr.extract:ptp_frr",
+    # FRR's data-center profile (FRR docs, "frr defaults"): 10 s connect retry, 3/9 s timers, no
+    # ebgp-requires-policy; fabricgen's BGP settings assume it (platforms/frr/bgp.py)
+    frr_defaults="datacenter",
     live_hash="fabricgen.platforms.frr.render:live_hash",  # the kernel's fib_multipath_hash sysctls
 )
 
@@ -421,6 +434,8 @@ _SONIC = replace(
     live_hash="fabricgen.platforms.sonic.render:live_hash",  # the running ConfigDB's SWITCH_HASH, type
     # FRR as the bgp container starts it, with a ConfigDB stand-in (lab.sonic_box)
     lab_box="fabricgen.lab.from_plan:sonic_node_box",
+    lab_script="",  # its tenant VRFs are ConfigDB VRF / VXLAN tables, not a script
+    tenant_reader="",  # not yet: its VRFs are named Vrf<tenant> and live in the bgp container
 )
 
 _EOS = PlatformRecord(

@@ -11,6 +11,7 @@ Stages:
 * ``script``  `fabricgen check` over the servers' NIC scripts
 * ``live``    `fabricgen validate` against the running fabric
 * ``health``  `fabricgen validate --health`: counter deltas over a window
+* ``ptp``     `fabricgen validate --ptp`: every planned PTP clock as it runs
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
-Stage = Literal["config", "script", "live", "health"]
+Stage = Literal["config", "script", "live", "health", "ptp"]
 Severity = Literal["error", "warning"]
 
 
@@ -115,8 +116,8 @@ RULES: tuple[Rule, ...] = (
          "header (RFC 6040; NX-OS `qos-mode pipe` on nve1), so spines cannot classify RoCE into its lossless "
          "class"),
     # ---- PTP topology over every platform's PTP lines and the plan (check/ptp.py)
-    Rule("ptp-domain", ("config",), "a PTP clock's config runs another domain than the plan's one domain (every "
-         "clock of the fabric serves one grandmaster domain)"),
+    Rule("ptp-domain", ("config", "ptp"), "a PTP clock's config (or the running clock) is in another domain than "
+         "the plan's one domain (every clock of the fabric serves one grandmaster domain)"),
     Rule("ptp-ports", ("config",), "a boundary clock runs PTP on a port the plan gives no PTP role, or not on one it "
          "does, or a switch of a boundary-clock tier has no PTP config"),
     Rule("ptp-reachable", ("config",), "a planned clock (boundary clock, server NIC, standby grandmaster) the "
@@ -126,6 +127,24 @@ RULES: tuple[Rule, ...] = (
          "slave), or a boundary clock or client with no port toward the grandmaster"),
     Rule("ptp-dscp", ("config",), "PTP messages' DSCP rides a lossless class (PFC pauses it) or a class with no "
          "bandwidth and no strict priority (starved), or a config marks PTP event messages with another DSCP"),
+    # ---- PTP as it runs (validate/ptp.py): ANTA's PTP checks, and the plan's place of every clock
+    Rule("ptp-running", ("ptp",), "a planned clock (grandmaster, boundary clock, server NIC) does not answer: its "
+         "ptp4l or PTP agent is not running, or its host cannot be read"),
+    Rule("ptp-mode", ("ptp",), "a switch's clock is not a boundary clock, or a server NIC's is not a client "
+         "(slave-only) clock"),
+    Rule("ptp-grandmaster", ("ptp",), "a clock follows another grandmaster than the plan's preferred one (or the "
+         "preferred one does not answer)"),
+    Rule("ptp-steps", ("ptp",), "a clock's steps removed from the grandmaster is not the plan's (it takes time by "
+         "another path)"),
+    Rule("ptp-parent", ("ptp",), "a clock's parent is not one of the clocks its planned upstream ports face"),
+    Rule("ptp-port-state", ("ptp",), "a port planned toward the grandmaster is not SLAVE or PASSIVE (UNCALIBRATED "
+         "too with software timestamping), or one planned away from it is not MASTER"),
+    Rule("ptp-last-sync", ("ptp",), "a clock's last Sync from its master is older than ptp.thresholds.last_sync_s "
+         "(ANTA: 60 s)"),
+    Rule("ptp-offset", ("ptp",), "a clock's offset from its master is beyond +-ptp.thresholds.offset_ns (ANTA: 1000 "
+         "ns)"),
+    Rule("ptp-path-delay", ("ptp",), "a clock's mean path delay exceeds ptp.thresholds.path_delay_ns (Cumulus: 200 "
+         "ns)"),
     Rule("addr-duplicate", ("config",), "one address is configured on two interfaces (of one device or two); the "
          "finding goes to every holder the plan does not give that address to"),
     # ---- GPU NICs: the script (check/nic.py) and the live NIC (validate/nic.py), one id per property
@@ -167,7 +186,13 @@ RULES: tuple[Rule, ...] = (
     Rule("mtu", ("live",), "both ends of every link run the same MTU"),
     Rule("config", ("live",), "the running config of fabricgen's sections is the checked build's"),
     Rule("persisted", ("live",), "the saved (startup) config equals the running one: a reboot keeps the build"),
+    Rule("frr-defaults", ("live",), "an FRR daemon runs another `frr defaults` profile than its platform's frr.conf "
+         "declares (a daemon started without the config keeps FRR's built-in profile: 120 s instead of 10 s BGP "
+         "connect retry, other timers), or the running config names two profiles (FRR platforms)"),
     Rule("gpu", ("live",), "GPU NICs reach each other across the fabric at the planned MTU, don't fragment"),
+    Rule("tenants", ("live",), "`validate --tenants`: NICs of one VRF reach each other at the tenant MTU (don't "
+         "fragment) and NICs of two VRFs do not, unless the intent leaks them; each switch runs exactly its planned "
+         "tenant VRFs with their L3VNIs, every tenant subnet is in its VRF and none in a VRF that may not hold it"),
     # ---- lossless health over a window (validate/health.py)
     Rule("counters", ("health",), "every planned port has counters"),
     Rule("pfc-oper", ("health",), "PFC is operational on every planned port for every lossless priority (where the "
@@ -206,7 +231,8 @@ def markdown() -> str:
            "A finding names its rule id; `check --format junit` and `validate --format junit` use it as the test "
            "case name.", ""]
     titles = {"config": "Rendered switch configs (`fabricgen check`)", "script": "NIC scripts (`fabricgen check`)",
-              "live": "The live fabric (`fabricgen validate`)", "health": "Lossless health (`validate --health`)"}
+              "live": "The live fabric (`fabricgen validate`)", "health": "Lossless health (`validate --health`)",
+              "ptp": "PTP as it runs (`validate --ptp`)"}
     for stage, title in titles.items():
         out += [f"## {title}", "", "| rule | platforms | what fails it |", "|---|---|---|"]
         for r in RULES:

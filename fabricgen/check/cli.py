@@ -8,13 +8,13 @@ from pathlib import Path
 
 from fabricgen.base.findings import format_findings
 from fabricgen.base.options import add_intent, add_workers
-from fabricgen.render import manifest
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     from fabricgen.check.run import checked_pairs, run_checks, unavailable_checks
     from fabricgen.check.sonic_yang import SonicYangSetupError
     from fabricgen.plan.build import load_plan
+    from fabricgen.render import manifest
 
     plan = load_plan(args.intent)
     configs = Path(args.configs)

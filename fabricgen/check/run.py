@@ -68,6 +68,7 @@ class _Work:
     plan: Plan
     configs: Path
     validator: Any = None  # sonic_yang.SonicYangValidator, when SONiC files are checked
+    shapes: Any = None  # sonic_shapes.Shapes over it: each clean ConfigDB shape validated once per process
     structural: bool = True
     skip: frozenset[str] = frozenset()  # structural rules not to run (render leaves out the costly ones)
 
@@ -97,7 +98,8 @@ def _yang_job(paths: list[str]) -> list[list[Finding]]:
     out = []
     for p in paths:
         sw = plan.switches.get(Path(p).parent.name)
-        out.append(check_sonic_file(work.validator, Path(p), device_base(plan, sw) if sw is not None else None))
+        out.append(check_sonic_file(work.validator, Path(p), device_base(plan, sw) if sw is not None else None,
+                                    work.shapes.validate if work.shapes is not None else None))
     return out
 
 
@@ -141,13 +143,14 @@ def fast_findings(plan: Plan, configs: Path, hosts: Path, workers: int | None = 
 
 def run_checks(plan: Plan, configs: Path, hosts: Path | None = None, yang_dir: Path | None = None,
                full: bool = True, workers: int | None = None, cache: bool = True,
-               skip: frozenset[str] = frozenset()) -> list[Finding]:
+               skip: frozenset[str] = frozenset(), yang_shapes: bool = True) -> list[Finding]:
     """Every check (`full`) or the fast ones.  `cache` reuses the SONiC YANG and FRR parser findings of
     files unchanged since the last check (check.cache, in <configs>/../.check-cache).  `skip` names file
-    checkers not to run (`yang_unavailable` says why the CLI skips "sonic-yang")."""
+    checkers not to run (`yang_unavailable` says why the CLI skips "sonic-yang").  `yang_shapes` runs libyang
+    once per clean ConfigDB shape (check.sonic_shapes); False runs it on every file."""
     configs = Path(configs)
     return _run(plan, configs, Path(hosts) if hosts else configs.parent / "hosts", yang_dir, full, workers, cache,
-                skip)
+                skip, yang_shapes=yang_shapes)
 
 
 def unavailable_checks(plan: Plan, configs: Path, yang_dir: Path | None) -> dict[str, str]:
@@ -188,7 +191,7 @@ def _yang_salt(root: Path, plan: Plan | None = None) -> str:
 
     from fabricgen.base import findings
     from fabricgen.catalog import skus
-    from fabricgen.check import cache, sonic_yang
+    from fabricgen.check import cache, sonic_shapes, sonic_yang
     from fabricgen.platforms.sonic import buffers as sonic_buffers
     from fabricgen.platforms.sonic import configdb as sonic_configdb
 
@@ -197,7 +200,8 @@ def _yang_salt(root: Path, plan: Plan | None = None) -> str:
     sku_files = [Path(hw.sku.source) / "port_config.ini" if Path(hw.sku.source).is_dir() else Path(hw.sku.source)
                  for hw in hardware.values() if hw.sku is not None and Path(hw.sku.source).exists()]
     device = f"{sorted((role, hw.describe()) for role, hw in hardware.items())}"
-    return cache.digest([cache.files_digest([Path(sonic_yang.__file__), Path(findings.__file__),
+    return cache.digest([cache.files_digest([Path(sonic_yang.__file__), Path(sonic_shapes.__file__),
+                                             Path(findings.__file__),
                                              Path(cache.__file__), Path(sonic_configdb.__file__),
                                              Path(sonic_buffers.__file__), Path(skus.__file__), *sku_files]),
                          device,
@@ -245,7 +249,7 @@ def _loaded(soname: str) -> str:
 
 def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bool,
          workers: int | None, use_cache: bool = False, skip: frozenset[str] = frozenset(),
-         structural: bool = False) -> list[Finding]:
+         structural: bool = False, yang_shapes: bool = True) -> list[Finding]:
     from fabricgen.check import roce
     from fabricgen.check.addresses import check_addresses
     from fabricgen.check.cache import ResultCache, cache_dir
@@ -283,6 +287,10 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
         frr = [Path(p) for p in frr_todo]
         if sonic and root is not None:
             work.validator = SonicYangValidator(root)  # built once, before the fork
+            if yang_shapes:
+                from fabricgen.check.sonic_shapes import Shapes
+
+                work.shapes = Shapes(work.validator)
     for name in {plan.switches[h].platform for h in heavy}:
         load(platform(name).analyzer)  # imported once, before forking
 

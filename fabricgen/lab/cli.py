@@ -5,17 +5,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
-
 from fabricgen.base.options import DEFAULT_LAB_INTENT, add_intent
-from fabricgen.lab.engine import DEFAULT_LAB_DIR, lab_down, lab_status, lab_up
-from fabricgen.lab.from_plan import lab_topology, require_frr, write_lab_files
+from fabricgen.base.outdir import DEFAULT_LAB_DIR
 from fabricgen.lab.records import prune_stale_labs, records_dir
 from fabricgen.lab.topology import LabError
 
+# The lab engine, the plan-to-lab converter and rich are imported by the commands that use them, so that
+# `fabricgen --help` and the other commands do not load them.
+
 
 def cmd_up(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from fabricgen.lab.engine import lab_up
+    from fabricgen.lab.from_plan import lab_topology, require_frr, write_lab_files
     from fabricgen.plan.build import load_plan
 
     plan = load_plan(args.intent)
@@ -36,6 +39,10 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 
 def cmd_down(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from fabricgen.lab.engine import lab_down
+
     try:
         lab_down(args.workdir)
     except LabError as exc:
@@ -45,6 +52,11 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from fabricgen.lab.engine import lab_status
+
     status = lab_status(args.workdir)
     con = Console(highlight=False)
     if not status.running:
@@ -56,13 +68,15 @@ def cmd_status(args: argparse.Namespace) -> int:
     for n in status.nodes:
         daemons = " ".join(f"{d}{'' if ok else '(DOWN)'}" for d, ok in sorted(n.daemons.items()))
         t.add_row(n.name, n.kind, n.mgmt_ip, "yes" if n.namespace_present else "NO", daemons,
-                  "yes" if n.ssh_reachable else "NO")
+                  "not probed" if n.ssh_reachable is None else "yes" if n.ssh_reachable else "NO")
     con.print(t)
     return 0 if status.healthy else 1
 
 
 def cmd_prune(args: argparse.Namespace) -> int:
     """Remove what dead labs (every recorded process gone) left on this host, by their records only."""
+    from rich.console import Console
+
     con = Console(highlight=False, soft_wrap=True)  # one line per lab: paths stay greppable
     try:
         outcomes = prune_stale_labs(args.names or None)

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabricgen.lab import sonic_box, sonic_cli
+from fabricgen.lab import ptp, sonic_box, sonic_cli
 from fabricgen.lab.netns import MGMT_IF
 from fabricgen.lab.nic_emulation import sysfs_commands, write_stubs
 from fabricgen.lab.topology import LabError, LabNode, SonicBox
@@ -117,6 +117,15 @@ class NodePaths:
     def nic_script(self) -> Path:
         """The server's rendered NIC bring-up script, run at setup."""
         return self.root / "nic.sh"
+
+    @property
+    def kernel_script(self) -> Path:
+        """A switch's rendered kernel script (tenant VRF namespaces and L3VNI devices), run at setup."""
+        return self.root / "kernel.sh"
+
+    @property
+    def kernel_log(self) -> Path:
+        return self.root / "kernel.log"
 
     @property
     def nic_log(self) -> Path:
@@ -259,10 +268,12 @@ def holder_command(namespace: str, node: LabNode, paths: NodePaths) -> list[str]
     ]  # fmt: skip
 
 
-def _frr_argv(daemon: str, base: str = "") -> str:
-    """Command line of an FRR daemon (``base``: the bgp container's): pidfile and log in the node's /run, /var/log."""
+def _frr_argv(daemon: str, base: str = "", netns_vrfs: bool = False) -> str:
+    """Command line of an FRR daemon (``base``: the bgp container's): pidfile and log in the node's /run, /var/log.
+    ``netns_vrfs``: zebra maps each VRF to the network namespace of its name (`-n`, FRR's netns VRF backend)."""
     if not base:
         extra = " -s 90000000" if daemon == "zebra" else ""
+        extra += " -n" if daemon == "zebra" and netns_vrfs else ""
         base = f"{FRR_BIN}/{daemon} -A 127.0.0.1{extra}"
     return f"{base} -d -i /run/frr/{daemon}.pid --log file:/var/log/frr/{daemon}.log"
 
@@ -293,7 +304,7 @@ def setup_script(node: LabNode, paths: NodePaths) -> str:
     elif node.host_script:
         # the server's own bring-up script (addresses, MTU, per-NIC tables, ARP/rp_filter, RoCE QoS)
         lines.append(f"PATH={q(str(paths.stubs))}:$PATH NCCL_CONF_FILE={q(str(paths.nccl_conf))} "
-                     f"PTP_CONF_DIR={q(str(paths.nic_script.parent / 'linuxptp'))} "
+                     f"PTP_CONF_DIR={q(str(ptp.conf_dir(paths.root)))} "
                      f"bash {q(str(paths.nic_script))} > {q(str(paths.nic_log))} "
                      f"2>&1 || fail 'its NIC script failed, see {paths.nic_log}'")
     else:
@@ -312,8 +323,11 @@ def setup_script(node: LabNode, paths: NodePaths) -> str:
         argv = dict(node.sonic.daemons) if node.sonic else {}
         if node.sonic:  # the bgp container's start: docker_init.sh's treatment of /etc/frr first
             lines.append(f"bash {q(str(paths.sonic_init))} || fail 'docker_init.sh (frr.conf treatment) failed'")
+        if node.kernel_script:  # before zebra, which finds the VRFs' namespaces at start
+            lines.append(f"sh {q(str(paths.kernel_script))} > {q(str(paths.kernel_log))} 2>&1 "
+                         f"|| fail 'its kernel script failed, see {paths.kernel_log}'")
         zebra, *others = frr_daemons(node)
-        lines.append(f"{_frr_argv(zebra, argv.get(zebra, ''))} || fail 'zebra did not start'")
+        lines.append(f"{_frr_argv(zebra, argv.get(zebra, ''), bool(node.kernel_script))} || fail 'zebra did not start'")
         for daemon in others:
             lines.append(f"{_frr_argv(daemon, argv.get(daemon, ''))} & p_{daemon}=$!")
             waits.append(daemon)
@@ -322,6 +336,10 @@ def setup_script(node: LabNode, paths: NodePaths) -> str:
     lines.append('[ "$rc" = 0 ] || exit 1')
     if node.kind == "switch":
         lines.append("vtysh -b || fail 'vtysh -b could not load /etc/frr/frr.conf'")
+    if node.ptp_config:  # PTP clocks last: their ports are up and the node's /run is its own
+        lines += ptp.switch_lines(paths.root)
+    elif node.host_script:
+        lines += ptp.host_lines(paths.root)
     lines.append("echo started")
     return "\n".join(lines) + "\n"
 
@@ -369,8 +387,13 @@ def prepare_node_dir(node: LabNode, paths: NodePaths, authorized_keys: Path, ip_
         paths.nic_script.write_text(node.host_script)
         os.chmod(paths.nic_script, 0o755)
         write_stubs(paths.stubs)
+    if node.kernel_script:
+        paths.kernel_script.write_text(node.kernel_script)
     if node.sonic:
         write_sonic_node(node.sonic, paths)
+    if node.ptp_config:
+        ptp.conf_dir(paths.root).mkdir(exist_ok=True)
+        (ptp.conf_dir(paths.root) / ptp.SWITCH_CONF).write_text(node.ptp_config)
     paths.setup_script.write_text(setup_script(node, paths))
 
 

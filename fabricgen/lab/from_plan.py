@@ -22,9 +22,10 @@ from fabricgen.catalog.registry import PLATFORMS, host_platform, load, platform
 from fabricgen.catalog.skus import platform_dir
 from fabricgen.errors import FabricError, Problem
 from fabricgen.lab.nic_emulation import emulated_nics
+from fabricgen.lab.ptp import SWITCH_CONF as PTP_FILE
 from fabricgen.lab.sonic_box import sonic_box
 from fabricgen.lab.topology import LabError, LabInterface, LabLink, LabNode, LabTopology, SonicBox
-from fabricgen.plan.model import Plan, Server, Switch
+from fabricgen.plan.model import Link, Plan, Server, Switch
 from fabricgen.platforms.frr.render import kernel_hash
 from fabricgen.platforms.sonic.buffers import device_base
 from fabricgen.platforms.sonic.render import BGP_CONTAINER_BOOT_FIELDS
@@ -79,15 +80,42 @@ def _box(plan: Plan, sw: Switch) -> SonicBox | None:
     return load(hook)(plan, sw) if hook else None
 
 
+def _kernel_script(plan: Plan, sw: Switch) -> str:
+    """The switch's rendered kernel script (its record's ``lab_script``), "" if it renders none."""
+    record = platform(sw.platform)
+    if not record.lab_script:
+        return ""
+    return record.render_fn()(sw, plan, environment()).get(record.lab_script, "")
+
+
+def _link_mtu(plan: Plan, link: Link) -> int:
+    """The cable's MTU: its switch port's planned MTU (an overlay raises the fabric links above qos.mtu)."""
+    for device, port in ((link.a_device, link.a_port), (link.z_device, link.z_port)):
+        sw = plan.switches.get(device)
+        itf = next((i for i in sw.interfaces if i.name == port), None) if sw is not None else None
+        if itf is not None:
+            return itf.mtu
+    return plan.settings.mtu
+
+
+def ptp_config(plan: Plan, sw: Switch) -> str:
+    """The switch's rendered linuxptp config (its platform's ``ptp4l.conf``), "" when it runs no PTP clock:
+    the lab starts the boundary clock with the node (lab.ptp), as the build would have it run."""
+    if plan.ptp is None or sw.hostname not in plan.ptp.clocks:
+        return ""
+    files = platform(sw.platform).render_fn()(sw, plan, environment())
+    return str(files.get(PTP_FILE, ""))
+
+
 def lab_topology(plan: Plan, workdir: str | Path) -> LabTopology:
-    mtu = plan.settings.mtu
     nodes: list[LabNode] = []
     # every lab switch forwards in the kernel: it hashes on the plan's fields (validate's `hash` reads it back)
     hash_sysctls = tuple(kernel_hash(plan.settings.hash_fields).items())
     for sw in plan.switches.values():
         nodes.append(LabNode(name=sw.hostname, kind="switch", mgmt_ip=sw.mgmt_ip,
                              frr_config=f"hostname {sw.hostname}\n",
-                             sonic=_box(plan, sw), sysctls=hash_sysctls))
+                             sonic=_box(plan, sw), sysctls=hash_sysctls, ptp_config=ptp_config(plan, sw),
+                             kernel_script=_kernel_script(plan, sw)))
     for srv in plan.hosts():
         # each server (and endpoint) is configured by its own rendered NIC script, as a real one would be
         nics = sorted(srv.nics, key=lambda n: (n.nic, n.port))
@@ -95,7 +123,8 @@ def lab_topology(plan: Plan, workdir: str | Path) -> LabTopology:
                              interfaces=tuple(LabInterface(n.ifname) for n in nics),
                              host_script=host_script(srv, plan),
                              emulated_rdma=emulated_nics([(n.ifname, n.ip) for n in nics])))
-    links = [LabLink(link.a_device, link.a_port, link.z_device, link.z_port, mtu) for link in plan.links]
+    links = [LabLink(link.a_device, link.a_port, link.z_device, link.z_port, _link_mtu(plan, link))
+             for link in plan.links]
     return LabTopology(name=plan.settings.name, nodes=tuple(nodes), links=tuple(links),
                        mgmt_subnet=str(plan.settings.pools.management), workdir=str(workdir))
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from fabricgen.lab.nic_emulation import EmulatedNic
+if TYPE_CHECKING:
+    from fabricgen.lab.nic_emulation import EmulatedNic
 
 IFNAMSIZ = 15  # Linux interface names hold at most 15 bytes
 _BAD_IFNAME = re.compile(r"[\s/:%]")
@@ -78,9 +79,13 @@ class LabNode:
     frr_config: str = ""  # initial /etc/frr/frr.conf for switches; "" means just "hostname <name>"
     host_script: str = ""  # servers: a bring-up script (fabricgen's NIC script) run at setup instead of addresses
     emulated_rdma: tuple[EmulatedNic, ...] = ()  # servers: the ConnectX RDMA side to emulate (no NIC exists)
+    ptp_config: str = ""  # switches: the rendered ptp4l.conf of its boundary clock, run at setup (lab.ptp)
     sonic: SonicBox | None = None  # switches of platform sonic: FRR as the bgp container runs it, ConfigDB stand-in
     # switches: kernel settings written at setup, (dotted sysctl name, value): the plan's ECMP hash policy
     sysctls: tuple[tuple[str, str], ...] = ()
+    # switches: the platform's rendered kernel script (registry `lab_script`: tenant VRFs as network
+    # namespaces), run before FRR starts; zebra then runs with its netns VRF backend (`-n`)
+    kernel_script: str = ""
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from fabricgen.plan.model import Plan, PtpClock, PtpPlan
 
+CONF_FILE = "ptp4l.conf"  # a Linux switch's boundary clock: `ptp4l -f ptp4l.conf`
 PTP_DST_MAC_8275_1 = "01:80:C2:00:00:0E"  # G.8275.1's non-forwardable multicast address
 UDS_DIR = "/var/run"
 

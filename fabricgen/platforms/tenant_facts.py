@@ -21,6 +21,14 @@ class VrfFacts:
     communities: set[str] = field(default_factory=set)  # vrf-lite: tags its import route-map lets in
 
 
+@dataclass(frozen=True, slots=True)
+class LiveVrf:
+    """One VRF as a switch runs it (validate --tenants): its L3VNI (0: none) and the prefixes of its routes."""
+
+    vni: int = 0
+    prefixes: frozenset[str] = frozenset()
+
+
 @dataclass(slots=True)
 class TenantFacts:
     device: str

@@ -3,7 +3,8 @@
 Modules: ``checks`` (pure comparisons on getter-shaped data), ``collect`` (switches via
 nornir, servers over SSH), ``output`` (table, JSON, JUnit and ``fabricgen validate``); lossless
 health (``--health``): ``health`` (judging counter deltas), ``health_collect`` (the two reads),
-``nic`` (servers' live NIC settings), ``health_report`` and ``prometheus`` (its outputs).  The
+``nic`` (servers' live NIC settings), ``health_report`` and ``prometheus`` (its outputs); PTP
+(``--ptp``): ``ptp`` (every planned clock read and judged).  The
 getters that read the counters belong to each platform (``platforms/<os>/health.py``).
 
 nornir is the ``[deploy]`` extra: the names below are imported when first used, so the other

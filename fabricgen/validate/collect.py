@@ -6,12 +6,16 @@ render.  Every SSH connection verifies host keys (fabricgen.base.ssh).
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nornir.core.task import Result, Task
 
+from fabricgen.catalog.registry import load, platform
 from fabricgen.plan.model import Plan, Server, Switch
 from fabricgen.render.manifest import Build
 from fabricgen.validate.checks import (
@@ -23,6 +27,7 @@ from fabricgen.validate.checks import (
     check_bgp,
     check_config,
     check_ecmp,
+    check_frr_defaults,
     check_gpu_output,
     check_hash,
     check_interfaces,
@@ -34,6 +39,14 @@ from fabricgen.validate.checks import (
     gpu_sample,
     gpu_targets,
     server_mtus,
+)
+from fabricgen.validate.tenants import (
+    TenantSample,
+    check_switch_tenants,
+    check_tenant_output,
+    tenant_sample,
+    tenant_subnets,
+    vrf_of,
 )
 
 if TYPE_CHECKING:
@@ -60,9 +73,37 @@ def _compare_with_build(device: NetworkDriver, candidate: str) -> tuple[str, str
     return running, saved
 
 
+class Progress:
+    """``[n/total] what`` through ``say`` as each device is read: validate reads for seconds, and says so."""
+
+    def __init__(self, say: Callable[[str], None], total: int) -> None:
+        self.say, self.total, self.done = say, total, 0
+        self.lock = threading.Lock()
+
+    def tick(self, what: str) -> None:
+        with self.lock:
+            self.done += 1
+            self.say(f"[{self.done}/{self.total}] {what}")
+
+
 def collect_switch(task: Task, plan: Plan, checks: tuple[str, ...], build: Build | None,
-                   expected: dict[str, dict[str, int]]) -> Result:
+                   expected: dict[str, dict[str, int]], subnets: dict[str, str] | None = None,
+                   progress: Progress | None = None) -> Result:
     """nornir task: read every getter the checks need from one switch and compare."""
+    from fabricgen.connect import failed_result
+
+    start = time.monotonic()
+    try:
+        return _collect_switch(task, plan, checks, build, expected, subnets)
+    except Exception as exc:  # noqa: BLE001 - an unreadable switch is a reachability finding, not a traceback
+        return failed_result(task.host, exc)
+    finally:
+        if progress is not None:
+            progress.tick(f"{task.host.name} read ({time.monotonic() - start:.1f}s)")
+
+
+def _collect_switch(task: Task, plan: Plan, checks: tuple[str, ...], build: Build | None,
+                    expected: dict[str, dict[str, int]], subnets: dict[str, str] | None) -> Result:
     from fabricgen.render.manifest import candidate_config
 
     sw = plan.switches[task.host.name]
@@ -76,6 +117,9 @@ def collect_switch(task: Task, plan: Plan, checks: tuple[str, ...], build: Build
         out += check_routes(sw, bgp, expected.get(sw.hostname, {}))
     if "timers" in checks:
         out += check_timers(sw, device.get_bgp_neighbors_detail())
+    profile = platform(sw.platform).frr_defaults
+    if "frr-defaults" in checks and profile and hasattr(device, "fabricgen_frr_defaults"):
+        out += check_frr_defaults(sw, profile, device.fabricgen_frr_defaults())
     if "bfd" in checks and hasattr(device, "get_bfd_peers"):
         out += check_bfd(sw, device.get_bfd_peers())
     if "ecmp" in checks and sw.role == "leaf":
@@ -89,6 +133,10 @@ def collect_switch(task: Task, plan: Plan, checks: tuple[str, ...], build: Build
         mtus = {(sw.hostname, name): int(d["mtu"]) for name, d in interfaces.items() if d.get("mtu")}
         if "interfaces" in checks:
             out += check_interfaces(sw, interfaces, device.get_interfaces_ip())
+    if "tenants" in checks and plan.tenancy is not None:
+        reader = platform(sw.platform).tenant_reader
+        if reader:
+            out += check_switch_tenants(plan, sw, load(reader)(device), subnets)
     if build is not None and {"config", "persisted"} & set(checks):
         running, saved = _compare_with_build(device, candidate_config(build, sw))
         if "config" in checks:
@@ -96,6 +144,10 @@ def collect_switch(task: Task, plan: Plan, checks: tuple[str, ...], build: Build
         if "persisted" in checks:
             out += check_persisted(sw, saved)
     return Result(host=task.host, result=SwitchData(out, mtus))
+
+
+def _ip(address: str) -> str:
+    return address.split("/")[0]
 
 
 def hash_outcomes(plan: Plan, sw: Switch, device: NetworkDriver) -> list[Outcome]:
@@ -162,23 +214,30 @@ def route_table(device: NetworkDriver, plan: Plan, sw: Switch) -> dict[str, Any]
         return table
 
 
-def collect_servers(plan: Plan, creds: ConnectionSettings, workers: int,
-                    full: bool = False) -> tuple[list[Outcome], dict[LinkEnd, int], list[str]]:
+def collect_servers(plan: Plan, creds: ConnectionSettings, workers: int, full: bool = False,
+                    tenants: TenantSample | None = None) -> tuple[list[Outcome], dict[LinkEnd, int], list[str]]:
     """From every server over SSH: its NICs' MTU, and the GPU pings (`gpu_sample`, or every pair with
-    ``full``) at the planned MTU, don't fragment; and what the pings covered."""
+    ``full``) at the planned MTU, don't fragment; and what the pings covered.  With tenants the GPU pings
+    keep to pairs of one VRF (the others must fail: ``tenants``, validate --tenants's pings, checks them)."""
     from fabricgen.connect import describe, ssh_run
 
     sample = None if full else gpu_sample(plan)
+    owner = vrf_of(plan)
+    vrfs = {_ip(nic.ip): owner[srv.name, nic.ifname] for srv in plan.servers for nic in srv.nics}
 
     def one(srv: Server) -> tuple[list[Outcome], dict[LinkEnd, int]]:
         pairs = gpu_targets(plan, srv) if sample is None else sample.pings.get(srv.name, [])
+        pairs = [p for p in pairs if vrfs.get(p[0]) == vrfs.get(p[1])]
+        probes = tenants.pings.get(srv.name, []) if tenants is not None else []
         mtu = server_mtu(plan, srv)
         try:
-            output = ssh_run(srv.mgmt_ip, creds, server_script(pairs, mtu))
+            output = ssh_run(srv.mgmt_ip, creds, server_script([*pairs, *((p.src, p.dst, p.label) for p in probes)],
+                                                               mtu))
         except Exception as exc:  # noqa: BLE001 - an unreachable server is a finding, not a crash
             return [Outcome(srv.name, "gpu", "ssh", False, f"reachable over SSH at {srv.mgmt_ip}",
                             describe(exc))], {}
-        return check_gpu_output(srv, pairs, output, mtu), server_mtus(srv, output)
+        found = check_gpu_output(srv, pairs, output, mtu) + check_tenant_output(srv, probes, output, mtu)
+        return found, server_mtus(srv, output)
 
     outcomes: list[Outcome] = []
     mtus: dict[LinkEnd, int] = {}
@@ -193,12 +252,17 @@ def collect_servers(plan: Plan, creds: ConnectionSettings, workers: int,
 
 def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None = None, role: str | None = None,
                  workers: int = 10, build: Build | None = None, lab_dir: str | None = None,
-                 known_hosts: str | None = None, full: bool = False, health_window: float | None = None) -> Report:
+                 known_hosts: str | None = None, full: bool = False, health_window: float | None = None,
+                 ptp: bool = False, say: Callable[[str], None] | None = None) -> Report:
     """Validate the live fabric against the plan (and ``build`` for config/persisted); GPU pings sampled
-    (`checks.gpu_sample`) unless ``full``.
+    (`checks.gpu_sample`) unless ``full``.  ``say``: progress lines (each switch as it is read, the
+    servers' pings), for a terminal that would otherwise show nothing for seconds.
 
     ``health_window``: also judge lossless health (fabricgen.health): two counter reads that many
     seconds apart around the other checks, and the servers' live NIC settings.
+
+    ``ptp``: also read every planned PTP clock and judge it (fabricgen.validate.ptp); its offsets and
+    path delays go to the report (and to Prometheus).
     """
     from fabricgen.connect import connection_settings, describe, lab_state, nornir_for, select
     from fabricgen.lab.lossless_counters import LAB_COUNTERS_DIR
@@ -208,7 +272,9 @@ def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None
     report = Report()
     creds = connection_settings(plan, lab_dir, known_hosts)
     # the lab's veths carry no PFC: its switches keep their counters in per-port files instead
-    driver_args = {"counters_dir": LAB_COUNTERS_DIR} if lab_state(plan, lab_dir) is not None else {}
+    driver_args: dict[str, Any] = {"read_only": True}  # validate compares candidates, never writes them
+    if lab_state(plan, lab_dir) is not None:
+        driver_args["counters_dir"] = LAB_COUNTERS_DIR
     nr = select(nornir_for(plan, creds, workers=workers, driver_args=driver_args), limit, role)
     expected: dict[str, dict[str, int]] = {}
     if "routes" in checks:
@@ -217,11 +283,19 @@ def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None
     whole_fabric = not limit and not role
     try:
         pending = health.first_read(nr, plan, health_window) if health_window is not None else None
+        progress = Progress(say, len(nr.inventory.hosts)) if say is not None else None
         results = nr.run(task=collect_switch, plan=plan, checks=checks, build=build, expected=expected,
+                         subnets=tenant_subnets(plan) if "tenants" in checks else None, progress=progress,
                          on_failed=True)
         if pending is not None:
             found, report.health = health.finish(pending, nr, plan, creds, workers, servers=whole_fabric)
             report.add(found)
+        if ptp and plan.ptp is not None:
+            from fabricgen.validate.ptp import check_ptp, collect_ptp
+
+            readings, unreachable = collect_ptp(nr, plan, creds, workers, hosts=whole_fabric)
+            report.ptp = readings
+            report.add(check_ptp(plan, readings, unreachable, only=set(readings) | set(unreachable)))
     finally:
         nr.close_connections(on_failed=True)
     mtus: dict[LinkEnd, int] = {}
@@ -238,8 +312,15 @@ def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None
             data: SwitchData = multi[0].result
             report.add(data.outcomes)
             mtus.update(data.mtus)
-    if whole_fabric and ({"gpu", "mtu"} & set(checks)) and plan.servers:
-        outcomes, server_live, coverage = collect_servers(plan, creds, workers, full)
+    if whole_fabric and ({"gpu", "mtu", "tenants"} & set(checks)) and plan.servers:
+        probes = tenant_sample(plan) if "tenants" in checks and plan.tenancy is not None else None
+        if say is not None:
+            say(f"reading {len(plan.servers)} servers' NICs and pinging between their GPUs ...")
+        outcomes, server_live, coverage = collect_servers(plan, creds, workers, full, probes)
+        report.add(o for o in outcomes if o.check == "tenants")
+        if probes is not None:
+            report.coverage += probes.coverage
+        outcomes = [o for o in outcomes if o.check != "tenants"]
         if "gpu" in checks:
             report.add(outcomes)
             report.coverage += coverage
@@ -248,4 +329,10 @@ def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None
         mtus.update(server_live)
     if "mtu" in checks:
         report.add(check_mtu(plan, mtus, None if whole_fabric else set(results)))
+    if "tenants" in checks and plan.tenancy is not None:
+        unread = sorted({sw.platform for h, sw in plan.switches.items() if h in results
+                         and not platform(sw.platform).tenant_reader})
+        read = sum(1 for h in results if platform(plan.switches[h].platform).tenant_reader)
+        report.coverage.append(f"tenant VRFs read back on {read}/{len(results)} switches"
+                               + (f" (no tenant reader yet: {', '.join(unread)})" if unread else ""))
     return report

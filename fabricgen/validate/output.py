@@ -80,12 +80,18 @@ def print_table(report: Report, con: Console) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from fabricgen.errors import FabricError
+    from fabricgen.errors import FabricError, Problem
     from fabricgen.plan.build import load_plan
     from fabricgen.render import manifest
 
     plan = load_plan(args.intent)
-    checks = tuple(c for c in CHECKS if c not in set(args.skip or []))
+    if args.ptp and plan.ptp is None:
+        raise FabricError(args.intent, [Problem("ptp", "validate --ptp: the intent has no ptp: section",
+                                                "add a ptp: section (docs/ptp.md), or drop --ptp")])
+    checks = tuple(c for c in CHECKS if c not in set(args.skip or []) and (c != "tenants" or args.tenants))
+    if args.tenants and plan.tenancy is None:
+        raise FabricError(args.intent, [Problem("tenancy", "--tenants: this fabric has no tenants to validate",
+                                                "add tenancy: and tenants: to the intent, or drop --tenants")])
     build = None
     if {"config", "persisted"} & set(checks):
         try:
@@ -102,14 +108,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 con.print("  " + line, markup=False)
             con.print("  (--force compares with the files as they are)", markup=False)
             return 2
+    from fabricgen.connect import target
     from fabricgen.validate.collect import run_validate  # nornir: the [deploy] extra
 
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err.print(f"validating intent {args.intent} ({target(plan, args.lab_dir)})\n  against "
+              f"{build.label if build is not None else 'no build (config and persisted skipped)'}", markup=False)
     window = None
     if args.health:
         window = float(args.window if args.window is not None else plan.health.window_seconds)
     report = run_validate(plan, checks, args.limit, args.role, args.workers, build=build, lab_dir=args.lab_dir,
                           known_hosts=args.known_hosts, full=args.full,
-                          health_window=window)
+                          health_window=window, ptp=args.ptp or (args.health and plan.ptp is not None),
+                          say=lambda line: err.print(line, markup=False))
     if args.output:
         from fabricgen.base.outdir import write_atomically
 
@@ -157,11 +168,18 @@ def register_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--health", action="store_true",
                    help="also judge lossless health: PFC, queue and watchdog counter deltas against the intent's "
                         "health: limits, and every server's live NIC settings")
+    p.add_argument("--ptp", action="store_true",
+                   help="also judge every PTP clock of the intent's ptp: (mode, domain, grandmaster, steps removed, "
+                        "parent, port states, last sync, offset, path delay; docs/ptp.md); --health includes "
+                        "the clocks' offset and path delay when the intent has ptp:")
     p.add_argument("--window", type=window_seconds, default=None,
                    help="seconds between the two counter reads of --health (default: health.window_seconds, 10)")
     add_scope(p)
     p.add_argument("--skip", action="append", choices=list(CHECKS), help="skip a check (repeatable)")
     add_workers(p, 10, "devices read in parallel")
+    p.add_argument("--tenants", action="store_true",
+                   help="also the tenant reachability matrix (same-VRF pairs answer at the tenant MTU, cross-tenant "
+                        "pairs do not unless leaked) and each switch's tenant VRFs, L3VNIs and routes read back")
     p.add_argument("--full", action="store_true",
                    help="ping every GPU NIC to every other server (default: a sample that reaches every NIC, rail, "
                         "leaf pair and leaf -> spine link at least once, and says so)")

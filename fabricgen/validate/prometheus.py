@@ -17,6 +17,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from fabricgen.platforms.health import UNKNOWN
+from fabricgen.platforms.ptp_state import ClockState
 from fabricgen.validate.checks import Report
 
 if TYPE_CHECKING:
@@ -93,6 +94,28 @@ def _health_families(run: HealthRun) -> list[Metric]:
     return [pfc, q_pkts, q_drop, q_ecn, q_wm, pg_wm, port_ecn, wd, wd_now, window, finding]
 
 
+def _ptp_families(readings: dict[str, dict[str, ClockState]]) -> list[Metric]:
+    """Every PTP clock's offset, mean path delay, steps removed and sync age (a clock that does not show
+    one, or a grandmaster, has no offset, delay or age sample); ``clock`` is "" for a switch's boundary
+    clock, the NIC for a server's."""
+    labels = ["device", "clock"]
+    families = {
+        "offset_ns": _gauge("ptp_offset_ns", "PTP offset from master in nanoseconds", labels),
+        "path_delay_ns": _gauge("ptp_mean_path_delay_ns", "PTP mean path delay in nanoseconds", labels),
+        "steps_removed": _gauge("ptp_steps_removed", "PTP steps removed from the grandmaster", labels),
+        "last_sync_s": _gauge("ptp_last_sync_seconds", "Seconds since the last PTP Sync from the master", labels),
+    }
+    for dev in sorted(readings):
+        for clock, state in sorted(readings[dev].items()):
+            for key, family in families.items():
+                if state["steps_removed"] == 0 and key != "steps_removed":
+                    continue  # a grandmaster has no master to measure against
+                value = state.get(key)
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    family.add_metric([dev, clock], float(value))
+    return list(families.values())
+
+
 def render(report: Report, run: HealthRun | None = None) -> str:
     """The whole report (and the health run's counters, if any) as Prometheus text."""
     ok = _gauge("validate_ok", "1 when every check passed", [])
@@ -109,6 +132,8 @@ def render(report: Report, run: HealthRun | None = None) -> str:
     families: list[Metric] = [ok, checked, failed, failure]
     if run is not None:
         families += _health_families(run)
+    if report.ptp:
+        families += _ptp_families(report.ptp)
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Families(families))
     return generate_latest(registry).decode("utf-8")

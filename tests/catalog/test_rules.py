@@ -15,9 +15,10 @@ def test_every_checker_takes_its_ids_from_the_catalogue() -> None:
     from fabricgen.platforms.nxos import check as nxos
     from fabricgen.validate import checks, health
     from fabricgen.validate import nic as live_nic
+    from fabricgen.validate import ptp as live_ptp
 
     used = {*roce.RULES, *nic.RULES, *addresses.RULES, *nxos.RULES, *eos.RULES, sonic_yang.RULE, frr_parser.RULE,
-            *checks.CHECKS, *health.RULES, *live_nic.NIC_CHECKS, *ptp.RULES,
+            *checks.CHECKS, *health.RULES, *live_nic.NIC_CHECKS, *ptp.RULES, *live_ptp.RULES,
             *tenants.RULES}
     assert used == set(rules.BY_ID)  # every id is run somewhere, and nothing runs an undeclared one
 

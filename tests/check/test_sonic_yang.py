@@ -83,8 +83,10 @@ def _set(table: str, key: str, field: str, value: Any) -> Callable[[dict[str, An
     return mutate
 
 
-@pytest.mark.parametrize(
-    ("mutate", "location", "words"),
+# The catalogue of mutations (also applied to one switch of a family in test_sonic_shapes.py).
+MUTATIONS: dict[str, tuple[Callable[[dict[str, Any]], None], str, list[str]]] = dict(zip(
+    ["mtu-range", "qos-map-leafref", "queue-scheduler-leafref", "weight-range", "wred-must", "pfcwd-must",
+     "metadata-type", "pg-profile-union", "fec-pattern", "map-value", "cable-length", "unknown-field", "boolean"],
     [
         (_set("PORT", "Ethernet0", "mtu", "9300"), "/PORT/Ethernet0/mtu", ["9300", "68..9216"]),
         (_set("PORT_QOS_MAP", "Ethernet8", "dscp_to_tc_map", "NOPE"), "/PORT_QOS_MAP/Ethernet8/dscp_to_tc_map",
@@ -105,10 +107,10 @@ def _set(table: str, key: str, field: str, value: Any) -> Callable[[dict[str, An
         (_set("PORT", "Ethernet0", "foo", "1"), "/PORT/Ethernet0/foo", ["unknown field"]),
         (_set("WRED_PROFILE", "ROCE_LOSSLESS_ECN", "wred_green_enable", "yes"),
          "/WRED_PROFILE/ROCE_LOSSLESS_ECN/wred_green_enable", ["'true' or 'false'"]),
-    ],
-    ids=["mtu-range", "qos-map-leafref", "queue-scheduler-leafref", "weight-range", "wred-must", "pfcwd-must",
-         "metadata-type", "pg-profile-union", "fec-pattern", "map-value", "cable-length", "unknown-field", "boolean"],
-)  # fmt: skip
+    ], strict=True))  # fmt: skip
+
+
+@pytest.mark.parametrize(("mutate", "location", "words"), MUTATIONS.values(), ids=list(MUTATIONS))
 def test_mutation_is_reported_at_its_path(
     validator: SonicYangValidator, mutate: Callable[[dict[str, Any]], None], location: str, words: list[str]
 ) -> None:

@@ -274,6 +274,9 @@ def test_lab_is_healthy_and_fast(lab: LabState) -> None:
     status = lab_status(lab.workdir)
     assert status.running and status.healthy, status
     assert {n.name for n in status.nodes} == {"s1", "s2", "h1"}
+    assert all(n.ssh_reachable is True for n in status.nodes)  # probed, and answering
+    # issue 23 D12: what was not probed is not reported as "ssh NO"
+    assert {n.ssh_reachable for n in lab_status(lab.workdir, check_ssh=False).nodes} == {None}
     assert lab.timings["total"] < 10, lab.timings
 
 

@@ -61,14 +61,25 @@ def test_frr_lab_fabric_passes_frr_parser(mechanism: str, tmp_path: Path) -> Non
     assert "router bgp 4200000002 vrf green\n" in leaf
     spine = (configs / "lab-spine01" / "frr.conf").read_text()
     if mechanism == "evpn-vxlan":
-        assert "vrf green\n vni 10003\nexit-vrf\n" in leaf
+        assert "vrf green\n vni 10003\n netns /run/netns/green\nexit-vrf\n" in leaf
+        kernel = (configs / "lab-leaf03" / "tenants.sh").read_text()  # the Linux side FRR binds to
+        assert "[ -e /run/netns/green ] || ip netns add green\n" in kernel
+        assert "ip link set Ethernet16 netns /run/netns/green\n" in kernel
+        assert plan.tenancy is not None
+        vtep = plan.switches["lab-leaf03"].loopback
+        assert (f"ip link add vx3 mtu {plan.tenancy.tenant_mtu} type vxlan id 10003 local {vtep} dstport 4789 "
+                "nolearning tos inherit df inherit") in kernel
+        assert "nsenter --net=/run/netns/green ip link set vx3 master br3\n" in kernel
+        assert not (configs / "lab-spine01" / "tenants.sh").exists()
         assert "  rd 198.18.0.5:3\n  route-target import 65000:10003\n  route-target import 65000:10002\n" \
                "  route-target export 65000:10003\n" in leaf
         assert "  advertise-all-vni\n" in leaf
         assert "198.18.32.20/31" not in leaf.split("router bgp")[0].split("ip prefix-list")[1]  # not in default VRF
-        assert "  neighbor 198.18.16.1 attribute-unchanged next-hop\n" in spine
+        assert "  neighbor 198.18.16.1 activate\n" in spine.split("address-family l2vpn evpn")[1]
+        assert "attribute-unchanged" not in spine  # FRR's default for l2vpn evpn, never shown (frr/tenants.py)
     else:
         assert "vni" not in leaf and "l2vpn" not in spine
+        assert "vxlan" not in (configs / "lab-leaf03" / "tenants.sh").read_text()
         assert " match source-vrf green\n set community 65000:3 additive\n" in leaf
         assert "bgp community-list standard CL-green seq 10 permit 65000:2\n" in leaf  # green reaches blue
 
@@ -114,3 +125,42 @@ def test_nxos_leaves_refuse_vrf_lite_by_name(tmp_path: Path, capsys: pytest.Capt
     assert main(["plan", "-i", str(path)]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "tenancy.mechanism: platform nxos (leaves) lacks the capability `tenancy vrf-lite`" in err
+
+
+def test_lab_runs_the_kernel_script_before_zebra_with_netns_vrfs(tmp_path: Path) -> None:
+    """The tenant lab (inventory/lab/tenants.yaml): each leaf runs its rendered tenants.sh before zebra, which
+    then runs with its netns VRF backend; the fabric links carry the raised underlay MTU, server links the
+    tenant MTU; spines and a fabric without tenants are as before."""
+    from fabricgen.lab.daemons import NodePaths, setup_script
+    from fabricgen.lab.from_plan import lab_topology
+
+    plan = load_plan(ROOT / "inventory" / "lab" / "tenants.yaml")
+    assert plan.tenancy is not None
+    topo = lab_topology(plan, tmp_path)
+    leaf, spine = topo.node("tlab-leaf01"), topo.node("tlab-spine01")
+    assert leaf.kernel_script.startswith("#!/bin/sh\n# tlab-leaf01: the Linux side of its tenant VRFs")
+    assert spine.kernel_script == ""
+    paths = NodePaths(tmp_path / "leaf")
+    script = setup_script(leaf, paths).splitlines()
+    kernel = next(i for i, line in enumerate(script) if line.startswith(f"sh {paths.kernel_script}"))
+    zebra = next(i for i, line in enumerate(script) if "/zebra " in line)
+    assert kernel < zebra and " -n " in script[zebra]
+    assert " -n " not in next(line for line in setup_script(spine, paths).splitlines() if "/zebra " in line)
+    mtus = {(link.a, link.z): link.mtu for link in topo.links}
+    assert mtus[("gpu0001", "tlab-leaf01")] == plan.tenancy.tenant_mtu == 9216
+    assert mtus[("tlab-leaf01", "tlab-spine01")] == plan.tenancy.underlay_mtu == 9216 + 50
+    plain = lab_topology(load_plan(ROOT / "inventory" / "lab" / "fabric.yaml"), tmp_path)
+    assert {link.mtu for link in plain.links} == {9216}
+    assert all(not n.kernel_script for n in plain.nodes)
+
+
+def test_boot_config_leaves_the_netns_binding_to_zebra(tmp_path: Path) -> None:
+    from fabricgen.platforms.frr.tenants import boot_config
+
+    plan = load_plan(ROOT / "inventory" / "lab" / "tenants.yaml")
+    text = (build(plan, tmp_path) / "tlab-leaf01" / "frr.conf").read_text()
+    assert " netns /run/netns/red\n" in text
+    booted = boot_config(text)
+    assert "netns" not in booted and "vrf red\n vni 10011\nexit-vrf\n" in booted
+    assert booted.splitlines() == [line for line in text.splitlines() if not line.startswith(" netns ")]
+    assert "vrf red\n vni 10011\n netns /run/netns/red\nexit-vrf\n" in text  # FRR's order: vni, then netns

@@ -46,6 +46,9 @@ def frr_rule(c: Change, new_sessions: set[str] | None = None, gone_sessions: set
             return Impact(Label.BGP_RESET, f"part of the session to {m.group(1)}, which is removed")
     if text.startswith("frr version") or text in ("end", "exit", "!", "exit-address-family"):
         return Impact(Label.HITLESS, "not config (a version banner or a stanza end)")
+    tenant = _tenant_rule(c, text, top)
+    if tenant is not None:
+        return tenant
     if not c.path:
         if text.startswith("frr defaults"):
             return Impact(Label.DAEMON_RESTART, "FRR reads `frr defaults` only when its daemons start: restart them")
@@ -98,6 +101,25 @@ def frr_rule(c: Change, new_sessions: set[str] | None = None, gone_sessions: set
         return Impact(Label.BGP_RESET, f"no impact rule for `{text}` under router bgp: assumed to reset sessions")
     return Impact(Label.DAEMON_RESTART,
                   f"no impact rule for `{text}` under `{top}`: assumed the worst short of a reload")
+
+
+_VRF_BGP = re.compile(r"^router bgp \S+ vrf \S+$")
+
+
+def _tenant_rule(c: Change, text: str, top: str) -> Impact | None:
+    """A tenant VRF (`vrf X`, its `vni`/`netns`) and its BGP instance (`router bgp N vrf X`) touch only that
+    tenant: added, nothing running changes (hitless); removed or changed, that tenant's routes are withdrawn
+    and advertised again (bgp-reset of that tenant only).  None: not a tenant line."""
+    if not c.path and (text.startswith("vrf ") or _VRF_BGP.match(text)):
+        what = "tenant VRF" if text.startswith("vrf ") else "tenant's BGP instance"
+        if c.sign == "+":
+            return Impact(Label.HITLESS, f"a new {what}: the default VRF and every other tenant are untouched")
+        return Impact(Label.BGP_RESET, f"the {what} goes: that tenant's routes are withdrawn")
+    if top.startswith("vrf ") or _VRF_BGP.match(top):
+        if c.sign == "+":
+            return Impact(Label.HITLESS, f"part of {top}: one tenant's VRF, nothing else changes")
+        return Impact(Label.BGP_RESET, f"part of {top}: that tenant's routes are withdrawn and advertised again")
+    return None
 
 
 def impact(hunks: list[Hunk], ctx: Context, sides: dict[str, tuple[Sequence[str], Sequence[str]]] | None) -> None:

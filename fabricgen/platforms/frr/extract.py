@@ -6,10 +6,11 @@ from pathlib import Path
 
 from fabricgen.plan.model import Plan
 from fabricgen.platforms.facts import DeviceFacts, read_config, scan_frr
+from fabricgen.platforms.linuxptp import CONF_FILE
 from fabricgen.platforms.ptp_facts import PtpFacts, read_ptp4l
 
 FRR_CONF = "frr.conf"
-PTP_CONF = "ptp4l.conf"  # platforms/frr/render.py PTP_FILENAME
+PTP_CONF = CONF_FILE  # the file platforms/frr/render.py writes
 
 
 def extract_frr(plan: Plan, configs: Path, host: str) -> DeviceFacts:

@@ -14,12 +14,15 @@ from dataclasses import dataclass
 
 import jinja2
 
+from fabricgen.catalog.registry import platform
 from fabricgen.plan.model import Plan, Switch
 from fabricgen.platforms.frr.bgp import BgpConfig, bgp_config
-from fabricgen.platforms.linuxptp import ptp4l_conf
+from fabricgen.platforms.frr.tenants import NETNS_DIR, kernel_tenancy
+from fabricgen.platforms.linuxptp import CONF_FILE, ptp4l_conf
 
 FILENAME = "frr.conf"
-PTP_FILENAME = "ptp4l.conf"  # linuxptp's boundary clock: `ptp4l -f ptp4l.conf`
+PTP_FILENAME = CONF_FILE  # linuxptp's boundary clock: `ptp4l -f ptp4l.conf`
+TENANTS_FILENAME = "tenants.sh"  # the kernel side of its tenant VRFs, run before FRR starts (registry lab_script)
 TEMPLATE = "frr/frr.conf.j2"
 
 # The kernel's ECMP hash (Documentation/networking/ip-sysctl.rst: fib_multipath_hash_policy 1 = Layer 4, the
@@ -76,9 +79,14 @@ def live_hash(plan: Plan, sw: Switch) -> dict[str, str]:
 
 
 def render(sw: Switch, plan: Plan, env: jinja2.Environment) -> dict[str, str]:
-    """frr.conf, and ptp4l.conf where the switch runs a PTP boundary clock (linuxptp, platforms/linuxptp.py)."""
+    """frr.conf; ptp4l.conf where the switch runs a PTP boundary clock (linuxptp, platforms/linuxptp.py);
+    tenants.sh where it carries tenant VRFs (their namespaces, ports and L3VNI devices: FRR does not make them)."""
     cfg = structured_config(sw, plan)
-    out = {FILENAME: env.get_template(TEMPLATE).render(cfg=cfg, bgp=cfg.bgp)}
+    out = {FILENAME: env.get_template(TEMPLATE).render(cfg=cfg, bgp=cfg.bgp, netns=NETNS_DIR,
+                                                       frr_defaults=platform(sw.platform).frr_defaults)}
+    kernel = kernel_tenancy(sw, plan)
+    if kernel is not None:
+        out[TENANTS_FILENAME] = env.get_template("frr/tenants.sh.j2").render(k=kernel)
     clock = plan.ptp.clocks.get(sw.hostname) if plan.ptp is not None else None
     if clock is not None and plan.ptp is not None:
         out[PTP_FILENAME] = ptp4l_conf(clock, plan.ptp, plan, header=f"{sw.hostname}: PTP boundary clock. "

@@ -7,10 +7,11 @@ evpn-vxlan (FRR's EVPN type-5, as in FRR's bgp_evpn_rt5 topotest and Cumulus' sy
   ``address-family l2vpn evpn``, ``advertise ipv4 unicast`` with an explicit RD
   (``<router id>:<tenant id>``) and RTs (``<rt_admin>:<vni>``): FRR's automatic RT is
   ``<AS>:<VNI>``, which differs on every leaf of a multi-AS (RFC 7938) fabric;
-* the default instance activates ``l2vpn evpn`` on every underlay session, leaves add
-  ``advertise-all-vni``, and a transit switch (spine) keeps the VTEP's next hop with
-  ``attribute-unchanged next-hop`` (an eBGP speaker rewrites it otherwise: FRRouting/frr#16209,
-  #20579).
+* the default instance activates ``l2vpn evpn`` on every underlay session and leaves add
+  ``advertise-all-vni``.  A spine passes the VTEP's next hop on unchanged without being told: FRR sets
+  ``attribute-unchanged next-hop`` on every l2vpn evpn peer by default and never writes it out
+  (bgpd.c ``peer_new``, bgp_vty.c ``bgp_config_write_peer_af``, 8.4 to master), so rendering it would
+  leave a line the running config never shows and a deploy that never converges.
 
 vrf-lite (route leaking, no encapsulation):
 
@@ -24,13 +25,20 @@ vrf-lite (route leaking, no encapsulation):
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from fabricgen.plan.model import Plan, Switch, Tenancy, TenantPlan
-from fabricgen.platforms.tenant_facts import TenantFacts, scan_frr_tenants
+from fabricgen.platforms.tenant_facts import LiveVrf, TenantFacts, scan_frr_tenants
 
 TAG_MAP = "RM-TENANT-TAG"
+# Where Linux + FRR's tenant VRFs live: `ip netns add <name>` makes /run/netns/<name> (ip-netns(8)); zebra -n
+# watches that directory and binds each namespace to the VRF of its name, then lists it as `netns <path>` under
+# the VRF.  The config carries the same line so frr-reload.py leaves it alone (FRR 8.4 cannot bind a
+# namespace from the config itself: "Can not associate NS", or "already configured" once zebra bound it).
+NETNS_DIR = "/run/netns"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +58,6 @@ class FrrTenancy:
 
     evpn: bool
     vtep: bool  # this switch originates tenant routes (a leaf with tenants): `advertise-all-vni`
-    transit: bool  # this switch passes EVPN routes on between VTEPs (a spine)
     evpn_neighbors: list[str] = field(default_factory=list)
     default_imports: list[str] = field(default_factory=list)  # vrf-lite: tenant VRFs leaked into the default VRF
     vrfs: list[FrrVrf] = field(default_factory=list)
@@ -69,7 +76,7 @@ def tenancy_config(sw: Switch, plan: Plan, prefix: str = "") -> FrrTenancy | Non
     if t is None or sw.bgp is None:
         return None
     mine = t.on(sw.hostname)
-    out = FrrTenancy(t.evpn, bool(mine) and t.evpn, t.evpn and sw.role != "leaf")
+    out = FrrTenancy(t.evpn, bool(mine) and t.evpn)
     if t.evpn:
         out.evpn_neighbors = [n.ip for n in sw.bgp.neighbors if n.afi == "ipv4"]
     for tp in mine:
@@ -104,6 +111,45 @@ def _leak(out: FrrTenancy, t: Tenancy, mine: list[TenantPlan], prefix: str) -> N
             out.route_maps.append((f"RM-IMPORT-{name}", 20 + 10 * k, f"source-vrf {vrf_name(prefix, o)}", ""))
 
 
+@dataclass(frozen=True, slots=True)
+class KernelVrf:
+    name: str  # the network namespace FRR's netns VRF backend maps `vrf <name>` to
+    vni: int
+    ports: tuple[str, ...]
+    vxlan: str  # `vx<tenant id>` / `br<tenant id>` (intent TENANT_NAME_LEN keeps them within IFNAMSIZ)
+    bridge: str
+
+
+@dataclass(frozen=True, slots=True)
+class KernelTenancy:
+    """What `frr/tenants.sh.j2` prints: the kernel devices of one switch's tenant VRFs."""
+
+    hostname: str
+    netns_dir: str
+    evpn: bool
+    vtep: str  # the VXLAN source address: the loopback the underlay advertises
+    mtu: int  # the tenant MTU (the VXLAN device's, so the bridge's)
+    vrfs: tuple[KernelVrf, ...]
+
+
+def kernel_tenancy(sw: Switch, plan: Plan) -> KernelTenancy | None:
+    """The Linux side of a switch's tenants (None: it has none).  This kernel has no `vrf` device type, so
+    a VRF is a network namespace, FRR's netns VRF backend (`zebra -n`, FRR docs "VRF" / "Network Namespaces")."""
+    t = plan.tenancy
+    mine = t.on(sw.hostname) if t is not None else []
+    if t is None or not mine:
+        return None
+    vrfs = tuple(KernelVrf(tp.name, tp.vni, tuple(port for leaf, port in tp.ports if leaf == sw.hostname),
+                           f"vx{tp.id}", f"br{tp.id}") for tp in mine)
+    return KernelTenancy(sw.hostname, NETNS_DIR, t.evpn, sw.loopback, t.tenant_mtu, vrfs)
+
+
+def boot_config(frr_conf: str) -> str:
+    """frr.conf as `vtysh -b` loads it when FRR starts: without the VRFs' `netns` lines, which zebra -n has
+    already bound from /run/netns and FRR 8.4 refuses to repeat ("VRF ... already configured with NETNS")."""
+    return "".join(line for line in frr_conf.splitlines(keepends=True) if not line.startswith(" netns "))
+
+
 def tenant_facts(plan: Plan, configs: Path, host: str) -> TenantFacts:
     """Linux + FRR: everything from frr.conf; no port MTU (the Linux interface's, set outside FRR).  A VTEP's
     DSCP/ECN copy is the kernel VXLAN device's `tos inherit` (RFC 6040 ECN handling is the kernel's)."""
@@ -114,3 +160,35 @@ def tenant_facts(plan: Plan, configs: Path, host: str) -> TenantFacts:
     except (OSError, UnicodeDecodeError) as exc:
         f.errors.append(f"cannot read: {exc}")
     return f
+
+
+VNI_COMMAND = "vtysh -c 'show evpn vni json'"
+ROUTES_COMMAND = "vtysh -c 'show ip route vrf all json'"
+
+
+def read_live(device: Any) -> dict[str, LiveVrf]:
+    """What the switch runs (validate --tenants): zebra's L3VNIs by VRF (`show evpn vni json`: "type" L3,
+    "tenantVrf") and every VRF's route prefixes (`show ip route vrf all json`: VRF -> prefix -> routes)."""
+    out = device.cli([VNI_COMMAND, ROUTES_COMMAND])
+    return parse_live(str(out[VNI_COMMAND]), str(out[ROUTES_COMMAND]))
+
+
+def parse_live(vnis_json: str, routes_json: str) -> dict[str, LiveVrf]:
+    """The two commands' JSON -> {VRF: LiveVrf}.  FRR 8.4 prints `show ip route vrf all json` as one object
+    per VRF, back to back ({prefix: [route, ...]}, each route naming its "vrfName"); a VRF with an L3VNI
+    but no routes is listed too."""
+    vnis = json.loads(vnis_json or "{}")
+    vni_of = {str(v["tenantVrf"]): int(v["vni"]) for v in vnis.values()
+              if isinstance(v, dict) and v.get("type") == "L3" and "tenantVrf" in v}
+    prefixes: dict[str, set[str]] = {name: set() for name in vni_of}
+    decoder, text, pos = json.JSONDecoder(), routes_json, 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            break
+        table, pos = decoder.raw_decode(text, pos)
+        for prefix, routes in table.items():
+            for route in routes if isinstance(routes, list) else []:
+                prefixes.setdefault(str(route.get("vrfName", "default")), set()).add(str(prefix))
+    return {name: LiveVrf(vni_of.get(name, 0), frozenset(p)) for name, p in sorted(prefixes.items())}

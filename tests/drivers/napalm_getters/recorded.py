@@ -20,13 +20,13 @@ from napalm.base.test.double import BaseTestDouble
 from napalm.base.test.getters import BaseTestGetters, wrap_test_cases
 
 from fabricgen.base.ssh import CommandResult
-from fabricgen.napalm_kit import HEALTH_GETTERS
+from fabricgen.napalm_kit import HEALTH_GETTERS, PTP_GETTERS
 from tests.drivers.fake_transport import FakeTransport
 
 RECORDED = Path(__file__).resolve().parent.parent / "mocked_data"
 ROUTE = "198.19.250.2/32"  # the prefix the FRR recording asked for (a leaf's GPU /31 pool member)
 # fabricgen's documented driver extensions, which napalm's base does not have
-EXTENSIONS = {"get_bfd_peers", "get_ecmp_paths", "get_ecmp_hash", "uninterruptible", *HEALTH_GETTERS}
+EXTENSIONS = {"get_bfd_peers", "get_ecmp_paths", "get_ecmp_hash", "uninterruptible", *HEALTH_GETTERS, *PTP_GETTERS}
 
 
 class RecordedDevice(BaseTestDouble):  # type: ignore[misc]

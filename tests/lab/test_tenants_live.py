@@ -1,0 +1,279 @@
+"""Tenant isolation, live (issue 25): inventory/lab/tenants.yaml on the namespace lab, three tenants over
+FRR's EVPN type-5 with kernel VXLAN, each tenant VRF a network namespace (zebra -n).
+
+The switches boot with their rendered frr.conf and run their rendered tenants.sh before FRR starts, as a
+provisioned Linux + FRR switch would.  Then, over real pings between the servers' NICs:
+
+* every same-tenant pair of NICs (on the same leaf or across the spines) reaches the other with a
+  full-size packet of the tenant MTU and don't-fragment set, and so do the servers left in the default VRF;
+* every cross-tenant pair, and every tenant <-> default-VRF pair, fails;
+* a probe's DSCP and ECN bits arrive unchanged at the far NIC, and the spines see them copied to the
+  outer (VXLAN) header, where their PFC classifier looks;
+* a dry run of the same build changes nothing, and adding a fourth tenant gives a dry-run diff that touches
+  that tenant's lines and nothing else, labelled by what it does.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import itertools
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fabricgen.cli import main
+from fabricgen.deploy import DeployOptions, run_deploy
+from fabricgen.lab import LabState, lab_down, lab_up, node_exec, prune_stale_labs
+from fabricgen.lab.from_plan import lab_topology
+from fabricgen.plan.build import load_plan
+from fabricgen.plan.model import Plan
+from fabricgen.platforms.frr.tenants import boot_config
+from fabricgen.render import manifest
+from fabricgen.render.build import render_all
+
+pytestmark = [pytest.mark.lab, pytest.mark.usefixtures("lab_host")]
+
+ROOT = Path(__file__).resolve().parents[2]
+INTENT = ROOT / "inventory" / "lab" / "tenants.yaml"
+CONVERGE_S = 60.0
+ROCE_DSCP_ECT0 = 26 << 2 | 0b10  # DSCP 26 (the RoCE class) + ECT(0): ToS 0x6a
+
+Nic = tuple[str, str, str]  # (server, ifname, address)
+
+
+@pytest.fixture(scope="module")
+def plan() -> Plan:
+    return load_plan(INTENT)
+
+
+@pytest.fixture(scope="module")
+def build(plan: Plan, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("tenants") / "build"
+    render_all(plan, out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def lab(plan: Plan, build: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
+    """The lab with every switch provisioned: its rendered frr.conf loaded at start (`vtysh -b`, without the
+    `netns` lines zebra adds itself), then saved by FRR (`write memory`), so the saved config is the build's."""
+    prune_stale_labs()
+    workdir = tmp_path_factory.mktemp("tenant-lab")
+    topo = lab_topology(plan, workdir)
+    nodes = tuple(dataclasses.replace(n, frr_config=boot_config((build / "configs" / n.name / "frr.conf").read_text()))
+                  if n.kind == "switch" else n for n in topo.nodes)
+    state = lab_up(dataclasses.replace(topo, nodes=nodes))
+    try:
+        for sw in plan.switches:  # saved = running, `netns` lines included, as on a provisioned switch
+            out = node_exec(workdir, sw, ["vtysh", "-c", "write memory"])
+            assert out.returncode == 0, out.stderr
+        yield state
+    finally:
+        lab_down(workdir)
+
+
+def build_checked(plan: Plan, tmp_path: Path) -> Path:
+    """The lab intent rendered and checked by `fabricgen render`, as deploy requires."""
+    out = tmp_path / "checked"
+    assert main(["render", "-i", str(INTENT), "-o", str(out)]) == 0
+    return out
+
+
+def nics(plan: Plan) -> list[Nic]:
+    return [(srv.name, n.ifname, n.ip.split("/")[0]) for srv in plan.servers for n in srv.nics]
+
+
+def tenant_of(plan: Plan, nic: Nic) -> str:
+    assert plan.tenancy is not None
+    return plan.tenancy.nic_tenant.get((nic[0], nic[1]), "default")
+
+
+def ping(lab: LabState, src: Nic, dst: Nic, size: int, tos: int = 0, count: int = 1) -> bool:
+    """One full-size ping from a NIC's address with don't-fragment set (`-M do`): True if answered."""
+    out = node_exec(lab.workdir, src[0], ["ping", "-n", "-q", "-c", str(count), "-i", "0.2", "-W", "1", "-M", "do",
+                                          "-s", str(size - 28), "-Q", str(tos), "-I", src[2], dst[2]], timeout=15)
+    return out.returncode == 0
+
+
+def wait_converged(plan: Plan, lab: LabState) -> None:
+    """Until a same-tenant pair on different leaves answers (the EVPN routes are in)."""
+    assert plan.tenancy is not None
+    red = [n for n in nics(plan) if tenant_of(plan, n) == "red"]
+    a, b = red[0], next(n for n in red if n[0] != red[0][0])
+    deadline = time.monotonic() + CONVERGE_S
+    while not ping(lab, a, b, 1000):
+        if time.monotonic() > deadline:
+            pytest.fail(f"{a} -> {b} (tenant red) not reachable within {CONVERGE_S:.0f}s")
+        time.sleep(1.0)
+
+
+def test_reachability_matrix(plan: Plan, lab: LabState) -> None:
+    """All 16 x 14 NIC pairs of different servers: reachable exactly when both are in the same VRF."""
+    assert plan.tenancy is not None
+    wait_converged(plan, lab)
+    pairs = [(a, b) for a, b in itertools.permutations(nics(plan), 2) if a[0] != b[0]]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        got = dict(zip(pairs, pool.map(lambda p: ping(lab, p[0], p[1], plan.tenancy.tenant_mtu), pairs), strict=True))
+    want = {p: tenant_of(plan, p[0]) == tenant_of(plan, p[1]) for p in pairs}
+    wrong = [f"{a[0]}:{a[1]} ({tenant_of(plan, a)}) -> {b[0]}:{b[1]} ({tenant_of(plan, b)}): "
+             f"{'reached' if got[a, b] else 'no answer'}" for a, b in pairs if got[a, b] != want[a, b]]
+    assert wrong == []
+    allowed = sum(want.values())
+    assert allowed and len(pairs) - allowed  # the matrix has both kinds
+    # each VRF (3 tenants and the default) holds 2 servers x 2 NICs: 8 ordered pairs of different servers
+    assert (allowed, len(pairs) - allowed) == (4 * 8, 16 * 14 - 4 * 8)
+
+
+def test_tenant_mtu_is_the_limit(plan: Plan, lab: LabState) -> None:
+    """A packet one byte over the tenant MTU is refused at the sender's NIC with DF set, not fragmented."""
+    assert plan.tenancy is not None
+    red = [n for n in nics(plan) if tenant_of(plan, n) == "red"]
+    a, b = red[0], next(n for n in red if n[0] != red[0][0])
+    wait_converged(plan, lab)
+    assert ping(lab, a, b, plan.tenancy.tenant_mtu)
+    assert not ping(lab, a, b, plan.tenancy.tenant_mtu + 1)
+
+
+# A packet capture on AF_PACKET (no tcpdump here): prints "ready", then one line per ICMP echo of the
+# probe's addresses, plain ("icmp <tos>") or inside VXLAN ("vxlan <outer tos> <vni> <inner tos>").
+SNIFF = r"""
+import socket, struct, sys, time
+src, dst, secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+s.settimeout(0.2)
+print("ready", flush=True)
+end = time.time() + secs
+def ip(b):
+    return b[1], b[9], socket.inet_ntoa(b[12:16]), socket.inet_ntoa(b[16:20]), (b[0] & 15) * 4
+while time.time() < end:
+    try:
+        pkt = s.recv(65535)
+    except socket.timeout:
+        continue
+    if pkt[12:14] != b"\x08\x00":
+        continue
+    tos, proto, a, z, ihl = ip(pkt[14:])
+    if proto == 17 and struct.unpack("!H", pkt[14 + ihl + 2:14 + ihl + 4])[0] == 4789:
+        vni = int.from_bytes(pkt[14 + ihl + 12:14 + ihl + 15], "big")
+        inner = pkt[14 + ihl + 8 + 8 + 14:]
+        itos, iproto, ia, iz, _ = ip(inner)
+        if iproto == 1 and (ia, iz) == (src, dst):
+            print("vxlan", tos, vni, itos, flush=True)
+    elif proto == 1 and (a, z) == (src, dst):
+        print("icmp", tos, flush=True)
+"""
+
+
+def sniff(lab: LabState, node: str, src: str, dst: str, secs: float) -> subprocess.Popen[str]:
+    holder = lab.nodes[node].holder
+    assert holder is not None
+    proc = subprocess.Popen(["nsenter", "-t", str(holder.pid), "-n", "--", "python3", "-c", SNIFF, src, dst, str(secs)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready", proc.stderr
+    return proc
+
+
+def test_dscp_and_ecn_cross_the_overlay(plan: Plan, lab: LabState) -> None:
+    """The RoCE DSCP (and ECT(0)) of a probe: copied to the outer header on the spines, intact at the far NIC."""
+    assert plan.tenancy is not None
+    red = [n for n in nics(plan) if tenant_of(plan, n) == "red"]
+    a, b = red[0], next(n for n in red if n[0] != red[0][0])
+    wait_converged(plan, lab)
+    spines = [sw.hostname for sw in plan.by_role("spine")]
+    procs = {node: sniff(lab, node, a[2], b[2], 4.0) for node in [b[0], *spines]}
+    assert ping(lab, a, b, 1000, tos=ROCE_DSCP_ECT0, count=3)
+    lines = {node: proc.communicate(timeout=15)[0].split("\n") for node, proc in procs.items()}
+    far = [line for line in lines[b[0]] if line]
+    assert far and all(line == f"icmp {ROCE_DSCP_ECT0}" for line in far), far
+    vxlan = [line.split() for node in spines for line in lines[node] if line]
+    red_vni = plan.tenancy.tenants["red"].vni
+    assert vxlan and all(v == ["vxlan", str(ROCE_DSCP_ECT0), str(red_vni), str(ROCE_DSCP_ECT0)] for v in vxlan), vxlan
+
+
+def test_adding_a_tenant_diffs_only_that_tenant(plan: Plan, lab: LabState, tmp_path: Path) -> None:
+    """The dry run of a fourth tenant (the two servers left in the default VRF) against the running lab:
+    every changed line is the new tenant's (its VRF, its ports, its BGP instance) and nothing else."""
+    wait_converged(plan, lab)
+    intent = yaml.safe_load(INTENT.read_text())
+    intent["tenants"].append({"name": "amber", "id": 14, "servers": ["gpu0004", "gpu0008"]})
+    path = tmp_path / "tenants.yaml"
+    path.write_text(yaml.safe_dump(intent, sort_keys=False))
+    grown = load_plan(path)
+    assert grown.tenancy is not None
+    out = tmp_path / "build"
+    assert main(["render", "-i", str(path), "-o", str(out)]) == 0  # rendered and checked, as deploy requires
+    unchanged = run_deploy(plan, manifest.load(build_checked(plan, tmp_path), plan),
+                           DeployOptions(lab_dir=lab.workdir, dry_run=True))
+    assert unchanged.failed == {} and unchanged.changed == {}  # the running lab is its own build
+    report = run_deploy(grown, manifest.load(out, grown), DeployOptions(lab_dir=lab.workdir, dry_run=True))
+    assert report.failed == {}
+    amber = grown.tenancy.tenants["amber"]
+    leaves = set(amber.leaves)
+    assert set(report.changed) == leaves and set(report.unchanged) == set(plan.switches) - leaves
+    ports = {port for _, port in amber.ports}
+    addresses = {itf.ipv4 for leaf in leaves for itf in grown.switches[leaf].interfaces if itf.name in ports}
+    for host, diff in report.changed.items():
+        foreign = foreign_lines(diff, "amber", ports, addresses)
+        assert foreign == [], f"{host}: lines that are not tenant amber's:\n" + "\n".join(foreign)
+        # labelled: the new VRF and its BGP instance are hitless; the port leaving the default VRF drops its address
+        impact = report.outcomes[host].impact
+        assert impact is not None
+        labels = {(c.sign, c.text): i.label for h in impact.hunks for c, i in zip(h.changes, h.impacts, strict=True)}
+        assert labels["+", "vrf amber"] == labels["+", f"router bgp {grown.switches[host].asn} vrf amber"] == "hitless"
+        assert impact.worst is not None and impact.worst.label == "bgp-reset"
+
+
+def foreign_lines(diff: str, tenant: str, ports: set[str], addresses: set[str]) -> list[str]:
+    """The changed lines of a unified diff that are not the tenant's: not in its VRF's blocks (`vrf <t>`,
+    `router bgp ... vrf <t>`), not in one of its ports' `interface` blocks, not naming its ports' subnets."""
+    out: list[str] = []
+    header = ""
+    for text in diff.splitlines():
+        if text.startswith(("---", "+++", "@@")) or not text:
+            continue
+        body = text[1:]
+        if body and not body.startswith(" "):
+            header = body
+        if text[0] not in "+-":
+            continue
+        mine = (header.endswith(f"vrf {tenant}") or header == f"vrf {tenant}"
+                or header.split(" vrf ")[0] in {f"interface {p}" for p in ports}
+                or any(a in body for a in addresses) or body in ("exit-vrf", "exit", "!"))
+        if not mine:
+            out.append(text)
+    return out
+
+
+def test_validate_tenants_passes_then_names_a_leaked_route(plan: Plan, lab: LabState) -> None:
+    """`validate --tenants` on the running lab: the sampled matrix and every switch's VRFs pass; a route of
+    green's put into red's VRF by hand is then named, on its switch, and nothing else fails."""
+    from fabricgen.validate import run_validate
+    from fabricgen.validate.tenants import tenant_sample, tenant_subnets
+
+    wait_converged(plan, lab)
+    report = run_validate(plan, ("tenants",), lab_dir=lab.workdir)
+    assert report.failures == [] and report.ok
+    pings = sum(len(p) for p in tenant_sample(plan).pings.values())
+    assert sum(1 for o in report.outcomes if o.item.count("->") == 1) == pings == 44
+    assert "tenant VRFs read back on 6/6 switches" in report.coverage
+    green = next(s for s, t in sorted(tenant_subnets(plan).items()) if t == "green")
+    leaf = plan.switches["tlab-leaf01"].hostname
+    add = ["vtysh", "-c", "configure terminal", "-c", "vrf red", "-c", f"ip route {green} blackhole"]
+    out = node_exec(lab.workdir, leaf, add)
+    assert out.returncode == 0, out.stderr
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            failures = run_validate(plan, ("tenants",), lab_dir=lab.workdir).failures
+            if failures or time.monotonic() > deadline:
+                break
+            time.sleep(1.0)
+        assert [(f.device, f.item, f.actual) for f in failures] == [
+            (leaf, f"route {green} in vrf red", "tenant green's route in VRF red")]
+    finally:
+        node_exec(lab.workdir, leaf, [*add[:4], "-c", f"no ip route {green} blackhole"])
