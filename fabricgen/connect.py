@@ -27,8 +27,10 @@ from nornir.core.inventory import (
     ParentGroups,
 )
 from nornir.core.plugins.inventory import InventoryPluginRegister
+from nornir.core.task import Result
 
 from fabricgen.base.ssh import KNOWN_HOSTS_ENV, default_known_hosts
+from fabricgen.errors import FabricError
 from fabricgen.plan.model import Plan
 from fabricgen.render.inventory import napalm_driver
 
@@ -41,7 +43,9 @@ def lab_state(plan: Plan, lab_dir: str | Path | None = None) -> LabState | None:
     """The running lab of this fabric: in ``lab_dir`` if given, else wherever ``lab up`` registered it,
     else in the default lab directory.
 
-    The lab's state file names its fabric; a lab of another fabric is never used.
+    The lab's state file names its fabric; a lab of another fabric is never used, and one named by
+    ``lab_dir`` is refused (FabricError) when it is another fabric's or lacks a switch of the plan at its
+    management address: never SSH to addresses of a fabric the user did not mean.
     """
     from fabricgen.lab.engine import DEFAULT_LAB_DIR, LabState, registered_lab
     from fabricgen.lab.topology import LabError
@@ -51,7 +55,44 @@ def lab_state(plan: Plan, lab_dir: str | Path | None = None) -> LabState | None:
         state = LabState.load(workdir)
     except LabError:
         return None
-    return state if state is not None and state.name == plan.settings.name else None
+    if state is None:
+        return None
+    source = str(workdir / "state.json")
+    if state.name != plan.settings.name:
+        if lab_dir is None:
+            return None
+        raise FabricError.single(source, "--lab-dir", f"the lab in {workdir} runs fabric {state.name!r}, and this "
+                                 f"intent is fabric {plan.settings.name!r}: its switches are not in that lab",
+                                 "-i the intent `fabricgen lab up` started that lab with (the lab's: "
+                                 "inventory/lab/fabric.yaml), or `fabricgen lab up -i` this one")
+    stray = [f"{sw.hostname} {sw.mgmt_ip}" for sw in plan.switches.values()
+             if sw.hostname not in state.nodes or state.nodes[sw.hostname].mgmt_ip != sw.mgmt_ip]
+    if stray:
+        more = f" and {len(stray) - 3} more" if len(stray) > 3 else ""
+        raise FabricError.single(source, "addressing.management", f"the intent's switches {', '.join(stray[:3])}"
+                                 f"{more} are no nodes of the lab of fabric {state.name!r} in {workdir} (the intent "
+                                 f"changed after `lab up`); no SSH is tried to addresses the lab does not have",
+                                 "`fabricgen lab down`, then `fabricgen lab up` with this intent")
+    return state
+
+
+def target(plan: Plan, lab_dir: str | Path | None = None) -> str:
+    """What deploy and validate will talk to, for their first line: the fabric, its switches and, when it
+    runs as a lab, which lab (raises FabricError as lab_state does)."""
+    from fabricgen.lab.engine import DEFAULT_LAB_DIR, LabState
+    from fabricgen.lab.topology import LabError
+
+    lab = lab_state(plan, lab_dir)
+    where = f"the lab in {lab.workdir}" if lab is not None else "their management addresses"
+    if lab is None and lab_dir is None:  # `lab up` without -i, then deploy without -i: say whose lab runs here
+        try:
+            other = LabState.load(DEFAULT_LAB_DIR)
+        except LabError:
+            other = None
+        if other is not None:
+            where += (f"; the lab in {DEFAULT_LAB_DIR} runs fabric {other.name!r}, not this one (-i the intent "
+                      f"`lab up` used to deploy to it)")
+    return f"fabric {plan.settings.name!r}: {len(plan.switches)} switches, {len(plan.servers)} servers, at {where}"
 
 
 @dataclass(frozen=True)
@@ -132,6 +173,13 @@ def nornir_for(plan: Plan, settings: ConnectionSettings, workers: int = 10,
                    "options": {"plan": plan, "settings": settings, "driver_args": driver_args or {}}},
         logging={"enabled": False},
     )
+
+
+def failed_result(host: Host, exc: Exception) -> Result:
+    """A task's failure as nornir's own failed Result.  Raised instead, nornir logs it with its traceback
+    (ERROR, on stderr through Python's last-resort handler): validate printed one per switch for an
+    unknown host key (issue 23 D7).  The caller reads ``exception``; tracebacks stay for --debug."""
+    return Result(host=host, result=describe(exc), failed=True, exception=exc)
 
 
 def select(nr: Nornir, limit: str | None = None, role: str | None = None) -> Nornir:

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from fabricgen.base.config_tree import ConfigLine, parse_tree
 from fabricgen.base.ssh import (
+    SILENT_PEER_SECONDS,
     CommandInterrupted,
     CommandResult,
+    ConfigUndetermined,
+    ConnectionLost,
     DeviceLocked,
     NetmikoTransport,
     Transport,
@@ -42,8 +45,9 @@ from fabricgen.platforms.sonic.health import SonicHealthGetters
 from fabricgen.platforms.sonic.render import BGP_CONTAINER_BOOT_FIELDS, BGP_SERVICE, bgp_container_daemons
 
 __all__ = [
-    "BGP_CONTAINER_BOOT_FIELDS", "BGP_SERVICE", "HEALTH_GETTERS", "RUNNING_SIDE", "CommandInterrupted", "CommandResult",
-    "ConfigLine", "DeviceLocked", "EOS_DRAIN", "EosPtpGetters",
+    "BGP_CONTAINER_BOOT_FIELDS", "BGP_SERVICE", "HEALTH_GETTERS", "RUNNING_SIDE", "SILENT_PEER_SECONDS",
+    "CommandInterrupted", "CommandResult",
+    "ConfigLine", "ConfigUndetermined", "ConnectionLost", "DeviceLocked", "EOS_DRAIN", "EosPtpGetters",
     "LinuxHealthGetters", "LinuxPtpGetters", "NetmikoTransport", "NxosHealthGetters", "NxosPtpGetters",
     "OwnershipError", "PTP_GETTERS", "SonicHealthGetters",
     "Transport", "bgp_container_daemons", "capabilities", "expand_runs", "in_service_by_switch", "kept_notes",

@@ -75,6 +75,22 @@ def canonical_lines(text: str) -> list[str]:
     return [line for _, stanza in ordered for line in stanza]
 
 
+def touched_stanzas(lines: list[str], listed: list[str]) -> list[str]:
+    """The top-level stanzas of canonical ``lines`` that frr-reload's listing (``--test``: lines to delete
+    and add, with their context) names at least one line of; the others are not changes by FRR's own
+    judgment: lines another writer manages (SONiC's docker_init.sh: the FPM lines; ``segment-routing``,
+    ``service integrated-vtysh-config``), implicit defaults, stanzas merely printed in another order.
+    A diff of what is left shows, and labels, only what frr-reload will change (issue 23 D11)."""
+    names = {ln.strip() for ln in listed if ln.strip()}
+    groups: list[list[str]] = []
+    for line in lines:
+        if line[:1] != " " or not groups:
+            groups.append([line])
+        else:
+            groups[-1].append(line)
+    return [ln for stanza in groups if any(ln.strip() in names for ln in stanza) for ln in stanza]
+
+
 def policy_objects(text: str) -> dict[str, list[str]]:
     """``"route-map RM-IMPORT"`` / ``"ip prefix-list PL-LOCAL-V4"`` -> the config lines defining it."""
     out: dict[str, list[str]] = {}

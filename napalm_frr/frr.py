@@ -29,6 +29,13 @@ optional_args (all optional):
                                                  the running config, so it stays "to add" forever)
 ``command_timeout`` 120                          seconds per command
 ``reload_timeout``  600                          seconds for ``frr-reload --reload``
+``read_only``       False                        dry runs and validate: the candidate is never written
+                                                 to the device; each check of it runs on a private temp
+                                                 file that exists only while that command runs, and
+                                                 commit_config refuses
+``silent_peer``     30                           seconds a switch may acknowledge nothing (not even
+                                                 TCP keepalives) before its connection counts as
+                                                 lost, whatever command runs (0 = the kernel's own)
 ==================  ===========================  =============================================
 
 Config replace workflow (see ``commit_config``): the candidate is uploaded at load time
@@ -64,7 +71,9 @@ from napalm.base.exceptions import (
 from napalm.base.netmiko_helpers import netmiko_args
 
 from fabricgen.napalm_kit import (
+    SILENT_PEER_SECONDS,
     CommandResult,
+    ConfigUndetermined,
     DeviceLocked,
     LinuxHealthGetters,
     LinuxPtpGetters,
@@ -74,9 +83,10 @@ from fabricgen.napalm_kit import (
     redact,
 )
 from napalm_frr import parsers as P
-from napalm_frr.config import canonical_lines, missing_policy
+from napalm_frr.config import canonical_lines, missing_policy, touched_stanzas
 
 log = logging.getLogger(__name__)
+READ_ONLY = "(read-only: not on the device)"  # a read_only driver's candidate "path" (FrrDriver._on_file)
 
 
 def listing_hunk(lines: list[str], sign: str) -> str:
@@ -133,6 +143,8 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         self.last_sides: list[tuple[str, str, list[str], list[str]]] | None = None
         self.command_timeout: float = float(args.get("command_timeout", 120))
         self.reload_timeout: float = float(args.get("reload_timeout", 600))
+        self.silent_peer: float = float(args.get("silent_peer", SILENT_PEER_SECONDS))
+        self.read_only: bool = bool(args.get("read_only", False))
         self.known_hosts = known_hosts_option(args)
         # Set by deploy: a set event makes every command outside a commit stop waiting at once.
         self.cancel: threading.Event | None = None
@@ -140,13 +152,14 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         self.transport: Transport | None = None
         self._candidate: str | None = None
         self._candidate_path: str | None = None
+        self._read_only_text = ""  # read_only: the candidate the temp-file commands feed to FRR
 
     # ------------------------------------------------------------------ connection
 
     def _open_transport(self) -> Transport:
         """Build the connection (tests override this to return a recorded-output fake)."""
         return NetmikoTransport(self.hostname, self.username, self.password, self.timeout,
-                                self.netmiko_optional_args, self.known_hosts)
+                                self.netmiko_optional_args, self.known_hosts, self.silent_peer)
 
     def open(self) -> None:
         self.transport = self._open_transport()
@@ -369,28 +382,46 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
 
     # ------------------------------------------------------------------ config: FRR steps
 
+    def _on_file(self, path: str, command: Any) -> CommandResult:
+        """Run ``command(quoted path)`` where FRR lives.  ``path`` READ_ONLY: the candidate goes to a private
+        temp file (mktemp) that exists only while the command runs: a read-only driver writes nothing that
+        stays on the device (issue 23: a dry run changes nothing)."""
+        if path != READ_ONLY:
+            return self._run(self._frr_sh(command(shlex.quote(path))))
+        text = self._read_only_text
+        script = f'f=$(mktemp) || exit 1; trap \'rm -f "$f"\' EXIT; cat > "$f"; {command(chr(34) + "$f" + chr(34))}'
+        return self._run(self._frr_sh(script), stdin=text)
+
     def _frr_load(self, text: str, token: str) -> str:
-        """Upload an FRR candidate and syntax-check it; return its device path."""
+        """Upload an FRR candidate and syntax-check it; return its device path (READ_ONLY: not uploaded)."""
         if not text.strip():
             raise ReplaceConfigException("empty FRR candidate: a full replace would delete the whole config")
-        path = self._remote_candidate_path(token, "frr.conf")
-        self._upload(self._frr_sh, path, text if text.endswith("\n") else text + "\n")
-        res = self._run(self._frr_sh(f"{self.vtysh_bin} --dryrun -f {shlex.quote(path)}"))
+        text = text if text.endswith("\n") else text + "\n"
+        if self.read_only:
+            self._read_only_text = text
+            path = READ_ONLY
+        else:
+            path = self._remote_candidate_path(token, "frr.conf")
+            self._upload(self._frr_sh, path, text)
+        res = self._on_file(path, lambda f: f"{self.vtysh_bin} --dryrun -f {f}")
         if not res.ok:
-            self._run(self._frr_sh(f"rm -f {shlex.quote(path)}"))
+            if path != READ_ONLY:
+                self._run(self._frr_sh(f"rm -f {shlex.quote(path)}"))
             raise ReplaceConfigException(f"{self.hostname}: FRR rejects the candidate:\n{res.error_text()}")
         return path
 
     def _frr_test(self, path: str) -> tuple[list[str], list[str]]:
         """``frr-reload.py --test`` against the running config: (lines to delete, lines to add)."""
-        res = self._run(self._frr_sh(f"{self.frr_reload} --test {shlex.quote(path)}"))
+        res = self._on_file(path, lambda f: f"{self.frr_reload} --test {f}")
         if not res.ok:
             detail = redact(P.frr_reload_errors(res.stderr)) or res.error_text()
             raise ReplaceConfigException(f"{self.hostname}: frr-reload --test failed:\n{detail}")
         return P.parse_frr_reload_test(res.stdout)
 
     def _frr_diff(self, path: str, text: str, fromfile: str = "running", tofile: str = "candidate") -> str:
-        """Unified diff running -> candidate in FRR's own stanza order, "" when FRR would change nothing.
+        """Unified diff running -> candidate in FRR's own stanza order, "" when FRR would change nothing;
+        only the stanzas frr-reload's listing touches (``touched_stanzas``), so lines another writer
+        manages never show as changes nor raise the impact label.
 
         Also "" -> a diff of the *saved* file when only it differs from the candidate (an
         interrupted commit, a hand edit): the next reboot would load it, so it is a change.
@@ -407,6 +438,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
             self.last_sides = [(fromfile, tofile, old, new)] if diff else None
             return diff
         old, new = canonical_lines(self._check(self._vtysh("show running-config"))), canonical_lines(text)
+        old, new = touched_stanzas(old, to_delete + to_add), touched_stanzas(new, to_delete + to_add)
         diff = P.unified_diff(old, new, fromfile, tofile)
         if diff:
             self.last_sides = [(fromfile, tofile, old, new)]
@@ -490,6 +522,9 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
 
     def _frr_precheck(self, path: str) -> None:
         """Read-only checks before anything changes: vtysh's parser and frr-reload's loader."""
+        if path == READ_ONLY:
+            raise ReplaceConfigException(f"{self.hostname}: a read-only connection (dry run, validate) never "
+                                         "commits")
         res = self._run(self._frr_sh(f"{self.vtysh_bin} --dryrun -f {shlex.quote(path)}"))
         if not res.ok:
             raise ReplaceConfigException(f"{self.hostname}: FRR rejects the candidate:\n{res.error_text()}")
@@ -512,7 +547,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         if reason:
             restore = self._restore_rollback_point()
             if restore:
-                raise ReplaceConfigException(
+                raise ConfigUndetermined(
                     f"{self.hostname}: commit failed ({reason}) AND restoring the previous config failed "
                     f"({restore}); the device config is undetermined")
             raise ReplaceConfigException(
@@ -579,7 +614,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         self.discard_config()
 
     def discard_config(self) -> None:
-        if self._candidate_path and self.transport is not None:
+        if self._candidate_path and self._candidate_path != READ_ONLY and self.transport is not None:
             self._run(self._frr_sh(f"rm -f {shlex.quote(self._candidate_path)}"))
         self._candidate = None
         self._candidate_path = None
@@ -622,6 +657,17 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         session that re-establishes."""
         self._check(self._vtysh("clear bgp *"))
 
+    def fabricgen_frr_defaults(self) -> dict[str, str]:
+        """Per running FRR daemon (``show daemons``), the ``frr defaults`` profile its own running config
+        shows ("" = none): FRR reads the profile only when a daemon starts, so a daemon started without
+        the config keeps the built-in one while ``show running-config`` merges both (validate
+        frr-defaults).  One command for every daemon."""
+        vtysh = self.vtysh_bin
+        script = (f"for d in $({vtysh} -c 'show daemons'); do printf '%s ' \"$d\"; "
+                  f"{vtysh} -d \"$d\" -c 'show running-config' | sed -n 's/^frr defaults //p' | head -n 1; "
+                  f"echo; done")
+        return P.parse_frr_defaults(self._check(self._frr_sh(script)))
+
     def _saved_text(self) -> str:
         res = self._run(self._frr_sh(f"cat {shlex.quote(self.frr_config_path)}"))
         return res.stdout if res.ok else ""
@@ -629,7 +675,8 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
     def fabricgen_verify(self) -> tuple[list[str], list[str]]:
         """After a commit (or a deploy that changed nothing): every daemon holds its policy (re-applied
         when one lost it, e.g. a bgpd restarted alone) and the saved config equals the running one.
-        Returns (what was repaired, problems left)."""
+        Returns (what was repaired or needs a restart to repair, problems left): a daemon on another
+        ``frr defaults`` profile than the saved config's is named, since no reload can change it."""
         problems = []
         repaired = []
         saved = self._saved_text()
@@ -640,6 +687,13 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         mismatch = self._saved_equals_running()
         if mismatch:
             problems.append(mismatch)
+        want = next((ln.split()[2] for ln in saved.splitlines() if ln.startswith("frr defaults ")
+                     and len(ln.split()) == 3), "")
+        other = {d: p for d, p in self.fabricgen_frr_defaults().items() if want and p != want}
+        if other:
+            runs = ", ".join(f"{d} runs `frr defaults {p or '(none)'}`" for d, p in sorted(other.items()))
+            repaired.append(f"{runs}, frr.conf declares `frr defaults {want}`: FRR reads it only when a daemon "
+                            f"starts (a reload cannot change it); restart FRR (`systemctl restart frr`)")
         return repaired, problems
 
     def fabricgen_persisted_diff(self) -> str:
@@ -657,9 +711,9 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
                        who: dict[str, Any] | None = None) -> None:
         """Take the device's deploy lock (a file under its config directory), or raise DeviceLocked
         naming the holder; a lock of a run in ``takeover`` (a dead run being resumed, or one
-        ``--break-lock`` found dead) is taken over.  ``who`` (user, host, PID) is stored so that a
-        later run can tell whether the holder still lives.  Candidates a killed run left behind are
-        removed here."""
+        ``--break-lock`` found dead) is taken over, with every candidate and temp file it left.  ``who``
+        (user, host, PID) is stored so that a later run can tell whether the holder still lives.
+        Candidates older than 10 minutes (a killed run's) are removed on every lock."""
         entry: dict[str, Any] = {"run": run, "owner": owner, "since": self._now_iso()}
         if who:
             entry["who"] = who
@@ -679,7 +733,11 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         except ValueError:
             holder = {}
         if isinstance(holder, dict) and holder.get("run") in takeover:
-            self._check(self._frr_sh(f"umask 077; cat > {lock}"), stdin=text)
+            # the dead run's leftovers go with its lock: uploaded candidates, a half-installed frr.conf
+            leftovers = " ".join(shlex.quote(f"{self.frr_config_path}{suffix}")
+                                 for suffix in (".fabricgen-new", ".rollback.new"))
+            self._check(self._frr_sh(f"umask 077; cat > {lock} && find {d} -name 'fabricgen-*' -delete && "
+                                     f"rm -f {leftovers}"), stdin=text)
             return
         holder_name = (f"{holder.get('owner')} (run {holder.get('run')}, since {holder.get('since')})"
                        if isinstance(holder, dict) and holder else repr(holder_text))

@@ -640,3 +640,13 @@ _SECRET_RE = re.compile(
 def sanitize_frr_config(text: str) -> str:
     """Replace secrets (BGP/OSPF/ISIS passwords, key strings) with ``<removed>``."""
     return _SECRET_RE.sub(lambda m: m.group(1) + "<removed>", text)
+
+
+def parse_frr_defaults(text: str) -> dict[str, str]:
+    """``<daemon> [<profile>]`` lines (napalm_frr's frr_defaults probe) -> {daemon: profile or ""}."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        words = line.split()
+        if words:
+            out[words[0]] = words[1] if len(words) > 1 else ""
+    return out

@@ -48,6 +48,7 @@ from napalm.nxos_ssh.nxos_ssh import NXOSSSHDriver
 
 from fabricgen.napalm_kit import (
     RUNNING_SIDE,
+    ConfigUndetermined,
     NxosHealthGetters,
     NxosPtpGetters,
     capabilities,
@@ -363,7 +364,7 @@ class NxosDriver(NxosHealthGetters, NxosPtpGetters, NXOSSSHDriver):
             try:
                 self.rollback()
             except Exception as exc:  # noqa: BLE001
-                raise ReplaceConfigException(
+                raise ConfigUndetermined(
                     f"{self.hostname}: NX-OS rejected a line ({reason}) AND the rollback to checkpoint {checkpoint} "
                     f"failed ({exc}); the device config is undetermined") from exc
             raise ReplaceConfigException(f"{self.hostname}: NX-OS rejected a line, rolled back to checkpoint "

@@ -67,13 +67,14 @@ from napalm.base.exceptions import CommandErrorException, ReplaceConfigException
 from fabricgen.napalm_kit import (
     BGP_CONTAINER_BOOT_FIELDS,
     BGP_SERVICE,
+    ConfigUndetermined,
     OwnershipError,
     SonicHealthGetters,
     bgp_container_daemons,
     merge_owned,
 )
 from napalm_frr import parsers as P
-from napalm_frr.frr import FrrDriver
+from napalm_frr.frr import READ_ONLY, FrrDriver
 from napalm_sonic import parsers as SP
 
 CONFIG_DB = "config_db.json"
@@ -266,8 +267,11 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
         db = self._with_device_owned(db)
         self.discard_config()
         token = self._new_token()
-        db_path = self._remote_candidate_path(token, CONFIG_DB)
-        self._upload(self._host_sh, db_path, SP.pretty_json(db))
+        if self.read_only:  # compared from memory; only a commit needs it on the device
+            db_path = READ_ONLY
+        else:
+            db_path = self._remote_candidate_path(token, CONFIG_DB)
+            self._upload(self._host_sh, db_path, SP.pretty_json(db))
         self._db_candidate_path = db_path
         self._db_candidate = db
         self._candidate_path = self._frr_load(frr, token)
@@ -352,7 +356,7 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
                 if again:
                     problems.append(again)
             if problems:
-                return ReplaceConfigException(
+                return ConfigUndetermined(
                     f"{self.hostname}: commit failed ({reason}) AND undoing it failed ({'; '.join(problems)}); "
                     f"the device config is undetermined (checkpoint {checkpoint})")
             return ReplaceConfigException(
@@ -432,7 +436,7 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
         time.sleep(seconds)
 
     def discard_config(self) -> None:
-        if self._db_candidate_path and self.transport is not None:
+        if self._db_candidate_path and self._db_candidate_path != READ_ONLY and self.transport is not None:
             self._run(self._host_sh(f"rm -f {shlex.quote(self._db_candidate_path)}"))
         self._db_candidate = None
         self._db_candidate_path = None

@@ -14,17 +14,21 @@ pings all connect through here, so host keys are checked the same way everywhere
 
 :class:`NetmikoTransport` runs each command of the ``frr`` and ``sonic`` drivers on its own exec
 channel (exit status, separate stderr, byte-exact stdin); :class:`CommandInterrupted` is how every
-driver stops at its next command after Ctrl-C.
+driver stops at its next command after Ctrl-C.  A device that goes silent (management link down, sshd
+blocked) is given up after :data:`SILENT_PEER_SECONDS`, whatever command runs (:func:`bound_silence`):
+the command raises :class:`ConnectionLost`, never waits out a 600 s reload timeout.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import errno
 import hashlib
 import os
 import re
 import select
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -38,9 +42,13 @@ from napalm.base.exceptions import (
     CommandTimeoutException,
     ConnectionClosedException,
     ConnectionException,
+    ReplaceConfigException,
 )
 
 KNOWN_HOSTS_ENV = "FABRICGEN_KNOWN_HOSTS"
+# A device that acknowledges nothing (neither data nor TCP keepalive probes) for this long is gone: its
+# SSH connection is closed by the kernel and the command in flight raises ConnectionLost (issue 23 D8).
+SILENT_PEER_SECONDS = 30.0
 
 
 def default_known_hosts() -> Path:
@@ -205,6 +213,36 @@ def _netmiko_reason(text: str) -> str:
     return lines[0] if lines else ""
 
 
+class ConnectionLost(ConnectionClosedException):
+    """The device stopped answering (or closed the connection) while a command ran: whether the command
+    finished on the device is unknown."""
+
+
+class ConfigUndetermined(ReplaceConfigException):
+    """A commit failed and so did restoring the previous config (or the device went silent in between):
+    the device may run neither the old config nor the new one.  Deploy journals it as undetermined, for
+    ``--resume`` to retry once the device answers."""
+
+
+def bound_silence(sock: Any, seconds: float) -> None:
+    """Make the kernel close ``sock`` once the peer has acknowledged nothing for ``seconds``.
+
+    TCP keepalive probes (SO_KEEPALIVE, every third of ``seconds`` once idle) give an idle
+    connection something to acknowledge, and TCP_USER_TIMEOUT closes the connection when data or
+    probes stay unacknowledged that long (tcp(7); the kernel commit that added it: "when used with
+    SO_KEEPALIVE, TCP_USER_TIMEOUT will overtake keepalive").  A live device answers probes from
+    its kernel, so a reload that prints nothing for minutes is not cut short.  Where the platform
+    lacks an option (not Linux), that part is skipped.
+    """
+    step = max(1, int(seconds // 3))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for name, value in (("TCP_KEEPIDLE", step), ("TCP_KEEPINTVL", step), ("TCP_KEEPCNT", 3),
+                        ("TCP_USER_TIMEOUT", int(seconds * 1000))):
+        option = getattr(socket, name, None)
+        if option is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, option, value)
+
+
 class CommandInterrupted(CommandErrorException):
     """The operator interrupted the run (Ctrl-C) while this command was waiting for output."""
 
@@ -222,7 +260,8 @@ class NetmikoTransport:
     """netmiko ``linux`` connection; commands run on exec channels of its paramiko transport."""
 
     def __init__(self, hostname: str, username: str, password: str, timeout: int,
-                 netmiko_kwargs: dict[str, Any], known_hosts: Path | None = None) -> None:
+                 netmiko_kwargs: dict[str, Any], known_hosts: Path | None = None,
+                 silent_peer: float = SILENT_PEER_SECONDS) -> None:
         from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException
 
         try:
@@ -235,57 +274,92 @@ class NetmikoTransport:
             raise ConnectionException(f"cannot connect to {hostname}: {_netmiko_reason(str(exc))}") from exc
         self.hostname = hostname
         self.default_timeout = float(timeout)
+        self.silent_peer = float(silent_peer)
+        if self.silent_peer > 0:
+            bound_silence(self._transport().sock, self.silent_peer)
+
+    def _lost(self, transport: Any, during: str, heard: float | None = None) -> ConnectionLost:
+        """Why the connection is gone, with the bound that applied (``heard``: when the device last sent
+        anything, time.monotonic())."""
+        cause = getattr(transport, "saved_exception", None) if transport is not None else None
+        why = f": {type(cause).__name__}: {cause}" if cause is not None and str(cause) else ""
+        silent = time.monotonic() - heard if heard is not None else 0.0
+        if self.silent_peer > 0 and (silent >= 0.8 * self.silent_peer or
+                                     (isinstance(cause, OSError) and cause.errno == errno.ETIMEDOUT)):
+            why = (f": no answer for {silent:.0f}s (a device silent for {self.silent_peer:.0f}s is given up: "
+                   f"TCP keepalive and user timeout)")
+        return ConnectionLost(f"SSH connection to {self.hostname} lost{during}{why}")
 
     def _transport(self) -> Any:
-        client = getattr(self._conn, "remote_conn_pre", None)
-        transport = client.get_transport() if client is not None else None
+        transport = self._transport_or_none()
         if transport is None or not transport.is_active():
-            raise ConnectionClosedException(f"SSH connection to {self.hostname} is closed")
+            raise self._lost(transport, "")
         return transport
 
     def run(self, command: str, stdin: str | None = None, timeout: float | None = None,
             cancel: threading.Event | None = None) -> CommandResult:
         """Run on a fresh exec channel; ``cancel`` set = stop waiting at once (CommandInterrupted)."""
         limit = float(timeout or self.default_timeout)
-        chan = self._transport().open_session(timeout=min(limit, 30.0))
+        transport = self._transport()
         try:
-            chan.settimeout(limit)
-            chan.exec_command(command)
-            if stdin is not None:
-                chan.sendall(stdin.encode("utf-8"))
-            chan.shutdown_write()
-            out: list[bytes] = []
-            err: list[bytes] = []
-            deadline = time.monotonic() + limit
-            while True:
-                progressed = False
-                while chan.recv_ready():
-                    out.append(chan.recv(65536))
-                    progressed = True
-                while chan.recv_stderr_ready():
-                    err.append(chan.recv_stderr(65536))
-                    progressed = True
-                # sshd may report the exit status before it has forwarded all output: stop only at EOF.
-                if (chan.exit_status_ready() and chan.eof_received and not chan.recv_ready()
-                        and not chan.recv_stderr_ready()):
-                    break
-                if time.monotonic() > deadline:
-                    raise CommandTimeoutException(f"{self.hostname}: command timed out after {limit:.0f}s")
-                if cancel is not None and cancel.is_set():
-                    raise CommandInterrupted(f"{self.hostname}: interrupted while waiting for `{redact(command)}`")
-                if not self._transport_alive():
-                    raise ConnectionClosedException(f"SSH connection to {self.hostname} closed during a command")
-                if not progressed:
-                    select.select([chan], [], [], 0.05)
-            status = chan.recv_exit_status()
+            chan = transport.open_session(timeout=min(limit, self.silent_peer or 30.0))
+        except (paramiko.SSHException, OSError, EOFError) as exc:  # no answer to the channel request
+            raise ConnectionLost(f"SSH connection to {self.hostname}: no channel for `{redact(command)}`: "
+                                 f"{type(exc).__name__}: {exc}") from exc
+        heard = [time.monotonic()]  # when the device last sent anything
+        try:
+            return self._exchange(chan, command, stdin, limit, cancel, heard)
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            if self._transport_alive():
+                raise
+            raise self._lost(self._transport_or_none(), f" during `{redact(command)}`", heard[0]) from exc
         finally:
-            chan.close()
+            with contextlib.suppress(Exception):  # a dead transport's channel is closed already
+                chan.close()
+
+    def _exchange(self, chan: Any, command: str, stdin: str | None, limit: float,
+                  cancel: threading.Event | None, heard: list[float]) -> CommandResult:
+        """One command on an open channel: send stdin, read both streams to EOF and the exit status."""
+        chan.settimeout(limit)
+        chan.exec_command(command)
+        if stdin is not None:
+            chan.sendall(stdin.encode("utf-8"))
+        chan.shutdown_write()
+        out: list[bytes] = []
+        err: list[bytes] = []
+        deadline = time.monotonic() + limit
+        while True:
+            progressed = False
+            while chan.recv_ready():
+                out.append(chan.recv(65536))
+                progressed = True
+            while chan.recv_stderr_ready():
+                err.append(chan.recv_stderr(65536))
+                progressed = True
+            # sshd may report the exit status before it has forwarded all output: stop only at EOF.
+            if (chan.exit_status_ready() and chan.eof_received and not chan.recv_ready()
+                    and not chan.recv_stderr_ready()):
+                break
+            if time.monotonic() > deadline:
+                raise CommandTimeoutException(f"{self.hostname}: command timed out after {limit:.0f}s")
+            if cancel is not None and cancel.is_set():
+                raise CommandInterrupted(f"{self.hostname}: interrupted while waiting for `{redact(command)}`")
+            if not self._transport_alive():
+                raise self._lost(self._transport_or_none(), f" during `{redact(command)}`", heard[0])
+            if progressed:
+                heard[0] = time.monotonic()
+            else:
+                select.select([chan], [], [], 0.05)
+        status = chan.recv_exit_status()
         return CommandResult(command, b"".join(out).decode("utf-8", "replace"),
                              b"".join(err).decode("utf-8", "replace"), status)
 
-    def _transport_alive(self) -> bool:
+    def _transport_or_none(self) -> Any:
         client = getattr(self._conn, "remote_conn_pre", None)
-        transport = client.get_transport() if client is not None else None
+        return client.get_transport() if client is not None else None
+
+    def _transport_alive(self) -> bool:
+        transport = self._transport_or_none()
         return bool(transport is not None and transport.is_active())
 
     def is_alive(self) -> bool:

@@ -263,6 +263,9 @@ class PlatformRecord:
     tenant_reader: str = ""
     ptp_reader: str = ""  # (configs, host) -> platforms.ptp_facts.PtpFacts | None: its PTP lines ("" = no PTP)
     hash_seed_fn: str = ""  # (role) -> (seed, rotate, how): the seed a "fixed" hash_seed platform gives a role
+    # The `frr defaults` profile its frr.conf declares, once ("" = it runs no FRR).  FRR reads it only when a
+    # daemon starts, so `validate` (frr-defaults) names a daemon that runs another one (issue 23 D4).
+    frr_defaults: str = ""
     # (plan, switch) -> {setting: value}: the ECMP hash settings validate reads back with the driver's
     # get_ecmp_hash() and compares (rule `hash`); "" = not read back
     live_hash: str = ""
@@ -393,6 +396,9 @@ _FRR = PlatformRecord(
     impact="fabricgen.platforms.frr.change:impact",
     drain="fabricgen.platforms.frr.change:drained",
     ptp_reader="fabricgen.platforms.frr.extract:ptp_frr",
+    # FRR's data-center profile (FRR docs, "frr defaults"): 10 s connect retry, 3/9 s timers, no
+    # ebgp-requires-policy; fabricgen's BGP settings assume it (platforms/frr/bgp.py)
+    frr_defaults="datacenter",
     live_hash="fabricgen.platforms.frr.render:live_hash",  # the kernel's fib_multipath_hash sysctls
 )
 

@@ -186,6 +186,9 @@ RULES: tuple[Rule, ...] = (
     Rule("mtu", ("live",), "both ends of every link run the same MTU"),
     Rule("config", ("live",), "the running config of fabricgen's sections is the checked build's"),
     Rule("persisted", ("live",), "the saved (startup) config equals the running one: a reboot keeps the build"),
+    Rule("frr-defaults", ("live",), "an FRR daemon runs another `frr defaults` profile than its platform's frr.conf "
+         "declares (a daemon started without the config keeps FRR's built-in profile: 120 s instead of 10 s BGP "
+         "connect retry, other timers), or the running config names two profiles (FRR platforms)"),
     Rule("gpu", ("live",), "GPU NICs reach each other across the fabric at the planned MTU, don't fragment"),
     Rule("tenants", ("live",), "`validate --tenants`: NICs of one VRF reach each other at the tenant MTU (don't "
          "fragment) and NICs of two VRFs do not, unless the intent leaks them; each switch runs exactly its planned "

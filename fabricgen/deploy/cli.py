@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
+from collections.abc import Iterator
+from typing import Any
 
 from rich.console import Console
 
@@ -24,6 +28,7 @@ def _error(text: str) -> int:
 
 
 def cmd_deploy(args: argparse.Namespace) -> int:
+    from fabricgen.connect import target
     from fabricgen.deploy.report import print_report
     from fabricgen.deploy.run import Abandoned, DeployOptions, run_deploy  # nornir: the [deploy] extra
     from fabricgen.deploy.state import DeployRefused
@@ -42,21 +47,45 @@ def cmd_deploy(args: argparse.Namespace) -> int:
                          wave_health=args.wave_health, day0=args.day0)
     out = Console(highlight=False, soft_wrap=True)
     progress = Console(stderr=True, highlight=False, soft_wrap=True)
-    if args.dry_run or args.force:
-        progress.print(("would push " if args.dry_run else "pushing ") + build.label, markup=False)
+    where = target(plan, args.lab_dir)  # which fabric and lab; a lab of another fabric is refused here
+    progress.print(f"{'dry run of' if args.dry_run else 'deploying'} intent {args.intent} ({where})\n"
+                   f"  {'would push' if args.dry_run else 'pushing'} {build.label}", markup=False)
     try:
-        report = run_deploy(plan, build, opts, console=progress)
+        with _sigterm_interrupts() as got:
+            report = run_deploy(plan, build, opts, console=progress)
     except (DeployRefused, ValueError) as exc:
         return _error(str(exc))
     except Abandoned as exc:
         print_report(exc.report, out, debug=args.debug)
         out.print("abandoned: see the journal; `fabricgen deploy --resume` continues the run", markup=False)
         sys.stdout.flush()
-        os._exit(130)  # threads still in a commit are left to the journal; do not wait for them
+        os._exit(exc.report.exit_code)  # threads still in a commit are left to the journal; do not wait for them
+    except KeyboardInterrupt:  # outside the device phase (loading, locking, finishing): no device mid-change
+        name = got[0] if got else "Ctrl-C"
+        out.print(f"deploy interrupted ({name}) while no device was being changed; `fabricgen deploy` says "
+                  "whether the last run needs --resume", markup=False)
+        return 143 if name == "SIGTERM" else 130
     print_report(report, out, debug=args.debug)
     if report.interrupted:
         out.print("interrupted: `fabricgen deploy --resume` continues the run", markup=False)
     return report.exit_code
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[list[str]]:
+    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does (the run's own handlers take over while devices
+    change); the list names the signal that did."""
+    got: list[str] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        got.append("SIGTERM")
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield got
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def register_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -56,13 +56,25 @@ def device_impact(host: str, platform_name: str, sides: Sequence[tuple[str, Sequ
         rules(hunks, ctx, {file: (old, new)})
         out += hunks
     return DeviceImpact(host, platform_name, out)
-def labelled_diff(impact: DeviceImpact) -> str:
-    """The diff with each hunk's label (and why) after its ``@@`` header."""
+def diff_sources(diff: str) -> dict[str, str]:
+    """``+++`` file -> its ``---`` file in a unified diff: which side is the device's (running or saved)."""
+    lines = diff.splitlines()
+    return {b[4:]: a[4:] for a, b in zip(lines, lines[1:], strict=False)
+            if a.startswith("--- ") and b.startswith("+++ ")}
+
+
+def labelled_diff(impact: DeviceImpact, diff: str = "") -> str:
+    """The diff with each hunk's label (and why) after its ``@@`` header; each file's ``---``/``+++``
+    header as ``diff`` (the device's unified diff) has it, so the reader sees whether the device side
+    is its running or its saved config."""
+    sources = diff_sources(diff)
     out: list[str] = []
     file = None
     for hunk in impact.hunks:
         if hunk.file != file:
             file = hunk.file
+            if file and file in sources:
+                out.append(f"--- {sources[file]}")
             out.append(f"+++ {file}" if file else "")
         worst_change = hunk.impact
         out.append(f"{hunk.header} [{worst_change.label}] {worst_change.why}")

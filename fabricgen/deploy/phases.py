@@ -158,6 +158,8 @@ def check(device: NetworkDriver, before: Sessions, expected: dict[str, int], tim
     is set (Ctrl-C) the wait ends within ``grace`` seconds.  Raises CheckFailed naming
     every session still short.
     """
+    from napalm.base.exceptions import ConnectionClosedException  # the [deploy] extra, as the drivers
+
     want = wanted_prefixes(before, expected)
     deadline = time.monotonic() + timeout
     cancelled_at: float | None = None
@@ -166,6 +168,8 @@ def check(device: NetworkDriver, before: Sessions, expected: dict[str, int], tim
         problems = []
         try:
             now = sessions(device)
+        except ConnectionClosedException:  # the device went silent: waiting cannot bring the session back
+            raise
         except Exception as exc:  # noqa: BLE001 - daemons may be restarting right after the commit
             problems = [f"cannot read BGP state: {type(exc).__name__}: {exc}"]
         else:

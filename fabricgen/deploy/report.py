@@ -19,7 +19,9 @@ from fabricgen.platforms.change import LABELS, worst
 # Outcome statuses, in summary order.
 CHANGED, UNCHANGED, ROLLED_BACK, INTERRUPTED, FAILED = "changed", "unchanged", "rolled back", "interrupted", "failed"
 REFUSED = "refused"  # not committed: its changes exceed --max-impact (nothing changed on it)
-STATUSES = (CHANGED, UNCHANGED, ROLLED_BACK, INTERRUPTED, REFUSED, FAILED)
+UNDETERMINED = "undetermined"  # went silent mid-commit, or its failed commit could not be undone: config unknown
+STATUSES = (CHANGED, UNCHANGED, ROLLED_BACK, INTERRUPTED, REFUSED, UNDETERMINED, FAILED)
+NOT_AS_PLANNED = (FAILED, ROLLED_BACK, INTERRUPTED, REFUSED, UNDETERMINED)
 
 
 @dataclass
@@ -33,6 +35,7 @@ class DeviceOutcome:
     notes: list[str] = field(default_factory=list)  # e.g. what the post-commit verification re-applied
     traceback: str = ""
     impact: DeviceImpact | None = None  # every hunk of ``diff`` labelled (fabricgen.deploy.impact)
+    not_deployed: list[str] = field(default_factory=list)  # --accept-undeployable: intent settings left out
 
 
 @dataclass
@@ -44,6 +47,8 @@ class DeployReport:
     run: str = ""
     waves: list[Wave] | None = None  # --waves: the rollout plan (a dry run prints it)
     stopped: str = ""  # --waves: why the rollout stopped (wave, device, reason)
+    signal: str = ""  # what interrupted the run: "Ctrl-C" or "SIGTERM"
+    journal_error: str = ""  # the journal could not be written (disk full, ...): the run stopped
 
     def hosts(self, status: str) -> list[str]:
         return [h for h, o in self.outcomes.items() if o.status == status]
@@ -58,9 +63,9 @@ class DeployReport:
 
     @property
     def failed(self) -> dict[str, str]:
-        """Every device that did not end as planned: failed, rolled back or interrupted."""
+        """Every device that did not end as planned: failed, rolled back, interrupted, refused, undetermined."""
         return {h: f"{o.status}: {o.reason}" if o.status != FAILED else o.reason
-                for h, o in self.outcomes.items() if o.status in (FAILED, ROLLED_BACK, INTERRUPTED, REFUSED)}
+                for h, o in self.outcomes.items() if o.status in NOT_AS_PLANNED}
 
     def impacts(self) -> dict[str, list[str]]:
         """Fabric-wide: label -> devices whose worst change it is, worst label first."""
@@ -74,12 +79,12 @@ class DeployReport:
 
     @property
     def ok(self) -> bool:
-        return not self.failed and not self.interrupted
+        return not self.failed and not self.interrupted and not self.journal_error
 
     @property
     def exit_code(self) -> int:
         if self.interrupted:
-            return 130
+            return 143 if self.signal == "SIGTERM" else 130  # 128 + the signal, as a shell reports it
         return 0 if self.ok else 1
 
 
@@ -97,7 +102,7 @@ def print_report(report: DeployReport, out: Console, debug: bool = False) -> Non
         text = o.diff
         if o.impact is not None and o.impact.hunks:  # the labelled hunks, then the driver's notes on the diff
             notes = [ln for ln in o.diff.splitlines() if ln.startswith("# ")]
-            text = labelled_diff(o.impact) + "".join(f"{ln}\n" for ln in notes)
+            text = labelled_diff(o.impact, o.diff) + "".join(f"{ln}\n" for ln in notes)
         if out.is_terminal:
             out.print(Syntax(text, "diff", theme="ansi_dark", background_color="default"))
         else:
@@ -109,7 +114,7 @@ def print_report(report: DeployReport, out: Console, debug: bool = False) -> Non
             out.print(f"# {host}: impact {o.impact.worst.label} ({counts} hunk(s))", markup=False, highlight=False)
     title = "deploy summary" + (" (dry run: nothing was changed)" if report.dry_run else "")
     if report.interrupted:
-        title += " (INTERRUPTED)"
+        title += f" (INTERRUPTED{' by ' + report.signal if report.signal else ''})"
     t = Table(title=title)
     t.add_column("status")
     t.add_column("devices", justify="right")
@@ -130,17 +135,30 @@ def print_report(report: DeployReport, out: Console, debug: bool = False) -> Non
         out.print(w)
     if report.stopped:
         out.print(f"ROLLOUT STOPPED {indent_reason(report.stopped)}", markup=False, highlight=False)
+    if report.journal_error:
+        out.print(f"JOURNAL NOT WRITTEN, the deploy stopped: {indent_reason(report.journal_error)}", markup=False,
+                  highlight=False)
     if report.build:
         out.print(("would push " if report.dry_run else "pushed ") + report.build, markup=False, highlight=False)
+    skipped = [h for h, o in report.outcomes.items() if o.not_deployed]
+    if skipped:
+        out.print(f"--accept-undeployable: {len(skipped)} device(s) {'would' if report.dry_run else 'did'} not get "
+                  f"everything the intent asks for (NOT DEPLOYED below)", markup=False, highlight=False)
     for host, o in report.outcomes.items():
         for note in o.notes:
             out.print(f"NOTE {host}: {indent_reason(note)}", markup=False, highlight=False)
-        if o.status in (FAILED, ROLLED_BACK, INTERRUPTED, REFUSED):
-            word = {FAILED: "FAILED", ROLLED_BACK: "ROLLED BACK", INTERRUPTED: "INTERRUPTED", REFUSED: "REFUSED"}
-            out.print(f"{word[o.status]} {host} ({o.address}): {indent_reason(o.reason)}", markup=False,
+        for item in o.not_deployed:
+            out.print(f"NOT DEPLOYED {host}: {indent_reason(item)}", markup=False, highlight=False)
+        if o.status in NOT_AS_PLANNED:
+            out.print(f"{o.status.upper()} {host} ({o.address}): {indent_reason(o.reason)}", markup=False,
                       highlight=False)
             if debug and o.traceback:
                 out.print(o.traceback.rstrip(), markup=False, highlight=False)
+    lost = report.hosts(UNDETERMINED)
+    if lost and not report.dry_run:
+        out.print(f"undetermined: {', '.join(lost)}: `fabricgen deploy --resume` retries them once they answer "
+                  "(it takes over their device locks and reconciles saved with running)", markup=False,
+                  highlight=False)
 
 
 def print_impacts(report: DeployReport, out: Console) -> None:

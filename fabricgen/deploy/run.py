@@ -6,7 +6,7 @@
   an unfinished journal blocks the next run until ``--resume`` or ``--discard``.
 * Devices run in nornir's threaded runner, each through ``phases``: lock, diff, commit,
   check, roll back on a failed check.  One device failing never stops the others.
-* Ctrl-C stops scheduling devices at once: devices not yet committing stop at their
+* Ctrl-C (or SIGTERM) stops scheduling devices at once: devices not yet committing stop at their
   next SSH read; a commit in flight finishes (its driver restores the previous config
   on failure), then gets at most ``grace`` seconds of post-check before it is rolled
   back.  Then the summary is printed and the exit status is 130.  A second Ctrl-C exits
@@ -24,12 +24,13 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from napalm.base.exceptions import CommandTimeoutException, ConnectionClosedException
 from nornir.core import Nornir
 from nornir.core.filter import F
 from nornir.core.task import Result, Task
 from rich.console import Console
 
-from fabricgen.base.ssh import DeviceLocked
+from fabricgen.base.ssh import ConfigUndetermined, DeviceLocked
 from fabricgen.connect import describe, select
 from fabricgen.deploy import drain, phases
 from fabricgen.deploy import report as R
@@ -49,11 +50,13 @@ from fabricgen.deploy.state import (
     ROLLED_BACK,
     ROLLING_BACK,
     UNCHANGED,
+    UNDETERMINED,
     UNDRAINING,
     DeployRefused,
     FabricLock,
     Journal,
     Owner,
+    StateUnwritable,
     fabric_lock,
     journal_path,
     new_run_id,
@@ -127,10 +130,25 @@ class _Context:
     nornir: Nornir | None = None  # the whole inventory: drains read the neighbors' routes
     done: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    signal: str = ""  # the signal that interrupted the run (Ctrl-C, SIGTERM), "" while none did
+    journal_error: str = ""  # why the journal could not be written (the run stopped)
+    skipped: dict[str, list[str]] = field(default_factory=dict)  # --accept-undeployable: device -> not deployed
 
     def phase(self, host: str, phase: str, reason: str = "", actions: list[str] | None = None) -> None:
+        """Journal ``host``'s phase.  A journal the disk refuses stops the run like an interrupt (no new
+        device, none commits: see ``_deploy_one``); the summary says so (``journal_error``)."""
         if self.journal is not None:
-            self.journal.set(host, phase, reason, actions)
+            try:
+                self.journal.set(host, phase, reason, actions)
+            except StateUnwritable as exc:
+                self.unwritable(exc)
+
+    def unwritable(self, exc: StateUnwritable) -> None:
+        with self.lock:
+            if not self.journal_error:
+                self.journal_error = str(exc)
+                self.console.print(f"the journal cannot be written, stopping: {exc}", markup=False, highlight=False)
+        self.cancel.set()
 
     def tick(self, outcome: R.DeviceOutcome) -> None:
         with self.lock:
@@ -150,6 +168,7 @@ def deploy_device(task: Task, ctx: _Context) -> Result:
         ctx.phase(sw.hostname, FAILED, outcome.reason)
     if sw.hostname in ctx.broken:
         outcome.notes.insert(0, ctx.broken[sw.hostname])
+    outcome.not_deployed = list(ctx.skipped.get(sw.hostname, []))
     ctx.tick(outcome)
     return Result(host=task.host, result=outcome, changed=outcome.status == R.CHANGED)
 
@@ -166,21 +185,26 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
 
     if ctx.cancel.is_set():
         ctx.phase(host, INTERRUPTED, "not started")
-        return outcome(R.INTERRUPTED, "not started: the deploy was interrupted first")
+        why = "the journal could not be written" if ctx.journal_error else "the deploy was interrupted first"
+        return outcome(R.INTERRUPTED, f"not started: {why}")
     if host in ctx.unreachable:
-        ctx.phase(host, FAILED, ctx.unreachable[host])
-        return outcome(R.FAILED, f"unreachable: {ctx.unreachable[host]}")
+        return _unreachable(ctx, host, outcome, ctx.unreachable[host])
     candidate = candidate_config(ctx.build, sw)
     try:
         device = task.host.get_connection("napalm", task.nornir.config)
     except Exception as exc:  # noqa: BLE001 - unreachable is a per-device outcome
-        ctx.phase(host, FAILED, describe(exc))
-        return outcome(R.FAILED, f"unreachable: {describe(exc)}", exc)
+        return _unreachable(ctx, host, outcome, describe(exc), exc)
     if hasattr(device, "cancel"):
         device.cancel = ctx.cancel
     try:
         gaps = phases.live_mtu_gaps(device, sw)
-        if gaps and not ctx.opts.accept_undeployable:
+        if gaps and ctx.opts.accept_undeployable:
+            with ctx.lock:
+                ctx.skipped.setdefault(host, []).append(
+                    f"qos.mtu: platform {sw.platform} cannot set an interface MTU from its config; these live ports "
+                    f"keep theirs:\n" + "\n".join(gaps))
+            gaps = []
+        if gaps:
             reason = (f"undeployable: qos.mtu: platform {sw.platform} cannot set an interface MTU from its config, "
                       f"and the live ports differ from the plan:\n" + "\n".join(gaps) +
                       "\n(fix: set the MTU on the ports themselves - the lab: `fabricgen lab down` and `lab up` - "
@@ -213,8 +237,9 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
             except Exception as exc:  # noqa: BLE001 - its config is the build's: nothing to roll back to
                 reason = (f"its config is the build's (left {left[0]} by the interrupted run), but "
                           f"{exc if isinstance(exc, phases.CheckFailed) else describe(exc)}")
-                ctx.phase(host, FAILED, reason)
-                return outcome(R.FAILED, reason, exc)
+                status = UNDETERMINED if undetermined(exc) else FAILED
+                ctx.phase(host, status, reason)
+                return outcome(R.UNDETERMINED if status == UNDETERMINED else R.FAILED, reason, exc)
             ctx.phase(host, CHECKED)
             return outcome(R.CHANGED, notes=settled)
         if not d.text:
@@ -236,9 +261,16 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
             d = phases.diff(device, drain.drained(sw.platform, candidate))
         before = phases.sessions(device)
         ctx.phase(host, COMMITTING, actions=[RESET_BGP] if labels is not None and needs_session_reset(labels) else [])
+        if ctx.journal_error:  # nothing is committed that the journal could not record
+            phases.discard(device)
+            return outcome(R.INTERRUPTED, f"not committed: {ctx.journal_error}", diff=d.text)
         try:
             phases.commit(device)
         except Exception as exc:  # noqa: BLE001 - the driver restored the previous config (or says it could not)
+            if undetermined(exc):  # silent mid-commit, or not undone: the journal keeps it for --resume
+                reason = f"commit did not complete: {describe(exc)}\n{LOST}"
+                ctx.phase(host, UNDETERMINED, reason)
+                return outcome(R.UNDETERMINED, reason, exc, diff=d.text)
             ctx.phase(host, FAILED, describe(exc))
             reason = f"commit failed: {describe(exc)}" + _undrain_after_failure(device, sw, ctx, undrain_to)
             return outcome(R.FAILED, reason, exc, diff=d.text)
@@ -263,9 +295,9 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
             try:
                 phases.rollback(device)
             except Exception as rb:  # noqa: BLE001
-                ctx.phase(host, FAILED, f"{reason}\nrollback failed: {describe(rb)}")
-                return outcome(R.FAILED, f"{reason}\nAND the rollback failed: {describe(rb)}\nthe device config is "
-                                         f"undetermined", rb, diff=d.text)
+                reason = f"{reason}\nAND the rollback failed: {describe(rb)}\n{LOST}"
+                ctx.phase(host, UNDETERMINED, reason)
+                return outcome(R.UNDETERMINED, reason, rb, diff=d.text)
             ctx.phase(host, ROLLED_BACK, reason)
             why = "interrupted during its check" if ctx.cancel.is_set() else "its post-commit check failed"
             reason = f"{why}; rolled back to the previous config:\n{reason}"
@@ -279,6 +311,35 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
     except Exception as exc:  # noqa: BLE001
         ctx.phase(host, FAILED, describe(exc))
         return outcome(R.FAILED, describe(exc), exc)
+
+
+LOST = ("its config is undetermined (the old one, the new one, or saved and running apart); `fabricgen deploy "
+        "--resume` retries it once it answers: it takes over the device lock this run left and re-diffs saved and "
+        "running against the build")
+
+
+def undetermined(exc: BaseException) -> bool:
+    """Whether a failed commit or rollback left the device's config unknown: the driver says it could not
+    undo the change, or the device went silent (connection lost, a command timed out) in the middle."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, (ConfigUndetermined, ConnectionClosedException, CommandTimeoutException)):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _unreachable(ctx: _Context, host: str, outcome: Callable[..., R.DeviceOutcome], why: str,
+                 exc: BaseException | None = None) -> R.DeviceOutcome:
+    """A device this run cannot reach: failed, unless a resumed run left it mid-change (then it stays
+    undetermined, and the journal unfinished, until a run reaches it)."""
+    left = ctx.journal.unsettled(host) if ctx.journal is not None else None
+    if left is not None:
+        reason = f"still unreachable ({why}); the interrupted run left it {left[0]}\n{LOST}"
+        ctx.phase(host, UNDETERMINED, reason)
+        return outcome(R.UNDETERMINED, reason, exc)
+    ctx.phase(host, FAILED, why)
+    return outcome(R.FAILED, f"unreachable: {why}", exc)
 
 
 def _settle(device: NetworkDriver, sw: Any, ctx: _Context, was: str, actions: list[str]) -> list[str]:
@@ -355,25 +416,33 @@ def _undrain_after_failure(device: NetworkDriver, sw: Any, ctx: _Context, undrai
     return "\nundrained again"
 
 
+STOP_SIGNALS = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}  # SIGTERM: what systemd, CI and kill send
+
+
 @contextmanager
-def _sigint_cancels(cancel: threading.Event, console: Console, enabled: bool) -> Iterator[None]:
-    """First Ctrl-C sets ``cancel``; the second raises KeyboardInterrupt in the main thread."""
+def _signals_cancel(ctx: _Context, enabled: bool) -> Iterator[None]:
+    """The first Ctrl-C or SIGTERM sets ``ctx.cancel`` (and ``ctx.signal``); a second raises
+    KeyboardInterrupt in the main thread.  SIGTERM is an interrupt like Ctrl-C, not a SIGKILL: commits in
+    flight finish or roll back, and the summary is printed (issue 23 D9)."""
     if not enabled or threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def handler(signum: int, frame: Any) -> None:
-        if cancel.is_set():
+        name = STOP_SIGNALS.get(signal.Signals(signum), signal.Signals(signum).name)
+        if ctx.signal:
             raise KeyboardInterrupt
-        cancel.set()
-        console.print("interrupted: no new devices; commits in flight finish or roll back "
-                      "(Ctrl-C again to exit at once)", markup=False, highlight=False)
+        ctx.signal = name
+        ctx.cancel.set()
+        ctx.console.print(f"interrupted ({name}): no new devices; commits in flight finish or roll back "
+                          f"({name} again to exit at once)", markup=False, highlight=False)
 
-    previous = signal.signal(signal.SIGINT, handler)
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def _expected_by_host(plan: Plan) -> dict[str, dict[str, int]]:
@@ -394,7 +463,9 @@ def run_deploy(plan: Plan, build: Build, opts: DeployOptions | None = None,
     opts = opts or DeployOptions()
     console = console or Console(stderr=True, highlight=False)
     settings = connection_settings(plan, opts.lab_dir, opts.known_hosts)
-    everyone = nornir_for(plan, settings, workers=opts.workers, driver_args={"apply": "day0"} if opts.day0 else None)
+    # a dry run's drivers are read-only: no candidate, lock or directory is written on a device (issue 23)
+    driver_args = {**({"apply": "day0"} if opts.day0 else {}), **({"read_only": True} if opts.dry_run else {})}
+    everyone = nornir_for(plan, settings, workers=opts.workers, driver_args=driver_args)
     nr = select(everyone, opts.limit, opts.role)
     hosts = list(nr.inventory.hosts)
     problems = opts_refusals(plan, build, hosts, opts)
@@ -413,6 +484,8 @@ def run_deploy(plan: Plan, build: Build, opts: DeployOptions | None = None,
     if not opts.dry_run and (opts.max_impact is not None or opts.waves is not None):
         preview = _preview(plan, build, opts, console)
     ctx = _Context(plan, build, opts, threading.Event(), console, len(hosts), nornir=everyone)
+    if opts.accept_undeployable:
+        ctx.skipped = accepted_gaps(plan, hosts)
     report = R.DeployReport(dry_run=opts.dry_run, build=build.label)
     lock: FabricLock | None = None
     waves: list[Wave] | None = None
@@ -479,22 +552,24 @@ def run_deploy(plan: Plan, build: Build, opts: DeployOptions | None = None,
             finished.set()
     worker = threading.Thread(target=work, name="fabricgen-deploy", daemon=True)
     try:
-        with _sigint_cancels(ctx.cancel, console, opts.handle_signals):
+        with _signals_cancel(ctx, opts.handle_signals):
             worker.start()
             try:
                 while not finished.wait(0.2):
                     pass
             except KeyboardInterrupt:
-                report.interrupted = True
-                _collect(report, plan, hosts, results, ctx, unfinished_reason="abandoned by a second Ctrl-C")
+                report.interrupted, report.signal = True, ctx.signal or "Ctrl-C"
+                _collect(report, plan, hosts, results, ctx,
+                         unfinished_reason=f"abandoned by a second {report.signal}")
                 if ctx.journal is not None:
-                    ctx.journal.finish("interrupted")
+                    with contextlib.suppress(StateUnwritable):  # it says "running": unfinished all the same
+                        ctx.journal.finish("interrupted")
                 raise Abandoned(report) from None
     finally:
         if finished.is_set():
             _unlock_devices(ctx)
             everyone.close_connections(on_failed=True)
-    report.interrupted = ctx.cancel.is_set()
+    report.interrupted, report.signal = bool(ctx.signal), ctx.signal
     _collect(report, plan, hosts, results, ctx,
              unfinished_reason=f"not started: the rollout stopped ({report.stopped})" if report.stopped
              else "no result")
@@ -503,8 +578,16 @@ def run_deploy(plan: Plan, build: Build, opts: DeployOptions | None = None,
     elif waves is not None:
         report.waves = waves
     if ctx.journal is not None:
-        done = all(ctx.journal.phase(h) in DONE_PHASES | {FAILED, ROLLED_BACK} for h in ctx.journal.devices)
-        ctx.journal.finish("done" if done and not report.interrupted else "interrupted")
+        left = {ctx.journal.phase(h) for h in ctx.journal.devices} - DONE_PHASES - {FAILED, ROLLED_BACK}
+        try:
+            ctx.journal.finish("interrupted" if report.interrupted or ctx.journal_error or left - {UNDETERMINED}
+                               else UNDETERMINED if left else "done")
+        except StateUnwritable as exc:
+            ctx.unwritable(exc)
+    report.journal_error = ctx.journal_error
+    if report.journal_error and ctx.journal is not None:
+        report.journal_error += (f"\nthe journal on disk ({ctx.journal.path}) may lag behind this summary: check the "
+                                 f"devices it names before `fabricgen deploy --resume`")
     if lock is not None:
         lock.release()
     return report
@@ -632,6 +715,20 @@ def opts_refusals(plan: Plan, build: Build, hosts: list[str], opts: DeployOption
     if not opts.accept_undeployable:
         for item in undeployable(plan, hosts):
             out.append(f"{item.message} (fix: {item.fix}, or --accept-undeployable to deploy the rest)")
+    return out
+
+
+def accepted_gaps(plan: Plan, hosts: list[str]) -> dict[str, list[str]]:
+    """--accept-undeployable: per selected device, the intent settings its platform will not deploy (D3)."""
+    from fabricgen.plan.deployable import undeployable
+
+    out: dict[str, list[str]] = {}
+    for item in undeployable(plan, hosts):
+        for host in hosts:
+            sw = plan.switches[host]
+            if sw.platform == item.platform and sw.role in item.roles:
+                out.setdefault(host, []).append(f"{item.setting}: platform {item.platform} cannot deploy it: "
+                                                f"{item.why}")
     return out
 
 

@@ -19,6 +19,9 @@ share them (issue 23 D2).  They live in ``$FABRICGEN_STATE_DIR/deploy/`` (defaul
   the reload (``reset-bgp``: new keepalive/hold time apply only to re-established sessions);
   a resumed run carries them, with the phase the device was left in (``resumed_phase``), so a
   device whose config already went in still gets its sessions reset (issue 23 D1).
+  ``undetermined`` is a device that went silent mid-commit (or whose failed commit could not be
+  undone): the run ends unfinished, and ``--resume`` re-diffs it once it answers, taking over the
+  device lock the run left on it (issue 23 D8).
 
 Devices carry a lock of their own (see the drivers), taken for every selected device before any
 commit, all or nothing, so two machines, or two fabric identities sharing switches, cannot
@@ -31,6 +34,7 @@ import getpass
 import hashlib
 import json
 import os
+import re
 import secrets
 import socket
 import sys
@@ -48,11 +52,14 @@ STATE_ENV = "FABRICGEN_STATE_DIR"
 PENDING, LOCKED, DIFFED, COMMITTING, COMMITTED = "pending", "locked", "diffed", "committing", "committed"
 CHECKED, UNCHANGED, ROLLING_BACK, ROLLED_BACK = "checked", "unchanged", "rolling_back", "rolled_back"
 FAILED, INTERRUPTED = "failed", "interrupted"
+# The device went silent mid-commit (or a failed commit could not be undone): its config is unknown.  Not
+# done, so the journal stays unfinished and --resume retries it once it answers (issue 23 D8).
+UNDETERMINED = "undetermined"
 DRAINING, DRAINED, UNDRAINING = "draining", "drained", "undraining"  # --drain (fabricgen.deploy.drain)
 DONE_PHASES = frozenset({CHECKED, UNCHANGED})
 # Phases in which the device may hold a config that is neither the old nor the new one (a drained
 # switch left behind is re-diffed by --resume, and its drain line removed with the rest).
-UNSETTLED_PHASES = frozenset({COMMITTING, COMMITTED, ROLLING_BACK, DRAINING, DRAINED, UNDRAINING})
+UNSETTLED_PHASES = frozenset({COMMITTING, COMMITTED, ROLLING_BACK, DRAINING, DRAINED, UNDRAINING, UNDETERMINED})
 # What a committed change still needs once its config is in (journaled with COMMITTING; see module doc).
 RESET_BGP = "reset-bgp"
 
@@ -137,10 +144,65 @@ def fabric_lock(plan: Plan) -> FabricLock:
     return FabricLock(state_dir(), plan.settings.name, fabric_key(plan))
 
 
+class StateUnwritable(DeployRefused):
+    """The fabric lock or the journal could not be written (disk full, read-only, ...); what was half
+    written is removed."""
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _write_new(path: Path, text: str, exclusive: bool = False) -> None:
+    """Create ``path`` (O_EXCL when ``exclusive``: FileExistsError if it exists) holding ``text``; on any
+    failure nothing is left behind (no empty or partial file) and StateUnwritable names the file."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if exclusive else os.O_TRUNC)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        raise _unwritable(path, exc) from None
+    try:
+        try:
+            _write_all(fd, text.encode("utf-8"))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        path.unlink(missing_ok=True)
+        raise _unwritable(path, exc) from None
+
+
+def _unwritable(path: Path, exc: OSError) -> StateUnwritable:
+    return StateUnwritable(f"cannot write {path}: {exc.strerror or exc} (fix: free space or make "
+                           f"{path.parent} writable - ${STATE_ENV} moves it - then run the deploy again)")
+
+
 def _atomic_write(path: Path, text: str) -> None:
+    """Write a temp file beside ``path``, then rename it over ``path``: readers see the old or the new text."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    _write_new(tmp, text)
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise _unwritable(path, exc) from None
+
+
+_TEMP_RE = re.compile(r"^\..+\.(\d+)\.\d+\.tmp$")
+
+
+def reclaim_temp_files(directory: Path) -> list[Path]:
+    """Remove the temp files of writers that no longer run (a deploy killed mid-write); returns them."""
+    gone = []
+    for path in directory.glob(".*.tmp"):
+        m = _TEMP_RE.match(path.name)
+        if m and int(m.group(1)) != os.getpid() and not Path(f"/proc/{m.group(1)}").exists():
+            path.unlink(missing_ok=True)
+            gone.append(path)
+    return gone
 
 
 class FabricLock:
@@ -162,10 +224,14 @@ class FabricLock:
 
         Raises DeployRefused naming the holder when the lock is held.
         """
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _unwritable(self.path.parent, exc) from None
+        reclaim_temp_files(self.path.parent)
         for _ in range(3):
             try:
-                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                _write_new(self.path, json.dumps(asdict(me)) + "\n", exclusive=True)
             except FileExistsError:
                 holder = self.holder()
                 if holder is None:  # being written right now, or garbage: look once more
@@ -189,8 +255,6 @@ class FabricLock:
                     if taken:
                         return holder
                 continue
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(asdict(me)) + "\n")
             self.owner = me
             return None
         raise DeployRefused(f"could not take the deploy lock {self.path}: another deploy raced for it "
@@ -216,11 +280,9 @@ class FabricLock:
 
     def _create(self, me: Owner) -> bool:
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            _write_new(self.path, json.dumps(asdict(me)) + "\n", exclusive=True)
         except FileExistsError:
             return False
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(asdict(me)) + "\n")
         self.owner = me
         return True
 
@@ -301,7 +363,11 @@ class Journal:
         return Owner.from_json(self.data.get("owner"))
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        """Raises StateUnwritable (nothing half-written left) when the disk refuses; ``data`` keeps the news."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _unwritable(self.path.parent, exc) from None
         _atomic_write(self.path, json.dumps(self.data, indent=1, sort_keys=True) + "\n")
 
     def set(self, host: str, phase: str, reason: str = "", actions: list[str] | None = None) -> None:

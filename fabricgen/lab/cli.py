@@ -68,7 +68,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     for n in status.nodes:
         daemons = " ".join(f"{d}{'' if ok else '(DOWN)'}" for d, ok in sorted(n.daemons.items()))
         t.add_row(n.name, n.kind, n.mgmt_ip, "yes" if n.namespace_present else "NO", daemons,
-                  "yes" if n.ssh_reachable else "NO")
+                  "not probed" if n.ssh_reachable is None else "yes" if n.ssh_reachable else "NO")
     con.print(t)
     return 0 if status.healthy else 1
 

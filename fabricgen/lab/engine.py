@@ -185,11 +185,12 @@ class NodeStatus:
     namespace_present: bool
     holder_alive: bool
     daemons: Mapping[str, bool]  # daemon -> alive
-    ssh_reachable: bool
+    ssh_reachable: bool | None  # None: not probed (no namespace, or `lab_status(check_ssh=False)`)
 
     @property
     def healthy(self) -> bool:
-        return self.namespace_present and self.holder_alive and all(self.daemons.values()) and self.ssh_reachable
+        return self.namespace_present and self.holder_alive and all(self.daemons.values()) and \
+            self.ssh_reachable is not False
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,9 @@ class LabStatus:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+SSH_PROBE_S = 2.0  # `lab status`: seconds for sshd's banner (a loaded 2-core host needs more than 0.5 s)
 
 
 def _ssh_banner(ip: str, timeout: float) -> bool:
@@ -634,7 +638,8 @@ def lab_status(workdir: str | os.PathLike[str], check_ssh: bool = True) -> LabSt
     if check_ssh:
         with concurrent.futures.ThreadPoolExecutor(max_workers=min(32, len(state.nodes) or 1)) as pool:
             futures = {
-                n.name: pool.submit(_ssh_banner, n.mgmt_ip, 0.5) for n in state.nodes.values() if n.namespace in present
+                n.name: pool.submit(_ssh_banner, n.mgmt_ip, SSH_PROBE_S) for n in state.nodes.values()
+                if n.namespace in present
             }
             ssh_ok = {name: f.result() for name, f in futures.items()}
     nodes = tuple(
@@ -646,7 +651,7 @@ def lab_status(workdir: str | os.PathLike[str], check_ssh: bool = True) -> LabSt
             namespace_present=n.namespace in present,
             holder_alive=bool(n.holder and n.holder.alive()),
             daemons={d: _daemon_alive(n, d) for d in dmn.node_daemons(n.kind, n.frr_daemons)},
-            ssh_reachable=ssh_ok.get(n.name, False),
+            ssh_reachable=ssh_ok.get(n.name),
         )
         for n in state.nodes.values()
     )

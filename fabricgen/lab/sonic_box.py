@@ -27,7 +27,7 @@ from typing import Any
 
 import jinja2
 
-from fabricgen.lab import sonic_cli
+from fabricgen.lab import lossless_counters, sonic_cli
 from fabricgen.lab.topology import LabError, SonicBox
 from fabricgen.platforms.sonic import configdb as sonic_configdb
 
@@ -155,14 +155,19 @@ exec "$@"
 def write_bin(directory: Path) -> None:
     """The SONiC commands the driver runs, first on the node's PATH: sudo, docker, show, config, systemctl."""
     directory.mkdir(parents=True, exist_ok=True)
-    # The system Python (frr-reload.py's own) on a copy of the two modules it needs (standard library
-    # only): inside a node /root is the node's, so an interpreter or a checkout under /root is not there.
+    # The system Python (frr-reload.py's own) on a copy of the modules it needs (standard library only):
+    # inside a node /root is the node's, so an interpreter or a checkout under /root is not there.
     lib = directory / "lib"
-    package = lib / "fabricgen" / "platforms" / "sonic"
-    package.mkdir(parents=True, exist_ok=True)
-    for init in (lib / "fabricgen" / "__init__.py", package.parent / "__init__.py", package / "__init__.py"):
-        init.write_text("")
-    shutil.copyfile(sonic_configdb.__file__, package / "configdb.py")
+    for module, parts in ((sonic_configdb, ("platforms", "sonic", "configdb.py")),
+                          (lossless_counters, ("lab", "lossless_counters.py"))):
+        target = lib.joinpath("fabricgen", *parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        for package in (target.parent, *target.parent.parents):  # empty __init__.py up to lib/fabricgen
+            if package == lib:
+                break
+            if not (package / "__init__.py").exists():
+                (package / "__init__.py").write_text("")
+        shutil.copyfile(str(module.__file__), target)
     shutil.copyfile(sonic_cli.__file__, lib / "sonic_cli.py")
     scripts = {"sudo": _SUDO, "docker": _DOCKER}
     for name in ("show", "config", "systemctl"):

@@ -12,7 +12,8 @@ generic_config_updater/generic_updater.py):
   reference that would dangle (GCU's YANG leafrefs: buffer profiles, QoS maps, schedulers, ports);
   failures print "Failed to replace config" and click's usage error (exit 2);
 * what swss would do with the tables fabricgen renders and a veth can carry is done to the kernel:
-  INTERFACE / LOOPBACK_INTERFACE addresses (intfmgrd; Loopback0 is a dummy netdev) and PORT
+  INTERFACE / LOOPBACK_INTERFACE addresses (intfmgrd; Loopback0 is a dummy netdev, a port-less bridge on a
+  kernel without the dummy driver) and PORT
   admin_status / mtu (portmgrd).  QoS and buffers stay in the file: veths have no queues;
 * `systemctl restart bgp` restarts the node's FRR as the bgp container would start it for the
   ConfigDB as it is now (`systemctl_main`; the daemon sets come from SONiC's supervisord template,
@@ -31,6 +32,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from fabricgen.lab import lossless_counters
+from fabricgen.lab.lossless_counters import LAB_COUNTERS_DIR
 from fabricgen.platforms.sonic.configdb import dangling_references
 
 RUNNING = Path("/run/sonic/config_db.json")
@@ -79,8 +82,27 @@ def validate(old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         raise GcuError(f"Given patch will produce invalid config. Error: Data Loading Failed\n{dangling[0]}")
 
 
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=False, capture_output=True)
+def _ip(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["ip", *args], check=False, capture_output=True, text=True)
+
+
+# What a LoopbackN netdev is made of: intfmgrd's dummy, else a bridge without ports (no frame leaves it, it
+# holds an address with its carrier up as a dummy does) on kernels built without the dummy driver (issue 23 D10).
+LOOPBACK_KINDS = ("dummy", "bridge")
+
+
+def add_loopback(name: str) -> str:
+    """Create and bring up a LoopbackN netdev; returns its kind.  Raises GcuError naming the kernel modules
+    when none can be made: the address would silently go nowhere, and routes and ECMP with it."""
+    errors = []
+    for kind in LOOPBACK_KINDS:
+        made = _ip("link", "add", name, "type", kind)
+        if made.returncode == 0:
+            _ip("link", "set", name, "up")
+            return kind
+        errors.append(f"type {kind}: {made.stderr.strip() or made.returncode}")
+    raise GcuError(f"cannot create {name} ({'; '.join(errors)}): this kernel has neither the dummy nor the bridge "
+                   f"driver (fix: `modprobe dummy`, or a kernel with CONFIG_DUMMY)")
 
 
 def _addresses(db: Mapping[str, Any]) -> set[tuple[str, str]]:
@@ -99,8 +121,7 @@ def apply_to_kernel(old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         subprocess.run(["ip", "-j", "link", "show"], capture_output=True, text=True, check=False).stdout or "[]")}
     for name in new.get("LOOPBACK_INTERFACE", {}):
         if "|" not in name and name not in links:
-            _ip("link", "add", name, "type", "dummy")
-            _ip("link", "set", name, "up")
+            add_loopback(name)
             links.add(name)
     for port, entry in new.get("PORT", {}).items():
         if port in links:
@@ -123,8 +144,8 @@ def replace(target: Path) -> None:
         raise GcuError(str(exc)) from exc
     old = _load(RUNNING)
     validate(old, new)
+    apply_to_kernel(old, new)  # first: a loopback the kernel cannot make refuses the change before it is stored
     _write(RUNNING, new)
-    apply_to_kernel(old, new)
 
 
 def _fail(command: str, usage: str, what: str, exc: Exception) -> int:
@@ -192,6 +213,49 @@ def show_version(db: Mapping[str, Any]) -> str:
     ])
 
 
+def _natural(name: str) -> tuple[str, int]:
+    head = name.rstrip("0123456789")
+    return head, int(name[len(head):] or 0)
+
+
+def lab_port_counters(directory: Path = Path(LAB_COUNTERS_DIR)) -> dict[str, dict[str, int]]:
+    """The node's per-port counter files (the lab's stand-in for the ASIC's counters: veths carry no PFC)."""
+    files = [f for f in directory.iterdir() if f.is_file() and not f.name.startswith(".")] if directory.is_dir() else []
+    return {f.name: lossless_counters.parse(f.read_text()) for f in sorted(files, key=lambda f: _natural(f.name))}
+
+
+def _simple_table(header: list[str], rows: list[list[str]]) -> str:
+    """tabulate's "simple" format, right-aligned, as sonic-utilities prints its counter tables."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = [header, ["-" * w for w in widths], *rows]
+    return "".join("  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)) + "\n" for cells in lines)
+
+
+def show_pfc_counters(stats: Mapping[str, Mapping[str, int]]) -> str:
+    """`show pfc counters` (pfcstat): a Port Rx and a Port Tx table of pause frames per priority."""
+    tables = []
+    for title, name in (("Port Rx", "rx_pause_prio"), ("Port Tx", "tx_pause_prio")):
+        rows = [[port, *(f"{c.get(f'{name}_{p}', 0):,}" for p in lossless_counters.PRIORITIES)]
+                for port, c in stats.items()]
+        tables.append(_simple_table([title, *(f"PFC{p}" for p in lossless_counters.PRIORITIES)], rows))
+    return "\n".join(tables)
+
+
+def show_queue_counters(stats: Mapping[str, Mapping[str, int]]) -> str:
+    """`show queue counters --json` (queuestat -j): per port, unicast queue UCn -> packets, bytes, drops."""
+    return json.dumps({port: {f"UC{q}": {"totalpacket": str(c.get(f"tx_frames_prio_{q}", 0)),
+                                         "totalbytes": str(c.get(f"tx_octets_prio_{q}", 0)),
+                                         "droppacket": str(c.get(f"tc_no_buffer_discard_uc_tc_{q}", 0)),
+                                         "dropbytes": "0"}
+                              for q in lossless_counters.TRAFFIC_CLASSES}
+                       for port, c in stats.items()}, indent=4)
+
+
+# `show pfcwd stats` with no queue in it: the lab's ports carry no PFC, so no watchdog watches one
+PFCWD_HEADER = ["QUEUE", "STATUS", "STORM DETECTED/RESTORED", "TX OK/DROP", "RX OK/DROP", "TX LAST OK/DROP",
+                "RX LAST OK/DROP"]
+
+
 def show_main(argv: list[str]) -> int:
     try:
         db = _load(RUNNING)
@@ -203,9 +267,15 @@ def show_main(argv: list[str]) -> int:
         print(json.dumps({**db, "bgpraw": raw.stdout}, indent=4))
     elif argv == ["version"]:
         print(show_version(db), end="")
+    elif argv == ["pfc", "counters"]:  # validate --health: the lab's counter files in SONiC's shapes (D10)
+        print(show_pfc_counters(lab_port_counters()), end="")
+    elif argv == ["queue", "counters", "--json"]:
+        print(show_queue_counters(lab_port_counters()))
+    elif argv == ["pfcwd", "stats"]:
+        print(_simple_table(PFCWD_HEADER, []), end="")
     else:
-        print(f"show: the lab's SONiC node knows `runningconfiguration all` and `version`, not {' '.join(argv)!r}",
-              file=sys.stderr)
+        print(f"show: the lab's SONiC node knows `runningconfiguration all`, `version`, `pfc counters`, `queue "
+              f"counters --json` and `pfcwd stats`, not {' '.join(argv)!r}", file=sys.stderr)
         return 2
     return 0
 

@@ -194,6 +194,22 @@ def check_persisted(sw: Switch, diff: str | None) -> list[Outcome]:
                     f"{len(lines)} line(s) differ (a reboot would load them):\n" + "\n".join(lines))]
 
 
+def check_frr_defaults(sw: Switch, profile: str, daemons: dict[str, str]) -> list[Outcome]:
+    """Every running FRR daemon on the `frr defaults` profile the rendered config declares (``daemons``:
+    daemon -> the profile its own running config shows, "" when it shows none)."""
+    want = f"frr defaults {profile} in every daemon"
+    other = {d: p for d, p in sorted(daemons.items()) if p != profile}
+    if not daemons:
+        return [Outcome(sw.hostname, "frr-defaults", "daemons", False, want, "no FRR daemon answered")]
+    if not other:
+        return [Outcome(sw.hostname, "frr-defaults", "daemons", True, want, want)]
+    runs = "; ".join(f"{d} runs `frr defaults {p}`" if p else f"{d} shows no `frr defaults`" for d, p in other.items())
+    return [Outcome(sw.hostname, "frr-defaults", "daemons", False, want,
+                    f"{runs}: FRR reads the profile only when a daemon starts, so that daemon was started without "
+                    f"this config (`show running-config` then names two profiles); fix: restart FRR so every daemon "
+                    f"starts from frr.conf (`systemctl restart frr`; SONiC: `systemctl restart bgp`)")]
+
+
 def check_timers(sw: Switch, detail: dict[str, Any]) -> list[Outcome]:
     """Configured and negotiated BGP keepalive/hold time per planned session (napalm neighbors detail)."""
     assert sw.bgp is not None
@@ -289,7 +305,8 @@ def check_mtu(plan: Plan, live: dict[LinkEnd, int], devices: set[str] | None = N
 
     ``live`` maps (device, port) -> MTU read from the device (switches: get_interfaces;
     servers: ``ip -j link``).  Links whose ends were both not read are skipped; ``devices``
-    limits the check to links touching those devices.
+    limits the check to links touching those devices.  A link with one end read (the other outside
+    ``--limit``/``--role``, or silent) is judged on that end alone and says the far end was not read.
     """
     out = []
     seen: set[tuple[LinkEnd, LinkEnd]] = set()
@@ -301,8 +318,14 @@ def check_mtu(plan: Plan, live: dict[LinkEnd, int], devices: set[str] | None = N
         if got_a is None and got_z is None:
             continue
         item = f"{a[0]} {a[1]} <-> {z[0]} {z[1]}"
-        ends = f"{a[0]} {a[1]} mtu {got_a if got_a is not None else '?'}, {z[0]} {z[1]} mtu " \
-               f"{got_z if got_z is not None else '?'}"
+        if got_a is None or got_z is None:  # the far end is outside --limit/--role (or did not answer)
+            (near, got), far = ((a, got_a), z) if got_z is None else ((z, got_z), a)
+            why = "outside the selection" if devices is not None and far[0] not in devices else "not read"
+            out.append(Outcome(near[0], "mtu", item, got == want, f"mtu {want} on {near[0]} {near[1]}",
+                               f"{'' if got == want else 'off plan: '}{near[0]} {near[1]} mtu {got}; the far end "
+                               f"{far[0]} {far[1]} was not read ({why})"))
+            continue
+        ends = f"{a[0]} {a[1]} mtu {got_a}, {z[0]} {z[1]} mtu {got_z}"
         ok = got_a == want and got_z == want
         problem = ""
         if not ok:

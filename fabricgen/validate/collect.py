@@ -6,6 +6,9 @@ render.  Every SSH connection verifies host keys (fabricgen.base.ssh).
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,6 +27,7 @@ from fabricgen.validate.checks import (
     check_bgp,
     check_config,
     check_ecmp,
+    check_frr_defaults,
     check_gpu_output,
     check_hash,
     check_interfaces,
@@ -69,9 +73,37 @@ def _compare_with_build(device: NetworkDriver, candidate: str) -> tuple[str, str
     return running, saved
 
 
+class Progress:
+    """``[n/total] what`` through ``say`` as each device is read: validate reads for seconds, and says so."""
+
+    def __init__(self, say: Callable[[str], None], total: int) -> None:
+        self.say, self.total, self.done = say, total, 0
+        self.lock = threading.Lock()
+
+    def tick(self, what: str) -> None:
+        with self.lock:
+            self.done += 1
+            self.say(f"[{self.done}/{self.total}] {what}")
+
+
 def collect_switch(task: Task, plan: Plan, checks: tuple[str, ...], build: Build | None,
-                   expected: dict[str, dict[str, int]], subnets: dict[str, str] | None = None) -> Result:
+                   expected: dict[str, dict[str, int]], subnets: dict[str, str] | None = None,
+                   progress: Progress | None = None) -> Result:
     """nornir task: read every getter the checks need from one switch and compare."""
+    from fabricgen.connect import failed_result
+
+    start = time.monotonic()
+    try:
+        return _collect_switch(task, plan, checks, build, expected, subnets)
+    except Exception as exc:  # noqa: BLE001 - an unreadable switch is a reachability finding, not a traceback
+        return failed_result(task.host, exc)
+    finally:
+        if progress is not None:
+            progress.tick(f"{task.host.name} read ({time.monotonic() - start:.1f}s)")
+
+
+def _collect_switch(task: Task, plan: Plan, checks: tuple[str, ...], build: Build | None,
+                    expected: dict[str, dict[str, int]], subnets: dict[str, str] | None) -> Result:
     from fabricgen.render.manifest import candidate_config
 
     sw = plan.switches[task.host.name]
@@ -85,6 +117,9 @@ def collect_switch(task: Task, plan: Plan, checks: tuple[str, ...], build: Build
         out += check_routes(sw, bgp, expected.get(sw.hostname, {}))
     if "timers" in checks:
         out += check_timers(sw, device.get_bgp_neighbors_detail())
+    profile = platform(sw.platform).frr_defaults
+    if "frr-defaults" in checks and profile and hasattr(device, "fabricgen_frr_defaults"):
+        out += check_frr_defaults(sw, profile, device.fabricgen_frr_defaults())
     if "bfd" in checks and hasattr(device, "get_bfd_peers"):
         out += check_bfd(sw, device.get_bfd_peers())
     if "ecmp" in checks and sw.role == "leaf":
@@ -218,9 +253,10 @@ def collect_servers(plan: Plan, creds: ConnectionSettings, workers: int, full: b
 def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None = None, role: str | None = None,
                  workers: int = 10, build: Build | None = None, lab_dir: str | None = None,
                  known_hosts: str | None = None, full: bool = False, health_window: float | None = None,
-                 ptp: bool = False) -> Report:
+                 ptp: bool = False, say: Callable[[str], None] | None = None) -> Report:
     """Validate the live fabric against the plan (and ``build`` for config/persisted); GPU pings sampled
-    (`checks.gpu_sample`) unless ``full``.
+    (`checks.gpu_sample`) unless ``full``.  ``say``: progress lines (each switch as it is read, the
+    servers' pings), for a terminal that would otherwise show nothing for seconds.
 
     ``health_window``: also judge lossless health (fabricgen.health): two counter reads that many
     seconds apart around the other checks, and the servers' live NIC settings.
@@ -236,7 +272,9 @@ def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None
     report = Report()
     creds = connection_settings(plan, lab_dir, known_hosts)
     # the lab's veths carry no PFC: its switches keep their counters in per-port files instead
-    driver_args = {"counters_dir": LAB_COUNTERS_DIR} if lab_state(plan, lab_dir) is not None else {}
+    driver_args: dict[str, Any] = {"read_only": True}  # validate compares candidates, never writes them
+    if lab_state(plan, lab_dir) is not None:
+        driver_args["counters_dir"] = LAB_COUNTERS_DIR
     nr = select(nornir_for(plan, creds, workers=workers, driver_args=driver_args), limit, role)
     expected: dict[str, dict[str, int]] = {}
     if "routes" in checks:
@@ -245,8 +283,10 @@ def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None
     whole_fabric = not limit and not role
     try:
         pending = health.first_read(nr, plan, health_window) if health_window is not None else None
+        progress = Progress(say, len(nr.inventory.hosts)) if say is not None else None
         results = nr.run(task=collect_switch, plan=plan, checks=checks, build=build, expected=expected,
-                         subnets=tenant_subnets(plan) if "tenants" in checks else None, on_failed=True)
+                         subnets=tenant_subnets(plan) if "tenants" in checks else None, progress=progress,
+                         on_failed=True)
         if pending is not None:
             found, report.health = health.finish(pending, nr, plan, creds, workers, servers=whole_fabric)
             report.add(found)
@@ -274,6 +314,8 @@ def run_validate(plan: Plan, checks: tuple[str, ...] = CHECKS, limit: str | None
             mtus.update(data.mtus)
     if whole_fabric and ({"gpu", "mtu", "tenants"} & set(checks)) and plan.servers:
         probes = tenant_sample(plan) if "tenants" in checks and plan.tenancy is not None else None
+        if say is not None:
+            say(f"reading {len(plan.servers)} servers' NICs and pinging between their GPUs ...")
         outcomes, server_live, coverage = collect_servers(plan, creds, workers, full, probes)
         report.add(o for o in outcomes if o.check == "tenants")
         if probes is not None:

@@ -36,10 +36,16 @@ class HealthRun:
 
 
 def read_task(task: Task, plan: Plan) -> Result:
-    """nornir task: one read of every health getter of one switch."""
-    device = task.host.get_connection("napalm", task.nornir.config)
-    sw = plan.switches[task.host.name]
-    return Result(host=task.host, result=read_snapshot(device, sw.hostname, sw.platform))
+    """nornir task: one read of every health getter of one switch (a failure: a failed Result, not a logged
+    traceback)."""
+    from fabricgen.connect import failed_result
+
+    try:
+        device = task.host.get_connection("napalm", task.nornir.config)
+        sw = plan.switches[task.host.name]
+        return Result(host=task.host, result=read_snapshot(device, sw.hostname, sw.platform))
+    except Exception as exc:  # noqa: BLE001
+        return failed_result(task.host, exc)
 
 
 def _read(nr: Nornir, plan: Plan) -> tuple[dict[str, Snapshot], list[Outcome]]:

@@ -108,14 +108,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 con.print("  " + line, markup=False)
             con.print("  (--force compares with the files as they are)", markup=False)
             return 2
+    from fabricgen.connect import target
     from fabricgen.validate.collect import run_validate  # nornir: the [deploy] extra
 
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err.print(f"validating intent {args.intent} ({target(plan, args.lab_dir)})\n  against "
+              f"{build.label if build is not None else 'no build (config and persisted skipped)'}", markup=False)
     window = None
     if args.health:
         window = float(args.window if args.window is not None else plan.health.window_seconds)
     report = run_validate(plan, checks, args.limit, args.role, args.workers, build=build, lab_dir=args.lab_dir,
                           known_hosts=args.known_hosts, full=args.full,
-                          health_window=window, ptp=args.ptp or (args.health and plan.ptp is not None))
+                          health_window=window, ptp=args.ptp or (args.health and plan.ptp is not None),
+                          say=lambda line: err.print(line, markup=False))
     if args.output:
         from fabricgen.base.outdir import write_atomically
 

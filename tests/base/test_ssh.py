@@ -9,13 +9,24 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import paramiko
 import pytest
 
-from fabricgen.base.ssh import HostKeyError, connect, fingerprint, known_hosts_name, netmiko_connect
+from fabricgen.base import ssh
+from fabricgen.base.ssh import (
+    ConnectionLost,
+    HostKeyError,
+    NetmikoTransport,
+    connect,
+    fingerprint,
+    known_hosts_name,
+    netmiko_connect,
+)
 
 PASSWORD = "s3cret-never-sent"
 
@@ -39,10 +50,19 @@ class Recorder(paramiko.ServerInterface):
         return paramiko.OPEN_SUCCEEDED
 
 
+class Vanishing(Recorder):
+    """A device that accepts a command, then drops off the network (its side of the connection closes)."""
+
+    def check_channel_exec_request(self, channel: paramiko.Channel, command: bytes) -> bool:
+        threading.Timer(0.3, channel.get_transport().close).start()
+        return True
+
+
 class Server:
     """One SSH server with its own host key; ``attempts`` lists every authentication it received."""
 
-    def __init__(self) -> None:
+    def __init__(self, interface: type[Recorder] = Recorder) -> None:
+        self.interface = interface
         self.key = paramiko.ECDSAKey.generate()
         self.attempts: list[str] = []
         self.sock = socket.socket()
@@ -62,7 +82,7 @@ class Server:
             t.add_server_key(self.key)
             self.transports.append(t)
             try:
-                t.start_server(server=Recorder(self.attempts))
+                t.start_server(server=self.interface(self.attempts))
             except (paramiko.SSHException, EOFError, OSError):
                 continue
 
@@ -122,3 +142,28 @@ def test_netmiko_path_refuses_an_unknown_key(server: Server, tmp_path: Path) -> 
                         port=server.port, use_keys=False, allow_agent=False)
     assert "file does not exist" in str(err.value) and fingerprint(server.key) in str(err.value)
     assert server.attempts == []
+
+
+def test_a_device_that_vanishes_mid_command_is_given_up_at_once(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23 D8: the command raises ConnectionLost (what deploy journals as undetermined) instead of waiting
+    out its timeout, and every connection carries the silent-peer bound (keepalive + TCP user timeout)."""
+    server = Server(Vanishing)
+    try:
+        known = server.known_hosts(tmp_path / "known_hosts")
+        with connect("127.0.0.1", "admin", PASSWORD, None, known, port=server.port) as client:
+            monkeypatch.setattr(ssh, "netmiko_connect", lambda *a, **kw: SimpleNamespace(remote_conn_pre=client))
+            transport = NetmikoTransport("127.0.0.1", "admin", PASSWORD, 600, {}, known, silent_peer=12)
+            sock = client.get_transport().sock  # type: ignore[union-attr]
+            assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 4
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT) == 12_000
+            start = time.monotonic()
+            with pytest.raises(ConnectionLost, match="SSH connection to 127.0.0.1 lost during `frr-reload --reload`"):
+                transport.run("frr-reload --reload", timeout=600)
+            assert time.monotonic() - start < 10
+            assert not transport.is_alive()
+            with pytest.raises(ConnectionLost):  # and every later command at once
+                transport.run("true")
+    finally:
+        server.close()

@@ -294,6 +294,9 @@ def test_device_summary_worst_first_and_labelled_diff() -> None:
     assert "[bgp-reset] keepalive/hold apply only when a session re-establishes" in text
     assert "[hitless] routing policy" in text
     assert C.exceeds(impact.worst, C.HITLESS) and not C.exceeds(impact.worst, C.BGP_RESET)
+    # issue 23: the labelled diff keeps the device side's name, running or saved
+    header = f"--- saved (/etc/frr/frr.conf)\n+++ {impact.hunks[0].file}\n"
+    assert I.labelled_diff(impact, header + "@@ -1 +1 @@\n").startswith(header), I.labelled_diff(impact, header)
 
 
 def test_text_diffs_label_like_sides() -> None:
@@ -405,3 +408,28 @@ def test_the_intents_sonic_release_dates_gcus_rules(db: dict[str, Any]) -> None:
     sw = Switch("leaf01", "leaf", "sonic", "SN5600", 0, 0, 0, 0, sku=SN5600)
     assert only(impact(sw, d)).label == C.BUFFER_RECARVE
     assert only(impact(sw, d, sonic_release="202205")).label == C.REFUSED_LIVE
+
+
+def test_sonic_diff_shows_and_labels_only_what_frr_reload_changes() -> None:
+    """Issue 23 D11: a SONiC leaf's running FRR config carries lines its own scripts manage (docker_init.sh's
+    FPM lines in another order, `segment-routing`, `service integrated-vtysh-config`).  Diffed whole against
+    a timers change, they labelled it daemon-restart and `--max-impact bgp-reset` refused it; frr-reload
+    only changes the timers."""
+    from napalm_frr.config import touched_stanzas
+
+    build = frr_text()
+    running = build.replace("no fpm use-next-hop-groups\nfpm address 127.0.0.1\n",
+                            "fpm address 127.0.0.1\nno fpm use-next-hop-groups\nservice integrated-vtysh-config\n")
+    running += "segment-routing\n traffic-eng\n exit\nexit\n"
+    candidate = build.replace(" bgp router-id", " timers bgp 1 3\n bgp router-id", 1)
+    assert candidate != build
+    whole = label_frr("sonic", running, candidate)
+    assert whole.worst is not None and whole.worst.label == C.DAEMON_RESTART  # the defect
+    asn = next(ln for ln in build.splitlines() if ln.startswith("router bgp "))
+    listing = [asn, " timers bgp 1 3"]  # frr-reload.py --test: lines to add (with their context)
+    old = touched_stanzas(canonical_lines(running), listing)
+    new = touched_stanzas(canonical_lines(candidate), listing)
+    assert old[0] == new[0] == asn and [ln for ln in new if ln not in old] == [" timers bgp 1 3"]
+    impact = I.device_impact("sw", "sonic", [("candidate/frr.conf", old, new)], "")
+    assert list(impact.counts()) == [C.BGP_RESET]
+    assert not C.exceeds(impact.worst, C.BGP_RESET)

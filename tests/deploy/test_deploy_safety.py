@@ -259,3 +259,272 @@ def test_device_locks_are_all_or_nothing(tmp_path: Path, plan, monkeypatch: pyte
     assert sorted(done) == sorted(plan.switches)
     journal = Journal.load(journal_path(plan))
     assert journal is not None and journal.data["broken_locks"]["devices"] == {"lab-leaf03": holder}
+
+
+# --------------------------------------------------------------------------- a device silent mid-commit (issue 23 D8)
+
+
+class SilentMidCommit:
+    """A napalm driver stand-in: its config differs from the build until a commit goes in; ``vanish`` makes
+    the commit lose the connection after the config went in (as a management link going down would)."""
+
+    def __init__(self, state: dict[str, bool], vanish: bool) -> None:
+        self.state, self.vanish = state, vanish
+
+    def get_interfaces(self) -> dict[str, object]:
+        return {}
+
+    def get_bgp_neighbors(self) -> dict[str, object]:
+        return {"global": {"peers": {}}}
+
+    def get_bgp_neighbors_detail(self) -> dict[str, object]:
+        return {}
+
+    def load_replace_candidate(self, config: str = "") -> None:
+        pass
+
+    def compare_config(self) -> str:
+        return "" if self.state["in"] else "--- running\n+++ candidate\n@@ -1 +1 @@\n-a\n+b\n"
+
+    def discard_config(self) -> None:
+        pass
+
+    def commit_config(self) -> None:
+        from fabricgen.base.ssh import ConnectionLost
+
+        self.state["in"] = True
+        if self.vanish:
+            raise ConnectionLost("SSH connection to 198.18.255.13 lost during `frr-reload.py --reload`: no answer "
+                                 "for 30s (TCP keepalive and user timeout)")
+
+
+def test_a_device_silent_mid_commit_is_undetermined_until_resume_reaches_it(
+        tmp_path: Path, plan, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """The run ends unfinished with the device undetermined and the summary says what --resume does; a resume
+    that still cannot reach it keeps it undetermined; one that reaches it settles it (its config is in)."""
+    from io import StringIO
+
+    from napalm.base.exceptions import ConnectionException
+    from nornir.core.inventory import Host
+    from nornir.core.task import Result
+    from rich.console import Console
+
+    from fabricgen.deploy import report as R
+    from fabricgen.deploy import run
+
+    build = manifest.load(render(tmp_path), plan)
+    victim = "lab-leaf02"
+    configs = {h: {"in": False} for h in plan.switches}
+    link = {"now": "goes down mid-commit"}
+
+    def connection(host: Host, connection: str, configuration: object) -> SilentMidCommit:
+        if host.name == victim and link["now"] == "down":
+            raise ConnectionException(f"cannot connect to {host.hostname}: TCP connection timed out")
+        return SilentMidCommit(configs[host.name], vanish=host.name == victim and link["now"] != "up")
+
+    monkeypatch.setattr(Host, "get_connection", connection)
+    monkeypatch.setattr(run, "_lock_task", lambda task, ctx, takeover=None: Result(host=task.host, result=None))
+    monkeypatch.setattr(run, "_unlock_task", lambda task, ctx: Result(host=task.host))
+    report = run_deploy(plan, build, DeployOptions(check_timeout=1))
+    assert report.hosts(R.UNDETERMINED) == [victim] and report.exit_code == 1
+    assert sorted(report.changed) == sorted(h for h in plan.switches if h != victim)
+    out = StringIO()
+    R.print_report(report, Console(file=out, width=200))
+    text = out.getvalue()
+    assert f"UNDETERMINED {victim} (" in text and "no answer for 30s" in text
+    assert f"undetermined: {victim}: `fabricgen deploy --resume` retries them once they answer" in text
+    journal = Journal.load(journal_path(plan))
+    assert journal is not None and journal.state == "undetermined" and journal.phase(victim) == "undetermined"
+    with pytest.raises(DeployRefused, match=f"did not finish: {victim} undetermined"):
+        run_deploy(plan, build, DeployOptions())
+    link["now"] = "down"  # resumed while its link is still down: still undetermined, still unfinished
+    report = run_deploy(plan, build, DeployOptions(resume=True, check_timeout=1))
+    assert list(report.outcomes) == [victim] and report.hosts(R.UNDETERMINED) == [victim]
+    assert "still unreachable" in report.outcomes[victim].reason
+    assert Journal.load(journal_path(plan)).state == "undetermined"  # type: ignore[union-attr]
+    link["now"] = "up"  # back: the config went in before the link went down
+    report = run_deploy(plan, build, DeployOptions(resume=True, check_timeout=1))
+    assert report.ok and list(report.changed) == [victim]
+    assert report.outcomes[victim].notes[0] == "resumed: its config was already in (the interrupted run left it " \
+                                               "undetermined)"
+    assert Journal.load(journal_path(plan)).state == "done"  # type: ignore[union-attr]
+
+
+def test_what_leaves_a_config_undetermined() -> None:
+    from napalm.base.exceptions import CommandErrorException, CommandTimeoutException, ReplaceConfigException
+
+    from fabricgen.base.ssh import ConfigUndetermined, ConnectionLost
+    from fabricgen.deploy.run import undetermined
+
+    assert undetermined(ConnectionLost("gone")) and undetermined(CommandTimeoutException("600 s"))
+    assert undetermined(ConfigUndetermined("commit failed AND restoring failed"))
+    try:
+        try:
+            raise ConnectionLost("gone")
+        except ConnectionLost as exc:
+            raise ReplaceConfigException("cannot install the candidate") from exc
+    except ReplaceConfigException as wrapped:
+        assert undetermined(wrapped)  # a driver's wrapping keeps the cause
+    assert not undetermined(ReplaceConfigException("commit failed, previous config restored: rejected"))
+    assert not undetermined(CommandErrorException("vtysh exited 1"))
+
+
+# --------------------------------------------------------------------------- a full disk (issue 23 D13)
+
+
+def disk_fills(monkeypatch: pytest.MonkeyPatch, after: int) -> dict[str, int | None]:
+    """Every state file write after the first ``after`` fails with ENOSPC (the file is created first, as on a
+    full disk); set ``["after"] = None`` to free the disk."""
+    import errno
+
+    from fabricgen.deploy import state
+
+    real = state._write_all
+    left: dict[str, int | None] = {"after": after}
+
+    def write_all(fd: int, data: bytes) -> None:
+        if left["after"] is not None:
+            if left["after"] <= 0:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            left["after"] -= 1
+        real(fd, data)
+
+    monkeypatch.setattr(state, "_write_all", write_all)
+    return left
+
+
+def test_a_full_disk_refuses_the_lock_and_leaves_nothing_behind(tmp_path: Path, plan, monkeypatch,  # type: ignore[no-untyped-def]
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from fabricgen.deploy.state import reclaim_temp_files, state_dir
+
+    out = render(tmp_path)
+    directory = state_dir()
+    directory.mkdir(parents=True)
+    dead = directory / f".{fabric_lock(plan).path.stem}.journal.json.{2**22 + 7}.1.tmp"  # a killed writer's
+    dead.write_text("")
+    disk_fills(monkeypatch, after=0)
+    assert main(["deploy", "-i", str(LAB), "-b", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"deploy refused: cannot write {fabric_lock(plan).path}: No space left on device (fix: free space" in err
+    assert "Traceback" not in err
+    assert list(directory.iterdir()) == []  # no empty lock, no temp file; the dead writer's temp file reclaimed
+    assert reclaim_temp_files(directory) == []
+
+
+def test_a_journal_the_disk_refuses_mid_run_stops_it_with_a_summary(tmp_path: Path, plan, monkeypatch,  # type: ignore[no-untyped-def]
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """The lock, the journal's start and six `locked` phases are written, then the disk is full: the device
+    about to commit does not (its phase could not be journaled), no other device starts, the summary says
+    why, no temp file is left, and once there is space the journal on disk leads to --resume."""
+    from nornir.core.inventory import Host
+    from nornir.core.task import Result
+
+    from fabricgen.deploy import run
+    from fabricgen.deploy.state import state_dir
+
+    out = render(tmp_path)
+    configs = {h: {"in": False} for h in plan.switches}
+    monkeypatch.setattr(Host, "get_connection", lambda host, c, cfg: SilentMidCommit(configs[host.name], False))
+    monkeypatch.setattr(run, "_lock_task", lambda task, ctx, takeover=None: Result(host=task.host, result=None))
+    monkeypatch.setattr(run, "_unlock_task", lambda task, ctx: Result(host=task.host))
+    disk = disk_fills(monkeypatch, after=1 + 1 + len(plan.switches) + 1)  # ... and the first device's `diffed`
+    assert main(["deploy", "-i", str(LAB), "-b", str(out), "--workers", "1"]) == 1
+    text = capsys.readouterr()
+    assert "Traceback" not in text.out + text.err
+    assert "JOURNAL NOT WRITTEN, the deploy stopped: cannot write " in text.out and "No space left" in text.out
+    assert "may lag behind this summary" in text.out
+    assert text.out.count("not committed: cannot write") == 1 and text.out.count("not started: the journal") == 5
+    assert not any(c["in"] for c in configs.values())  # nothing committed that the journal could not record
+    assert sorted(p.name for p in state_dir().iterdir()) == [journal_path(plan).name]  # no lock, no temp file
+    disk["after"] = None
+    assert main(["deploy", "-i", str(LAB), "-b", str(out)]) == 2
+    assert "did not finish" in capsys.readouterr().err
+    assert main(["deploy", "-i", str(LAB), "-b", str(out), "--resume"]) == 0
+    assert all(c["in"] for c in configs.values())
+
+
+# --------------------------------------------------------------------------- --accept-undeployable says what (D3)
+
+
+class LivePorts(SilentMidCommit):
+    """Its ports run MTU 9216 whatever the plan says (frr.conf cannot change that)."""
+
+    def __init__(self, state: dict[str, bool], ports: list[str]) -> None:
+        super().__init__(state, vanish=False)
+        self.ports = ports
+
+    def get_interfaces(self) -> dict[str, object]:
+        return {p: {"mtu": 9216} for p in self.ports}
+
+
+def test_accept_undeployable_lists_per_device_what_it_did_not_deploy(tmp_path: Path, monkeypatch,  # type: ignore[no-untyped-def]
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 23 D3: it used to exit 0 with "unchanged 6" and never say that ECN and MTU were not deployed."""
+    from nornir.core.inventory import Host
+    from nornir.core.task import Result
+
+    from fabricgen.deploy import run
+
+    data = yaml.safe_load(LAB.read_text())
+    data["qos"] = {"ecn": {400: {"min_bytes": 50_000, "max_bytes": 100_000, "probability": 7}}, "mtu": 9000}
+    intent = tmp_path / "ecn-mtu.yaml"
+    intent.write_text(yaml.safe_dump(data))
+    out = render(tmp_path, intent=intent)
+    plan = load_plan(intent)
+    configs = {h: {"in": False} for h in plan.switches}
+    monkeypatch.setattr(Host, "get_connection", lambda host, c, cfg: LivePorts(
+        configs[host.name], [i.name for i in plan.switches[host.name].interfaces]))
+    monkeypatch.setattr(run, "_lock_task", lambda task, ctx, takeover=None: Result(host=task.host, result=None))
+    monkeypatch.setattr(run, "_unlock_task", lambda task, ctx: Result(host=task.host))
+    argv = ["deploy", "-i", str(intent), "-b", str(out)]
+    assert main(argv) == 2  # without it: refused, nothing touched
+    assert "qos.ecn is set in the intent" in capsys.readouterr().err and not any(c["in"] for c in configs.values())
+    for extra, verb in ((["--dry-run"], "would"), ([], "did")):
+        assert main([*argv, "--accept-undeployable", *extra]) == 0
+        text = capsys.readouterr().out
+        assert f"--accept-undeployable: 6 device(s) {verb} not get everything the intent asks for" in text
+        for host, sw in plan.switches.items():
+            ecn = next(ln for ln in text.splitlines() if ln.startswith(f"NOT DEPLOYED {host}: qos.ecn"))
+            assert "platform frr cannot deploy it" in ecn
+            mtu = text.split(f"NOT DEPLOYED {host}: qos.mtu: platform frr cannot set an interface MTU")[1]
+            assert f"{sw.interfaces[0].name} mtu 9216 (plan 9000, peer " in mtu.split("NOT DEPLOYED")[0]
+    assert all(c["in"] for c in configs.values())  # the rest was deployed
+
+
+# --------------------------------------------------------------------------- the lab walk-through (issue 23)
+
+
+def test_deploy_and_validate_say_which_intent_build_and_fabric(tmp_path: Path, plan, monkeypatch,  # type: ignore[no-untyped-def]
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from nornir.core.inventory import Host
+    from nornir.core.task import Result
+
+    from fabricgen.deploy import run
+    from fabricgen.validate import collect
+    from fabricgen.validate.checks import Outcome, Report
+
+    out = render(tmp_path)
+    capsys.readouterr()
+    configs = {h: {"in": False} for h in plan.switches}
+    monkeypatch.setattr(Host, "get_connection", lambda host, c, cfg: SilentMidCommit(configs[host.name], False))
+    monkeypatch.setattr(run, "_lock_task", lambda task, ctx, takeover=None: Result(host=task.host, result=None))
+    monkeypatch.setattr(run, "_unlock_task", lambda task, ctx: Result(host=task.host))
+    assert main(["deploy", "-i", str(LAB), "-b", str(out), "--dry-run", "--lab-dir", str(tmp_path / "no-lab")]) == 0
+    err = capsys.readouterr().err
+    build = manifest.load(out, plan)
+    assert err.startswith(f"dry run of intent {LAB} (fabric 'lab': 6 switches, 8 servers, at their management "
+                          f"addresses)\n  would push {build.label}\n")
+    assert not any(c["in"] for c in configs.values())
+
+    def reads(plan, checks, limit, role, workers, say=None, **kw):  # type: ignore[no-untyped-def]
+        progress = collect.Progress(say, 2)
+        progress.tick("lab-leaf01 read (0.4s)")
+        progress.tick("lab-leaf02 read (0.5s)")
+        return Report([Outcome("lab-leaf01", "bgp", "sessions", True, "up", "up")])
+
+    monkeypatch.setattr(collect, "run_validate", reads)
+    assert main(["validate", "-i", str(LAB), "-b", str(out), "--lab-dir", str(tmp_path / "no-lab")]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"validating intent {LAB} (fabric 'lab': 6 switches, 8 servers, at their management "
+                          f"addresses)\n  against {build.label}\n")
+    assert "[1/2] lab-leaf01 read (0.4s)\n[2/2] lab-leaf02 read (0.5s)" in err

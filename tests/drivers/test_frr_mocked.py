@@ -11,6 +11,7 @@ import pytest
 from napalm import get_network_driver
 from napalm.base.exceptions import CommandErrorException, MergeConfigException, ReplaceConfigException
 
+from fabricgen.base.ssh import ConfigUndetermined
 from napalm_frr import FrrDriver
 from napalm_sonic import SonicDriver
 from tests.drivers.fake_transport import FakeTransport, UnexpectedCommand
@@ -182,6 +183,28 @@ def test_compare_is_empty_when_frr_has_nothing_to_do() -> None:
     assert "vtysh -c 'show running-config'" not in sent(d)
 
 
+def test_a_read_only_driver_writes_nothing_that_stays() -> None:
+    """Issue 23: a dry run created /etc/frr/.fabricgen on every switch.  Read-only (dry runs, validate), the
+    candidate is fed on stdin to a private temp file that exists only while each check runs, and a commit
+    is refused."""
+    temp = "f=$(mktemp) || exit 1; trap 'rm -f \"$f\"' EXIT; cat > \"$f\"; "
+    noop = json.loads((DATA / "compare_noop" / "commands.json").read_text())
+    extra = {temp + 'vtysh --dryrun -f "$f"': noop[f"vtysh --dryrun -f {CAND}"],
+             temp + '/usr/lib/frr/frr-reload.py --test "$f"': noop[f"/usr/lib/frr/frr-reload.py --test {CAND}"]}
+    d = driver("compare_noop", extra, read_only=True)
+    text = candidate("commit_initial")
+    d.load_replace_candidate(config=text)
+    assert d.compare_config() == ""
+    with pytest.raises(ReplaceConfigException, match="a read-only connection .dry run, validate. never commits"):
+        d.commit_config()
+    d.discard_config()
+    transport = d.transport
+    assert isinstance(transport, FakeTransport)
+    d.close()
+    assert transport.commands == [*extra, "cat /etc/frr/frr.conf"]  # no mkdir, upload or rm under /etc/frr
+    assert transport.stdins == [text, text, None]  # the candidate travels on stdin only
+
+
 def test_commit_then_rollback_sequence() -> None:
     d = driver("commit_rollback", verify_reload=True)
     d.load_replace_candidate(config=candidate("commit_rollback"))
@@ -221,7 +244,7 @@ def test_restore_failure_is_reported_as_undetermined() -> None:
                       {"exit_status": 1, "stdout_text": "% vtysh: bgpd is not running\n"}]}
     d = driver("commit_rejected", extra)
     d.load_replace_candidate(config=candidate("commit_rejected"))
-    with pytest.raises(ReplaceConfigException, match="undetermined"):
+    with pytest.raises(ConfigUndetermined, match="undetermined"):  # deploy journals it for --resume
         d.commit_config()
 
 

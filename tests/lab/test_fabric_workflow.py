@@ -146,13 +146,13 @@ def test_deploy_then_validate_passes(plan: Plan, lab: LabState, build: Build,
     rc, report = cli_json(["validate", "-i", str(LAB_INTENT), "-b", str(build.root), "--format", "json"], capsys)
     assert report["failures"] == [] and report["ok"] and rc == 0
     # 32 sessions x (state, timers, BFD, routes), 12 leaf pairs, 48 ports x (LLDP + interface), 32 links' MTU,
-    # 6 configs running and saved, 6 kernels' IPv4 and IPv6 hash policy, and the sampled GPU pings: 16 leaf
-    # pairs + 8 leaf -> spine + the NICs that sourced none of those (25 instead of --full's 8 servers x 2 NICs
-    # x 7 peers = 112)
+    # 6 configs running and saved and their FRR daemons' `frr defaults`, 6 kernels' IPv4 and IPv6 hash policy, and
+    # the sampled GPU pings: 16 leaf pairs + 8 leaf -> spine + the NICs that sourced none of those (25 instead of
+    # --full's 8 servers x 2 NICs x 7 peers = 112)
     sample = gpu_sample(plan)
     pings = sum(len(p) for p in sample.pings.values())
     assert pings == 25 and report["coverage"] == sample.coverage
-    assert report["checked"] == 32 * 4 + 12 + 48 + 48 + 32 + 6 * 2 + 6 * 2 + pings
+    assert report["checked"] == 32 * 4 + 12 + 48 + 48 + 32 + 6 * 3 + 6 * 2 + pings
 
 
 def test_kernel_hash_policy_changed_on_a_switch_is_named(plan: Plan, lab: LabState) -> None:

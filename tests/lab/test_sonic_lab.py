@@ -11,6 +11,7 @@ stand-in (fabricgen.lab.sonic_cli).  The tests share one lab and run in file ord
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -150,6 +151,52 @@ def test_deploy_keeps_the_fpm_lines_and_brings_bfd_up(plan: Plan, lab: LabState,
         return True
 
     wait_for(bfd_up, what="every BFD session of the SONiC leaves to come up")
+
+
+def test_the_sonic_lab_validates(plan: Plan, lab: LabState, build: Build, leaves: list[str]) -> None:
+    """Issue 23 D10: this kernel has no dummy driver; Loopback0 must exist all the same (a port-less bridge),
+    carry the leaf's loopback, and the whole fabric must validate (routes and ECMP need the loopbacks)."""
+    from fabricgen.validate import CHECKS, run_validate
+
+    for leaf in leaves:
+        [link] = json.loads(sh(lab, leaf, "ip", "-j", "-d", "address", "show", "dev", "Loopback0"))
+        assert "LOWER_UP" in link["flags"]
+        assert f"{plan.switches[leaf].loopback}/32" in {f"{a['local']}/{a['prefixlen']}" for a in link["addr_info"]}
+    deadline = time.monotonic() + 90  # BGP and BFD converge after the deploy
+    while True:
+        found = run_validate(plan, CHECKS, lab_dir=lab.workdir, build=build).failures
+        if not found or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    assert not found, "\n".join(f"{f.device} {f.check} {f.item}: {f.actual}" for f in found)
+    # --health: the leaves' counters read through the SONiC driver's `show` commands (the lab's stand-ins)
+    report = run_validate(plan, ("bgp",), lab_dir=lab.workdir, health_window=2.0)
+    assert report.health is not None
+    counted = {o.device for o in report.outcomes if o.check == "counters" and o.ok}
+    assert set(leaves) <= counted, [o for o in report.outcomes if o.check == "counters"]
+    assert not report.failures, "\n".join(f"{f.device} {f.check} {f.item}: {f.actual}" for f in report.failures)
+
+
+def test_a_timer_change_is_labelled_by_what_frr_reload_changes(plan: Plan, lab: LabState, leaves: list[str],
+                                                               tmp_path: Path) -> None:
+    """Issue 23 D11: the leaves' running FRR config holds lines SONiC's scripts manage (the FPM lines, ...);
+    a keepalive/hold change must show and label only the timers (bgp-reset), never daemon-restart."""
+    import yaml
+
+    data = yaml.safe_load(SONIC_INTENT.read_text())
+    data["bgp"]["keepalive"], data["bgp"]["holdtime"] = 2, 6
+    intent = tmp_path / "timers.yaml"
+    intent.write_text(yaml.safe_dump(data))
+    assert main(["render", "-i", str(intent), "-o", str(tmp_path / "build")]) == 0
+    timers = load_plan(intent)
+    report = run_deploy(timers, manifest.load(tmp_path / "build", timers),
+                        DeployOptions(lab_dir=lab.workdir, dry_run=True, limit=",".join(leaves)))
+    assert sorted(report.changed) == leaves, report.failed
+    for leaf in leaves:
+        o = report.outcomes[leaf]
+        assert o.impact is not None and o.impact.worst is not None and o.impact.worst.label == "bgp-reset", o.diff
+        changed = [ln for ln in o.diff.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
+        assert changed and all("timers bgp" in ln for ln in changed), changed
 
 
 def test_redeploy_is_unchanged(plan: Plan, lab: LabState, build: Build, leaves: list[str]) -> None:

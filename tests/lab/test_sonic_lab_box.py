@@ -107,3 +107,44 @@ def test_gcu_stand_in_takes_a_valid_change() -> None:
     new["PORT"]["Ethernet0"]["admin_status"] = "down"
     new["BUFFER_PG"]["Ethernet0|0"] = {"profile": "p"}
     sonic_cli.validate(_db(), new)
+
+
+def test_counter_stand_ins_read_as_sonic_prints_them(tmp_path: Path) -> None:
+    """Issue 23 D10: `validate --health` could not read a lab SONiC leaf's counters (its `show` knew none).
+    The stand-ins serve the lab's per-port counter files in pfcstat's and queuestat's shapes, read back by
+    the SONiC driver's own parsers."""
+    from fabricgen.lab import lossless_counters
+    from fabricgen.platforms.sonic.health import parse_pfc_counters, parse_pfcwd_stats, parse_queue_counters
+
+    lossless_counters.write_zero(tmp_path, ["Ethernet8", "Ethernet0"])
+    lossless_counters.bump(tmp_path, "Ethernet8", {"rx_pause_prio_3": 1234, "tx_pause_prio_3": 5,
+                                                   "tx_frames_prio_3": 7, "tx_octets_prio_3": 7000,
+                                                   "tc_no_buffer_discard_uc_tc_3": 2})
+    stats = sonic_cli.lab_port_counters(tmp_path)
+    assert list(stats) == ["Ethernet0", "Ethernet8"]
+    text = sonic_cli.show_pfc_counters(stats)
+    assert "Ethernet8" in text and "1,234" in text
+    pfc = parse_pfc_counters(text)
+    assert pfc["Ethernet8"][3] == {"rx_pause_frames": 1234, "tx_pause_frames": 5}
+    assert pfc["Ethernet0"][3] == {"rx_pause_frames": 0, "tx_pause_frames": 0}
+    assert set(pfc["Ethernet0"]) == set(range(8))
+    queues = parse_queue_counters(sonic_cli.show_queue_counters(stats))
+    q3 = queues["Ethernet8"][3]
+    assert (q3["tx_packets"], q3["tx_bytes"], q3["dropped_packets"]) == (7, 7000, 2)
+    assert parse_pfcwd_stats(sonic_cli._simple_table(sonic_cli.PFCWD_HEADER, [])) == {}
+
+
+def test_the_stand_ins_run_on_the_copies_the_node_gets(tmp_path: Path) -> None:
+    """The node runs sonic_cli.py with the system Python on a copy of the modules it imports (a node sees no
+    checkout): every one of them must be copied (a missing lossless_counters broke every `show` once)."""
+    import subprocess
+
+    sonic_box.write_bin(tmp_path)
+    lib = tmp_path / "lib"
+    probe = ("import sonic_cli, fabricgen.lab.lossless_counters as c; "
+             "print(sonic_cli.show_pfc_counters({'Ethernet0': c.zero_stats()}).splitlines()[0].split()[:3])")
+    out = subprocess.run([sonic_box.SYSTEM_PYTHON, "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                         env={"PYTHONPATH": str(lib), "PATH": "/usr/bin:/bin"}, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['Port', 'Rx', 'PFC0']"
+    assert (lib / "fabricgen" / "lab" / "__init__.py").read_text() == ""  # not the real package (engine, ...)

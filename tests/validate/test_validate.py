@@ -232,6 +232,24 @@ def test_timers_name_sessions_still_on_old_timers(lab: Plan) -> None:
     assert configured and configured[0].actual.startswith("configured keepalive 60s, hold 180s")
 
 
+def test_frr_defaults_name_a_daemon_started_without_the_config(lab: Plan) -> None:
+    """Issue 23 D4: a lone bgpd restart left it on FRR's built-in profile beside zebra's datacenter one."""
+    from fabricgen.validate.checks import check_frr_defaults
+    from napalm_frr.parsers import parse_frr_defaults
+
+    sw = lab.switches["lab-leaf01"]
+    probe = "zebra datacenter\n\nbgpd traditional\n\nstaticd datacenter\n\nbfdd \n\n"
+    daemons = parse_frr_defaults(probe)
+    assert daemons == {"zebra": "datacenter", "bgpd": "traditional", "staticd": "datacenter", "bfdd": ""}
+    [bad] = check_frr_defaults(sw, "datacenter", daemons)
+    assert not bad.ok and bad.check == "frr-defaults"
+    assert bad.actual.startswith("bfdd shows no `frr defaults`; bgpd runs `frr defaults traditional`: FRR reads")
+    assert "systemctl restart frr" in bad.actual
+    healthy = {d: "datacenter" for d in daemons}
+    assert [o.ok for o in check_frr_defaults(sw, "datacenter", healthy)] == [True]
+    assert [o.ok for o in check_frr_defaults(sw, "datacenter", {})] == [False]
+
+
 def test_bfd_timers_and_state(lab: Plan) -> None:
     sw = lab.switches["lab-spine01"]
     b = sw.bgp
@@ -307,3 +325,47 @@ def test_mtu_mismatch_names_both_ends(lab: Plan) -> None:
     # only the links of the devices asked about
     assert check_mtu(lab, live, {"lab-leaf04"}) and all(
         "lab-leaf04" in o.item for o in check_mtu(lab, live, {"lab-leaf04"}))
+
+
+def test_mtu_of_a_selection_judges_the_ends_it_read(lab: Plan) -> None:
+    """Issue 23 D12: `validate --limit/--role` read only the selected switches; a link leading outside used to
+    fail as "MTU mismatch ... mtu ?" on a healthy fabric."""
+    spines = {sw.hostname for sw in lab.by_role("spine")}
+    live = {(sw.hostname, i.name): i.mtu for sw in lab.switches.values() for i in sw.interfaces
+            if sw.hostname in spines}  # what `validate --role spine` reads
+    found = check_mtu(lab, live, spines)
+    assert found and all(o.ok for o in found), [o.actual for o in found if not o.ok]
+    leaf = lab.switches["lab-leaf01"]
+    up = next(i for i in leaf.interfaces if i.tier == "leaf_spine")
+    one = next(o for o in found if f"{up.peer_device} {up.peer_interface}" in o.item and leaf.hostname in o.item)
+    assert one.actual == (f"{up.peer_device} {up.peer_interface} mtu {up.mtu}; the far end {leaf.hostname} {up.name} "
+                          f"was not read (outside the selection)")
+    live[up.peer_device, up.peer_interface] = 1500  # a selected end off the plan still fails, named alone
+    [bad] = [o for o in check_mtu(lab, live, spines) if not o.ok]
+    assert bad.actual.startswith(f"off plan: {up.peer_device} {up.peer_interface} mtu 1500; the far end ")
+
+
+def test_an_unreadable_switch_is_a_finding_not_a_logged_traceback(lab: Plan, monkeypatch: pytest.MonkeyPatch,
+                                                                   caplog: pytest.LogCaptureFixture,
+                                                                   tmp_path: Any) -> None:
+    """Issue 23 D7: a task that raised made nornir log its traceback (ERROR), which Python's last-resort handler
+    prints on stderr: validate showed one per switch for an unknown host key.  Now each is one finding."""
+    from napalm.base.exceptions import ConnectionException
+    from nornir.core.inventory import Host
+
+    from fabricgen.validate import run_validate
+
+    def refuse(host: Host, connection: str, configuration: object) -> None:
+        raise ConnectionException(f"host key of {host.hostname} is unknown: it offers ssh-ed25519 SHA256:x")
+
+    monkeypatch.setattr(Host, "get_connection", refuse)
+    report = run_validate(lab, ("bgp",), lab_dir=str(tmp_path))
+    assert {(o.device, o.check) for o in report.failures} == {(h, "reachability") for h in lab.switches}
+    assert all("is unknown: it offers" in o.actual for o in report.failures)
+    # the health reads (validate --health) the same way
+    from fabricgen.connect import connection_settings, nornir_for
+    from fabricgen.validate.health_collect import _read
+
+    snaps, errors = _read(nornir_for(lab, connection_settings(lab, tmp_path)), lab)
+    assert not snaps and sorted(e.device for e in errors) == sorted(lab.switches)
+    assert not [r for r in caplog.records if r.name.startswith("nornir")], caplog.text

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import jinja2
 
+from fabricgen.catalog.registry import platform
 from fabricgen.plan.model import Plan, Switch
 from fabricgen.platforms.frr.bgp import BgpConfig, bgp_config
 from fabricgen.platforms.frr.tenants import NETNS_DIR, kernel_tenancy
@@ -81,7 +82,8 @@ def render(sw: Switch, plan: Plan, env: jinja2.Environment) -> dict[str, str]:
     """frr.conf; ptp4l.conf where the switch runs a PTP boundary clock (linuxptp, platforms/linuxptp.py);
     tenants.sh where it carries tenant VRFs (their namespaces, ports and L3VNI devices: FRR does not make them)."""
     cfg = structured_config(sw, plan)
-    out = {FILENAME: env.get_template(TEMPLATE).render(cfg=cfg, bgp=cfg.bgp, netns=NETNS_DIR)}
+    out = {FILENAME: env.get_template(TEMPLATE).render(cfg=cfg, bgp=cfg.bgp, netns=NETNS_DIR,
+                                                       frr_defaults=platform(sw.platform).frr_defaults)}
     kernel = kernel_tenancy(sw, plan)
     if kernel is not None:
         out[TENANTS_FILENAME] = env.get_template("frr/tenants.sh.j2").render(k=kernel)

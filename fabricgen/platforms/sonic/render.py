@@ -41,6 +41,7 @@ from typing import Any
 
 import jinja2
 
+from fabricgen.catalog.registry import platform
 from fabricgen.catalog.skus import PFC_TO_PG_MAP
 from fabricgen.plan.frontpanel import front_panel
 from fabricgen.plan.model import Plan, QosPolicy, QosProfile, Switch
@@ -414,5 +415,6 @@ def render(sw: Switch, plan: Plan, env: jinja2.Environment) -> dict[str, str]:
         CONFIG_DB: env.get_template(TEMPLATE_CONFIG_DB).render(config_db=db),
         FRR_CONF: env.get_template(TEMPLATE_FRR).render(
             hostname=sw.hostname, bgp=bgp_config(sw, plan, SONIC_VRF_PREFIX),
+            frr_defaults=platform(sw.platform).frr_defaults,
             container_lines=BGP_CONTAINER_LINES[ROUTING_CONFIG_MODE]),
     }
