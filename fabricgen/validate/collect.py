@@ -41,6 +41,7 @@ from fabricgen.validate.checks import (
     server_mtus,
 )
 from fabricgen.validate.tenants import (
+    DEFAULT_VRF,
     TenantSample,
     check_switch_tenants,
     check_tenant_output,
@@ -227,7 +228,8 @@ def collect_servers(plan: Plan, creds: ConnectionSettings, workers: int, full: b
 
     def one(srv: Server) -> tuple[list[Outcome], dict[LinkEnd, int]]:
         pairs = gpu_targets(plan, srv) if sample is None else sample.pings.get(srv.name, [])
-        pairs = [p for p in pairs if vrfs.get(p[0]) == vrfs.get(p[1])]
+        # a destination that is no NIC is a switch loopback: the underlay, the default VRF
+        pairs = [p for p in pairs if vrfs.get(p[0]) == vrfs.get(p[1], DEFAULT_VRF)]
         probes = tenants.pings.get(srv.name, []) if tenants is not None else []
         mtu = server_mtu(plan, srv)
         try:
