@@ -59,6 +59,9 @@ def frr_rule(c: Change, new_sessions: set[str] | None = None, gone_sessions: set
         if text.startswith(("ip prefix-list ", "ipv6 prefix-list ", "route-map ", "bgp as-path ",
                             "bgp community-list ", "bgp large-community-list ")):
             return Impact(Label.HITLESS, "routing policy: applied by a route refresh, sessions stay up")
+        if re.match(r"^interface \S+ vrf \S+$", text):
+            return Impact(Label.BGP_RESET, "the port moves between VRFs: its address leaves the old VRF, and traffic "
+                                           "and sessions over it drop")
         if text.startswith(("interface ", "bfd")):
             return Impact(Label.HITLESS, "stanza header; its lines carry the impact")
         return Impact(Label.DAEMON_RESTART, f"no impact rule for `{text}`: assumed the worst short of a reload")
