@@ -12,8 +12,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from fabricgen.analyze.flows import SPORTS
-from fabricgen.analyze.hashing import HASHES, SEED_SCHEMES
+from fabricgen.analyze.hashing import HASHES, SEED_SCHEMES, SPORTS
 
 DEFAULT_INTENT = "inventory/fabric.yaml"
 

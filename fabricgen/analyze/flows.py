@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fabricgen.analyze.fabric import Fabric
+from fabricgen.analyze.hashing import SPORTS
 
 PATTERNS = ("ring", "tree", "alltoall")
 GIB = 1 << 30
@@ -47,9 +48,6 @@ class Job:
     message_bytes: int = GIB
     cross_rail: bool = False
     vrf: int | None = None  # only NIC ports of this tenant (Fabric.tenants index; -1: the default VRF); None: all
-
-
-SPORTS = ("qp", "connection")
 
 
 @dataclass

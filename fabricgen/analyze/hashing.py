@@ -30,6 +30,7 @@ WIDTH = {"crc16": 16, "crc32": 32, "xor": 16}
 FIELDS = ("src-ip", "dst-ip", "l4-src-port", "l4-dst-port", "ip-protocol")
 ROCE_UDP_PORT = 4791
 UDP = 17
+SPORTS = ("qp", "connection")  # a NIC's RoCEv2 UDP source port: one per QP, or one per connection (flows.generate)
 KEY_BYTES = 13  # the 5-tuple part of a key; a QP-hashing switch also reads the QP_BYTES after it
 QP_BYTES = 3
 
