@@ -138,6 +138,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         # after a reload, re-apply policy a routing daemon lacks (see _repair_daemons)
         self.repair_daemons: bool = bool(args.get("repair_daemons", True))
         self.last_changes = ""  # frr-reload.py --test's own listing of the last compare_config
+        self.reload_notes: list[str] = []  # what the last reload tolerated, reported by fabricgen_verify
         # the (fromfile, tofile, old lines, new lines) compare_config diffed, for deploy's impact labels
         # (fabricgen.deploy.impact); None when its diff is not a plain diff of two sides
         self.last_sides: list[tuple[str, str, list[str], list[str]]] | None = None
@@ -481,7 +482,19 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         except Exception as exc:  # noqa: BLE001 - a timeout or a dropped session must still restore
             return f"frr-reload --reload did not complete: {type(exc).__name__}: {exc}"
         if not res.ok:
-            return f"frr-reload --reload exited {res.exit_status}:\n{res.error_text()[:4000]}"
+            failed = f"frr-reload --reload exited {res.exit_status}:\n{res.error_text()[:4000]}"
+            moved = P.moved_port_failures(res.stdout + "\n" + res.stderr, self._candidate or "")
+            if not moved:
+                return failed
+            # a tenant's port moved into its VRF's namespace (the setup script): frr-reload cannot delete its old
+            # default-VRF stanza, and needs not: the added `interface <port> vrf <v>` takes its config along.
+            # The commit stands only if FRR then runs exactly the candidate.
+            left = self._saved_equals_running()
+            if left:
+                return f"{failed}\n{left}"
+            self.reload_notes.append(f"ports {', '.join(moved)} moved into their tenant VRF: frr-reload could not "
+                                     "delete their default-VRF stanzas, which went with them; running = candidate")
+            return ""
         return self._saved_equals_running() if self.verify_reload else ""
 
     def _saved_equals_running(self) -> str:
@@ -652,6 +665,47 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
             done.append(f"{daemon} had lost {', '.join(sorted(missing))}; re-applied")
         return done
 
+    def fabricgen_vtysh(self, command: str) -> str:
+        """One vtysh command's output, run where FRR lives (the host; SONiC: the bgp container): readers
+        that need FRR's own view on every FRR-based platform (validate --tenants)."""
+        return self._check(self._vtysh(command))
+
+    SETUP_WAIT = 30.0  # seconds zebra gets to bind the namespaces a setup script made
+
+    def fabricgen_setup(self, script: str) -> list[str]:
+        """Run the switch's rendered setup script (Linux + FRR: tenants.sh, the kernel side of its tenant VRFs)
+        on the host, then wait until zebra has bound every netns VRF the loaded candidate names.
+
+        Deploy calls it right before the commit: frr-reload applies ``vrf X`` / ``netns /run/netns/X`` only
+        once zebra -n has found the namespace and made the VRF (before that FRR 8.4 answers "Can not associate
+        NS" and vtysh loses the ``vrf X`` context: "Failure to communicate ... vrf X"), and a tenant's port is
+        configured in its VRF only once the script moved it there.  The script is idempotent (it creates only
+        what is missing).  A read-only (dry-run) connection refuses: a dry run changes nothing."""
+        if self.read_only:
+            raise ReplaceConfigException(f"{self.hostname}: a read-only connection (dry run, validate) never runs "
+                                         "the setup script")
+        path = self._remote_candidate_path(self._new_token(), "setup.sh")
+        self._upload(self._priv, path, script)
+        try:
+            res = self._run(self._priv(f"sh {shlex.quote(path)}"), timeout=self.reload_timeout)
+        finally:
+            self._run(self._priv(f"rm -f {shlex.quote(path)}"))
+        if not res.ok:
+            raise ReplaceConfigException(f"{self.hostname}: the setup script exited {res.exit_status}, FRR left "
+                                         f"as it was:\n{res.error_text()[:2000]}")
+        wanted = P.netns_vrfs(self._candidate or "")
+        deadline = time.monotonic() + self.SETUP_WAIT
+        while True:
+            missing = sorted(wanted - P.bound_vrfs(self._check(self._vtysh("show vrf"))))
+            if not missing or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        if missing:
+            raise ReplaceConfigException(f"{self.hostname}: zebra has not bound the namespace of VRF "
+                                         f"{', '.join(missing)} within {self.SETUP_WAIT:.0f}s of the setup script "
+                                         "(is zebra running with -n?); FRR left as it was")
+        return [f"setup script run; zebra bound VRF {', '.join(sorted(wanted))}" if wanted else "setup script run"]
+
     def fabricgen_reset_bgp(self) -> None:
         """Hard-reset every BGP session (``clear bgp *``): new keepalive/hold times apply only to a
         session that re-establishes."""
@@ -678,7 +732,8 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         Returns (what was repaired or needs a restart to repair, problems left): a daemon on another
         ``frr defaults`` profile than the saved config's is named, since no reload can change it."""
         problems = []
-        repaired = []
+        repaired: list[str] = []
+        notes, self.reload_notes = self.reload_notes, []
         saved = self._saved_text()
         try:
             repaired = self._repair_daemons(saved)
@@ -694,7 +749,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
             runs = ", ".join(f"{d} runs `frr defaults {p or '(none)'}`" for d, p in sorted(other.items()))
             repaired.append(f"{runs}, frr.conf declares `frr defaults {want}`: FRR reads it only when a daemon "
                             f"starts (a reload cannot change it); restart FRR (`systemctl restart frr`)")
-        return repaired, problems
+        return notes + repaired, problems
 
     def fabricgen_persisted_diff(self) -> str:
         """Saved config vs the loaded candidate ("" = equal) in FRR's order: what a reboot would load."""

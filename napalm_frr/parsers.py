@@ -650,3 +650,43 @@ def parse_frr_defaults(text: str) -> dict[str, str]:
         if words:
             out[words[0]] = words[1] if len(words) > 1 else ""
     return out
+
+
+def netns_vrfs(config: str) -> set[str]:
+    """The VRFs an frr.conf binds to a network namespace (``vrf X`` with a ``netns <path>`` line)."""
+    out: set[str] = set()
+    vrf = ""
+    for line in config.splitlines():
+        if line.startswith("vrf ") and len(line.split()) == 2:
+            vrf = line.split()[1]
+        elif not line.startswith(" "):
+            vrf = ""
+        elif vrf and line.split()[:1] == ["netns"]:
+            out.add(vrf)
+    return out
+
+
+def bound_vrfs(show_vrf: str) -> set[str]:
+    """zebra's ``show vrf``: the active VRFs (``vrf X id N netns <path>`` / ``... table T``; not ``inactive``)."""
+    return {words[1] for words in (line.split() for line in show_vrf.splitlines())
+            if len(words) >= 4 and words[0] == "vrf" and words[2] == "id"}
+
+
+_FAILED_REMOVE_RE = re.compile(r'"interface (\S+) -- [^"]*" we failed to remove this command')
+
+
+def moved_port_failures(output: str, candidate: str) -> list[str]:
+    """The ports whose old default-VRF ``interface`` stanza frr-reload could not delete because the port
+    now lives in a tenant VRF's namespace (the candidate has ``interface <port> vrf <v>``): vtysh cannot enter
+    ``interface <port>`` in the default VRF once zebra moved the port, yet adding the VRF stanza moves its
+    config with it.  [] when frr-reload's output holds anything else, or no such line: a real failure."""
+    in_vrf = set(re.findall(r"^interface (\S+) vrf \S+$", candidate, re.MULTILINE))
+    ports: list[str] = []
+    for line in (ln.strip() for ln in output.splitlines()):
+        if not line:
+            continue
+        m = _FAILED_REMOVE_RE.search(line)
+        if m is None or m.group(1) not in in_vrf:
+            return []
+        ports.append(m.group(1))
+    return ports

@@ -239,7 +239,8 @@ class PlatformRecord:
     structural_rules: str = ""  # the analyzer's rule ids (a tuple of str)
     lab_node: bool = False  # the namespace lab runs its rendered config as it is
     # A rendered file the lab runs in the switch's namespaces before FRR starts (the kernel side of its
-    # tenant VRFs: network namespaces, so zebra runs with its netns VRF backend, `-n`); "" = none
+    # tenant VRFs: network namespaces, so zebra runs with its netns VRF backend, `-n`), and deploy runs on the
+    # switch right before each commit (driver `fabricgen_setup`: idempotent, never in a dry run); "" = none
     lab_script: str = ""
     output_dir: str = "configs"  # where render writes its files, below the output directory
     per_device_dir: bool = True  # <output_dir>/<device>/<file>; False: <output_dir>/<file>
@@ -333,6 +334,7 @@ _NXOS = PlatformRecord(
     containerlab_image="vrnetlab/cisco_n9kv:10.5",
     extractor="fabricgen.platforms.nxos.extract:extract_nxos",
     tenant_extractor="fabricgen.platforms.nxos.tenants:tenant_facts",
+    tenant_reader="fabricgen.platforms.nxos.tenants:read_live",  # show vrf / nve vni / ip route vrf all, JSON
     analyzer="fabricgen.platforms.nxos.extract:analyze_nxos",
     structural_rules="fabricgen.platforms.nxos.check:RULES",
     capabilities=Capabilities(
@@ -435,7 +437,7 @@ _SONIC = replace(
     # FRR as the bgp container starts it, with a ConfigDB stand-in (lab.sonic_box)
     lab_box="fabricgen.lab.from_plan:sonic_node_box",
     lab_script="",  # its tenant VRFs are ConfigDB VRF / VXLAN tables, not a script
-    tenant_reader="",  # not yet: its VRFs are named Vrf<tenant> and live in the bgp container
+    tenant_reader="fabricgen.platforms.sonic.tenants:read_live",  # its FRR + ConfigDB VRF/VXLAN tables
 )
 
 _EOS = PlatformRecord(

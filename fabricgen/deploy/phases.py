@@ -116,6 +116,17 @@ def _uninterruptible(device: NetworkDriver) -> contextlib.AbstractContextManager
     return guard() if guard is not None else contextlib.nullcontext()
 
 
+def setup(device: NetworkDriver, script: str) -> list[str]:
+    """Run the switch's rendered setup script (its record's `lab_script`, Linux + FRR: tenants.sh) right
+    before the commit, on drivers that can (napalm_frr `fabricgen_setup`); the config needs what it makes
+    (a tenant VRF's namespace, its ports moved in).  Never in a dry run: the runner calls it only to commit."""
+    run = getattr(device, "fabricgen_setup", None)
+    if not script or run is None:
+        return []
+    with _uninterruptible(device):
+        return list(run(script))
+
+
 def commit(device: NetworkDriver) -> None:
     """Commit the loaded candidate; the driver restores the previous config on any failure inside."""
     with _uninterruptible(device):

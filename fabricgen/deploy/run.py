@@ -31,6 +31,7 @@ from nornir.core.task import Result, Task
 from rich.console import Console
 
 from fabricgen.base.ssh import ConfigUndetermined, DeviceLocked
+from fabricgen.catalog.registry import platform
 from fabricgen.connect import describe, select
 from fabricgen.deploy import drain, phases
 from fabricgen.deploy import report as R
@@ -65,7 +66,7 @@ from fabricgen.deploy.waves import Wave, auto_waves, load_waves
 from fabricgen.plan.expect import expected_prefixes
 from fabricgen.plan.model import Plan
 from fabricgen.platforms.change import HITLESS, exceeds
-from fabricgen.render.manifest import Build, candidate_config
+from fabricgen.render.manifest import Build, candidate_config, setup_script
 
 if TYPE_CHECKING:
     from napalm.base import NetworkDriver
@@ -219,7 +220,10 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
             if gaps:
                 return outcome(R.FAILED, reason, diff=d.text, changes=d.changes, impact=labels)
             phases.discard(device)
-            return outcome(R.CHANGED if d.text else R.UNCHANGED, diff=d.text, changes=d.changes, impact=labels)
+            first = ([f"the commit runs {platform(sw.platform).lab_script} on the switch first (creates only what is "
+                      "missing: tenant namespaces, ports moved in)"] if d.text and setup_script(ctx.build, sw) else [])
+            return outcome(R.CHANGED if d.text else R.UNCHANGED, diff=d.text, changes=d.changes, impact=labels,
+                           notes=first)
         ctx.phase(host, DIFFED)
         limit = ctx.opts.max_impact
         if labels is not None and limit is not None and exceeds(labels.worst, limit):
@@ -265,6 +269,7 @@ def _deploy_one(task: Task, ctx: _Context) -> R.DeviceOutcome:
             phases.discard(device)
             return outcome(R.INTERRUPTED, f"not committed: {ctx.journal_error}", diff=d.text)
         try:
+            notes += phases.setup(device, setup_script(ctx.build, sw))
             phases.commit(device)
         except Exception as exc:  # noqa: BLE001 - the driver restored the previous config (or says it could not)
             if undetermined(exc):  # silent mid-commit, or not undone: the journal keeps it for --resume

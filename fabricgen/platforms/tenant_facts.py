@@ -27,6 +27,7 @@ class LiveVrf:
 
     vni: int = 0
     prefixes: frozenset[str] = frozenset()
+    issue: str = ""  # what the switch's own sources disagree on (SONiC: ConfigDB vs FRR), "" = nothing
 
 
 @dataclass(slots=True)

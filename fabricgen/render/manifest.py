@@ -182,3 +182,11 @@ def candidate_config(build: Build, sw: Switch) -> str:
         return json.dumps({name: json.loads(text) if name.endswith(".json") else text for name, text in texts.items()},
                           indent=2, sort_keys=True)
     return files[record.main_file].read_text(encoding="utf-8")
+
+
+def setup_script(build: Build, sw: Switch) -> str:
+    """The switch's rendered, checked setup script (its record's `lab_script`: what must exist on the host
+    before its config applies, e.g. Linux + FRR's tenant namespaces), "" when it has none."""
+    name = platform(sw.platform).lab_script
+    path = build.config_files(sw).get(name) if name else None
+    return path.read_text(encoding="utf-8") if path is not None else ""

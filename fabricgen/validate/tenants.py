@@ -6,9 +6,11 @@ VRFs.  A same-VRF pair must answer a full-size (tenant MTU) don't-fragment ping;
 answer at all, unless the intent leaks the two tenants (`reach`).  The coverage says how much was sampled.
 
 Each switch's VRFs are read back through its platform record's `tenant_reader` (FRR: zebra's VRFs, L3VNIs
-and per-VRF routes) and compared with the plan: a planned VRF missing or with another L3VNI, a VRF the plan
-does not put there, a tenant subnet missing from its VRF, and any route in a VRF that may not hold it (another
-tenant's subnet, or, under EVPN, a tenant's subnet in the default VRF) are named.
+and per-VRF routes; SONiC: the same from its FRR plus ConfigDB's VRF and VXLAN tables; NX-OS: `show vrf`,
+`show nve vni`, `show ip route vrf all`, as JSON) and compared with the plan: a planned VRF missing, with
+another L3VNI or with sources that disagree (SONiC), a VRF the plan does not put there, a tenant subnet
+missing from its VRF, and any route in a VRF that may not hold it (another tenant's subnet, or, under EVPN,
+a tenant's subnet in the default VRF) are named.
 """
 
 from __future__ import annotations
@@ -166,7 +168,9 @@ def check_switch_tenants(plan: Plan, sw: Switch, live: dict[str, LiveVrf],
         if vrf is None:
             out.append(Outcome(host, CHECK, f"vrf {name}", False, want, "missing"))
             continue
-        if t.evpn and vrf.vni != tp.vni:
+        if vrf.issue:
+            out.append(Outcome(host, CHECK, f"vrf {name}", False, want, vrf.issue))
+        elif t.evpn and vrf.vni != tp.vni:
             out.append(Outcome(host, CHECK, f"vrf {name}", False, want,
                                f"L3VNI {vrf.vni}" if vrf.vni else "no L3VNI"))
         else:

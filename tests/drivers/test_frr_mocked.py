@@ -344,3 +344,45 @@ def test_nornir_napalm_finds_the_driver_by_platform(tmp_path: Path, monkeypatch:
     assert not result.failed, result["sw1"].exception
     assert "+router bgp 65001" in result["sw1"].diff
     nr.close_connections()
+
+
+# --------------------------------------------------------------------------- setup script (tenants.sh)
+
+SETUP = f"/etc/frr/.fabricgen/fabricgen-{TOKEN}-setup.sh"
+
+
+def _setup_driver(script_status: int, show_vrf: list[str]) -> MockFrrDriver:
+    extra: dict[str, list[dict[str, Any]]] = {
+        f"umask 077; mkdir -p /etc/frr/.fabricgen && cat > {SETUP} && sha256sum {SETUP}":
+            [{"stdout_sha256_of_stdin": SETUP}],
+        f"sh {SETUP}": [{"stderr_text": "RTNETLINK answers: File exists\n" if script_status else "",
+                         "exit_status": script_status}],
+        f"rm -f {SETUP}": [{}],
+        "vtysh -c 'show vrf'": [{"stdout_text": text} for text in show_vrf]}
+    d = driver("getters", extra)
+    d.SETUP_WAIT = 2.0
+    d._candidate = "vrf red\n vni 10011\n netns /run/netns/red\nexit-vrf\n!\nvrf blue\n vni 10013\nexit-vrf\n"
+    return d
+
+
+def test_setup_script_runs_then_waits_for_zebra_to_bind_the_namespaces() -> None:
+    """Deploy's step before an FRR reload (Linux + FRR tenants.sh): upload, run, remove, then wait until
+    zebra lists every netns VRF of the candidate as active (`show vrf`: `vrf X id N netns <path>`)."""
+    d = _setup_driver(0, ["vrf red inactive\n", "vrf blue id 4 table 1004\nvrf red id 3 netns /run/netns/red\n"])
+    assert d.fabricgen_setup("#!/bin/sh\nip netns add red\n") == ["setup script run; zebra bound VRF red"]
+    assert sent(d) == [f"umask 077; mkdir -p /etc/frr/.fabricgen && cat > {SETUP} && sha256sum {SETUP}",
+                       f"sh {SETUP}", f"rm -f {SETUP}", "vtysh -c 'show vrf'", "vtysh -c 'show vrf'"]
+
+
+def test_setup_script_failure_and_an_unbound_namespace_change_no_frr_config() -> None:
+    d = _setup_driver(2, ["vrf red inactive\n"])
+    with pytest.raises(ReplaceConfigException, match="the setup script exited 2, FRR left as it was:\nRTNETLINK"):
+        d.fabricgen_setup("#!/bin/sh\nfalse\n")
+    assert f"rm -f {SETUP}" in sent(d) and "vtysh -c 'show vrf'" not in sent(d)
+    d = _setup_driver(0, ["vrf red inactive\n"])
+    with pytest.raises(ReplaceConfigException, match="zebra has not bound the namespace of VRF red within 2s"):
+        d.fabricgen_setup("#!/bin/sh\n")
+    ro = driver("getters", read_only=True)
+    with pytest.raises(ReplaceConfigException, match="never runs the setup script"):
+        ro.fabricgen_setup("#!/bin/sh\n")
+    assert sent(ro) == []

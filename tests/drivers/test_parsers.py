@@ -320,3 +320,17 @@ def test_sonic_show_version_and_checkpoints() -> None:
     assert SP.parse_checkpoints(listing) == ["fabricgen-20250101T000000Z", "x"]
     assert SP.parse_checkpoints("a\nb\n") == ["a", "b"]
     assert SP.parse_checkpoints("") == []
+
+
+def test_moved_port_failures_only_forgive_ports_gone_to_a_tenant_vrf() -> None:
+    """frr-reload 8.4's answer when a port moved into a tenant namespace before the reload (the live lab's
+    deploy of a new tenant): only that failure, for a port the candidate puts in a VRF, is forgiven."""
+    from napalm_frr.parsers import moved_port_failures
+
+    cand = "interface Ethernet24 vrf amber\n ip address 198.18.32.6/31\nexit\n"
+    line = '"interface Ethernet24 --  no" we failed to remove this command\n'
+    assert moved_port_failures(line + "\n", cand) == ["Ethernet24"]
+    assert moved_port_failures(line, cand.replace(" vrf amber", "")) == []  # the port stays in the default VRF
+    assert moved_port_failures(line + "% Unknown command: neighbor 198.18.16.1 bfd\n", cand) == []
+    assert moved_port_failures('"router bgp 65001 -- no" we failed to remove this command\n', cand) == []
+    assert moved_port_failures("", cand) == []

@@ -100,15 +100,15 @@ def ping(lab: LabState, src: Nic, dst: Nic, size: int, tos: int = 0, count: int 
     return out.returncode == 0
 
 
-def wait_converged(plan: Plan, lab: LabState) -> None:
-    """Until a same-tenant pair on different leaves answers (the EVPN routes are in)."""
+def wait_converged(plan: Plan, lab: LabState, tenant: str = "red") -> None:
+    """Until a pair of the tenant's NICs on different servers answers (its EVPN routes are in)."""
     assert plan.tenancy is not None
-    red = [n for n in nics(plan) if tenant_of(plan, n) == "red"]
-    a, b = red[0], next(n for n in red if n[0] != red[0][0])
+    mine = [n for n in nics(plan) if tenant_of(plan, n) == tenant]
+    a, b = mine[0], next(n for n in mine if n[0] != mine[0][0])
     deadline = time.monotonic() + CONVERGE_S
     while not ping(lab, a, b, 1000):
         if time.monotonic() > deadline:
-            pytest.fail(f"{a} -> {b} (tenant red) not reachable within {CONVERGE_S:.0f}s")
+            pytest.fail(f"{a} -> {b} (tenant {tenant}) not reachable within {CONVERGE_S:.0f}s")
         time.sleep(1.0)
 
 
@@ -195,18 +195,24 @@ def test_dscp_and_ecn_cross_the_overlay(plan: Plan, lab: LabState) -> None:
     assert vxlan and all(v == ["vxlan", str(ROCE_DSCP_ECT0), str(red_vni), str(ROCE_DSCP_ECT0)] for v in vxlan), vxlan
 
 
-def test_adding_a_tenant_diffs_only_that_tenant(plan: Plan, lab: LabState, tmp_path: Path) -> None:
-    """The dry run of a fourth tenant (the two servers left in the default VRF) against the running lab:
-    every changed line is the new tenant's (its VRF, its ports, its BGP instance) and nothing else."""
-    wait_converged(plan, lab)
+def with_amber(tmp_path: Path) -> tuple[Plan, Path]:
+    """The lab intent with a fourth tenant (amber: the two servers left in the default VRF), rendered and
+    checked by `fabricgen render`, as deploy requires."""
     intent = yaml.safe_load(INTENT.read_text())
     intent["tenants"].append({"name": "amber", "id": 14, "servers": ["gpu0004", "gpu0008"]})
     path = tmp_path / "tenants.yaml"
     path.write_text(yaml.safe_dump(intent, sort_keys=False))
-    grown = load_plan(path)
-    assert grown.tenancy is not None
     out = tmp_path / "build"
-    assert main(["render", "-i", str(path), "-o", str(out)]) == 0  # rendered and checked, as deploy requires
+    assert main(["render", "-i", str(path), "-o", str(out)]) == 0
+    return load_plan(path), out
+
+
+def test_adding_a_tenant_diffs_only_that_tenant(plan: Plan, lab: LabState, tmp_path: Path) -> None:
+    """The dry run of a fourth tenant (the two servers left in the default VRF) against the running lab:
+    every changed line is the new tenant's (its VRF, its ports, its BGP instance) and nothing else."""
+    wait_converged(plan, lab)
+    grown, out = with_amber(tmp_path)
+    assert grown.tenancy is not None
     unchanged = run_deploy(plan, manifest.load(build_checked(plan, tmp_path), plan),
                            DeployOptions(lab_dir=lab.workdir, dry_run=True))
     assert unchanged.failed == {} and unchanged.changed == {}  # the running lab is its own build
@@ -223,6 +229,7 @@ def test_adding_a_tenant_diffs_only_that_tenant(plan: Plan, lab: LabState, tmp_p
         # labelled: the new VRF and its BGP instance are hitless; the port leaving the default VRF drops its address
         impact = report.outcomes[host].impact
         assert impact is not None
+        assert any(n.startswith("the commit runs tenants.sh on the switch first") for n in report.outcomes[host].notes)
         labels = {(c.sign, c.text): i.label for h in impact.hunks for c, i in zip(h.changes, h.impacts, strict=True)}
         assert labels["+", "vrf amber"] == labels["+", f"router bgp {grown.switches[host].asn} vrf amber"] == "hitless"
         assert impact.worst is not None and impact.worst.label == "bgp-reset"
@@ -277,3 +284,37 @@ def test_validate_tenants_passes_then_names_a_leaked_route(plan: Plan, lab: LabS
             (leaf, f"route {green} in vrf red", "tenant green's route in VRF red")]
     finally:
         node_exec(lab.workdir, leaf, [*add[:4], "-c", f"no ip route {green} blackhole"])
+
+
+def test_deploy_adds_a_tenant_to_the_running_fabric(plan: Plan, lab: LabState, tmp_path: Path) -> None:
+    """`fabricgen deploy` of a fourth tenant (amber: the two servers left in the default VRF) onto the running
+    lab: each of its leaves runs its tenants.sh (amber's namespace, its ports moved in) and then reloads FRR;
+    amber's NIC pairs then reach each other at the tenant MTU with don't-fragment, amber and every other VRF
+    stay apart, and the other tenants keep their reach.  Runs last: it leaves the lab with four tenants."""
+    wait_converged(plan, lab)
+    grown, out = with_amber(tmp_path)
+    assert grown.tenancy is not None
+    leaves = set(grown.tenancy.tenants["amber"].leaves)
+    report = run_deploy(grown, manifest.load(out, grown), DeployOptions(lab_dir=lab.workdir))
+    assert report.failed == {}, {h: o.reason for h, o in report.outcomes.items() if o.reason}
+    assert set(report.changed) == leaves and set(report.unchanged) == set(plan.switches) - leaves
+    for leaf in leaves:
+        assert any("zebra bound VRF" in n and "amber" in n for n in report.outcomes[leaf].notes), \
+            report.outcomes[leaf].notes
+    wait_converged(grown, lab, "amber")
+    amber = [n for n in nics(grown) if tenant_of(grown, n) == "amber"]
+    others = [n for n in nics(grown) if tenant_of(grown, n) != "amber"]
+    pairs = [(x, y) for x, y in itertools.permutations(amber, 2) if x[0] != y[0]]
+    pairs += [p for x in amber for y in others for p in ((x, y), (y, x))]
+    red = [n for n in others if tenant_of(grown, n) == "red"]
+    pairs.append((red[0], next(n for n in red if n[0] != red[0][0])))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        got = dict(zip(pairs, pool.map(lambda p: ping(lab, p[0], p[1], grown.tenancy.tenant_mtu), pairs),
+                       strict=True))
+    want = {p: tenant_of(grown, p[0]) == tenant_of(grown, p[1]) for p in pairs}
+    wrong = [f"{x[0]}:{x[1]} ({tenant_of(grown, x)}) -> {y[0]}:{y[1]} ({tenant_of(grown, y)}): "
+             f"{'reached' if got[x, y] else 'no answer'}" for x, y in pairs if got[x, y] != want[x, y]]
+    assert wrong == []
+    assert sum(want.values()) == 8 + 1 and len(pairs) - sum(want.values()) == 2 * 4 * 12
+    again = run_deploy(grown, manifest.load(out, grown), DeployOptions(lab_dir=lab.workdir, dry_run=True))
+    assert again.failed == {} and again.changed == {}  # deployed = the build: saved and running agree

@@ -162,8 +162,10 @@ def tenant_facts(plan: Plan, configs: Path, host: str) -> TenantFacts:
     return f
 
 
-VNI_COMMAND = "vtysh -c 'show evpn vni json'"
-ROUTES_COMMAND = "vtysh -c 'show ip route vrf all json'"
+VNI_VTYSH = "show evpn vni json"
+ROUTES_VTYSH = "show ip route vrf all json"
+VNI_COMMAND = f"vtysh -c '{VNI_VTYSH}'"
+ROUTES_COMMAND = f"vtysh -c '{ROUTES_VTYSH}'"
 
 
 def read_live(device: Any) -> dict[str, LiveVrf]:

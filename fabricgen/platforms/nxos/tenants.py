@@ -41,11 +41,13 @@ BGP config tests (a running-config carrying ``import vrf default map`` / ``expor
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from fabricgen.plan.model import Plan, Switch
-from fabricgen.platforms.tenant_facts import TenantFacts, resolve_communities
+from fabricgen.platforms.tenant_facts import LiveVrf, TenantFacts, resolve_communities
 
 NVE = "nve1"
 NH_UNCHANGED = "RM-NH-UNCHANGED"
@@ -162,3 +164,52 @@ def tenant_facts(plan: Plan, configs: Path, host: str) -> TenantFacts:
                 f.dscp_copy, f.dscp_why, f.dscp_loc = False, "interface nve1 is in qos-mode pipe", f"L{n}"
     resolve_communities(f, import_map, maps, lists)
     return f
+
+
+# validate --tenants on NX-OS: three show commands as JSON (`| json`, NX-OS's structured output over SSH).
+VRF_COMMAND = "show vrf | json"
+NVE_COMMAND = "show nve vni | json"
+ROUTES_COMMAND = "show ip route vrf all | json"
+MANAGEMENT_VRF = "management"  # NX-OS's built-in VRF of mgmt0: never a tenant's, never fabricgen's
+
+
+def read_live(device: Any) -> dict[str, LiveVrf]:
+    """What an NX-OS switch runs: its VRFs (`show vrf`), each L3VNI's VRF (`show nve vni`: type ``L3 [<vrf>]``)
+    and every VRF's IPv4 prefixes (`show ip route vrf all`)."""
+    out = device.cli([VRF_COMMAND, NVE_COMMAND, ROUTES_COMMAND])
+    return parse_live(str(out[VRF_COMMAND]), str(out[NVE_COMMAND]), str(out[ROUTES_COMMAND]))
+
+
+def _rows(obj: Any, table: str, row: str) -> list[dict[str, Any]]:
+    """NX-OS JSON's TABLE_x/ROW_x: a list of rows, or a single row as an object, or absent (no rows)."""
+    rows = obj.get(table, {}).get(row, []) if isinstance(obj, dict) and isinstance(obj.get(table), dict) else []
+    return [r for r in (rows if isinstance(rows, list) else [rows]) if isinstance(r, dict)]
+
+
+def _json(text: str) -> Any:
+    """An NX-OS `| json` answer; an empty answer (no VNI at all: NX-OS prints nothing) is no rows."""
+    text = text.strip()
+    return json.loads(text) if text else {}
+
+
+def parse_live(vrf_json: str, nve_json: str, routes_json: str) -> dict[str, LiveVrf]:
+    """The three answers -> {VRF: LiveVrf} (without the management VRF).  Shapes: `show vrf` rows
+    ``vrf_name``/``vrf_state`` (napalm's NX-OS test data, test_get_network_instances); `show nve vni` rows
+    ``vni``, ``type`` ``"L3 [<vrf>]"`` for an L3VNI, ``vni-state`` (Cisco's NX-API samples); `show ip route`
+    TABLE_vrf/ROW_vrf ``vrf-name-out`` -> TABLE_addrf/ROW_addrf ``addrf`` -> TABLE_prefix/ROW_prefix
+    ``ipprefix`` (a recorded N9K answer: tests/tenants/samples/README.md)."""
+    vrfs = {str(r.get("vrf_name")) for r in _rows(_json(vrf_json), "TABLE_vrf", "ROW_vrf") if r.get("vrf_name")}
+    vni_of: dict[str, int] = {}
+    for r in _rows(_json(nve_json), "TABLE_nve_vni", "ROW_nve_vni"):
+        kind = str(r.get("type", ""))
+        if kind.startswith("L3") and "[" in kind and str(r.get("vni", "")).isdigit():
+            vni_of[kind.split("[", 1)[1].rstrip("]").strip()] = int(str(r["vni"]))
+    prefixes: dict[str, set[str]] = {name: set() for name in vrfs}
+    for v in _rows(_json(routes_json), "TABLE_vrf", "ROW_vrf"):
+        name = str(v.get("vrf-name-out", ""))
+        for af in _rows(v, "TABLE_addrf", "ROW_addrf"):
+            if af.get("addrf") == "ipv4":
+                prefixes.setdefault(name, set()).update(
+                    str(p["ipprefix"]) for p in _rows(af, "TABLE_prefix", "ROW_prefix") if p.get("ipprefix"))
+    return {name: LiveVrf(vni_of.get(name, 0), frozenset(p)) for name, p in sorted(prefixes.items())
+            if name and name != MANAGEMENT_VRF}
