@@ -4,7 +4,8 @@
 planned eBGP sessions the way the rendered policy does, and counts what each switch
 should accept from each neighbor:
 
-* a switch originates its loopback and, on leaves, its GPU-facing /31s;
+* a switch originates its loopback and, on leaves, its GPU-facing /31s (under evpn-vxlan, those of no
+  tenant: a tenant's are EVPN routes of its VRF);
 * FRR and SONiC leaves announce only their own prefixes (``RM-EXPORT`` matches
   ``PL-LOCAL``); spines, super-spines and NX-OS switches pass on their best path;
 * a receiver drops a path that already holds its own ASN more often than its
@@ -27,13 +28,16 @@ from fabricgen.plan.model import Plan, Switch
 Session = tuple[str, str]  # (switch, neighbor address)
 
 
-def originated(sw: Switch) -> int:
-    """IPv4 prefixes ``sw`` announces itself."""
+def originated(sw: Switch, plan: Plan | None = None) -> int:
+    """IPv4 prefixes ``sw`` announces itself.  Under evpn-vxlan a tenant port's /31 is in its tenant's VRF and
+    travels as an EVPN type-5 route, not in the default VRF's IPv4 sessions (vrf-lite leaks it there)."""
     if sw.bgp is None:
         return 0
     count = sum(1 for net in sw.bgp.networks if ":" not in net)
+    t = plan.tenancy if plan is not None else None
+    in_vrf = {port for (leaf, port) in t.port_tenant if leaf == sw.hostname} if t is not None and t.evpn else set()
     if sw.bgp.connected_gpu_subnets:
-        count += sum(1 for itf in sw.interfaces if itf.tier == "gpu_leaf" and itf.ipv4)
+        count += sum(1 for itf in sw.interfaces if itf.tier == "gpu_leaf" and itf.ipv4 and itf.name not in in_vrf)
     return count
 
 
@@ -58,7 +62,7 @@ def expected_prefixes(plan: Plan) -> dict[Session, int]:
                 inbound[n.peer_device].append((sw.hostname, n.ip, n.allowas_in))
     counts: dict[Session, int] = defaultdict(int)
     for origin in switches.values():
-        weight = originated(origin)
+        weight = originated(origin, plan)
         if weight == 0:
             continue
         # best[switch] = the AS path (without the switch's own ASN) it selected for origin's prefixes

@@ -185,3 +185,24 @@ def test_a_platform_without_the_mechanism_is_a_named_refusal(tmp_path: Path,
     assert main(["plan", "-i", str(path)]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "tenancy.mechanism: platform eos (leaves) lacks the capability `tenancy evpn-vxlan`" in err
+
+
+def test_expected_prefixes_leave_evpn_tenant_ports_out_of_the_default_vrf(tmp_path: Path) -> None:
+    """Deploy's post-commit check and validate's `routes` count a leaf's IPv4 prefixes per session: under
+    evpn-vxlan a tenant port's /31 is an EVPN route of its VRF, never an IPv4 one of the default VRF (adding a
+    tenant takes its ports' /31s out of every IPv4 session: the live deploy of tenant amber); vrf-lite leaks them."""
+    from fabricgen.plan.expect import expected_prefixes
+
+    def from_spine(plan: Plan) -> set[int]:
+        return {n for (host, _ip), n in expected_prefixes(plan).items() if host == "tlab-leaf01"}
+
+    lab = load_plan(ROOT / "inventory" / "lab" / "tenants.yaml")
+    # 3 other leaves' loopbacks + their one untenanted /31 each (gpu0004, gpu0008 on two rails) + the spine's
+    assert from_spine(lab) == {3 + 3 + 1}
+    intent = yaml.safe_load((ROOT / "inventory" / "lab" / "tenants.yaml").read_text())
+    intent["tenants"].append({"name": "amber", "id": 14, "servers": ["gpu0004", "gpu0008"]})
+    (tmp_path / "amber.yaml").write_text(yaml.safe_dump(intent, sort_keys=False))
+    assert from_spine(load_plan(tmp_path / "amber.yaml")) == {3 + 1}
+    intent["tenancy"]["mechanism"] = "vrf-lite"
+    (tmp_path / "lite.yaml").write_text(yaml.safe_dump(intent, sort_keys=False))
+    assert from_spine(load_plan(tmp_path / "lite.yaml")) == {3 * 5 + 1}  # every /31 leaked into the default VRF
