@@ -301,10 +301,18 @@ def test_deploy_adds_a_tenant_to_the_running_fabric(plan: Plan, lab: LabState, t
     for leaf in leaves:
         assert any("zebra bound VRF" in n and "amber" in n for n in report.outcomes[leaf].notes), \
             report.outcomes[leaf].notes
-    wait_converged(grown, lab, "amber")
     amber = [n for n in nics(grown) if tenant_of(grown, n) == "amber"]
     others = [n for n in nics(grown) if tenant_of(grown, n) != "amber"]
-    pairs = [(x, y) for x, y in itertools.permutations(amber, 2) if x[0] != y[0]]
+    own = [(x, y) for x, y in itertools.permutations(amber, 2) if x[0] != y[0]]
+    deadline = time.monotonic() + CONVERGE_S
+    while not all(ping(lab, x, y, 1000) for x, y in own):  # amber's type-5 routes reach every leaf
+        if time.monotonic() > deadline:
+            routes = {leaf: node_exec(lab.workdir, leaf, ["vtysh", "-c", "show ip route vrf amber"]).stdout
+                      for leaf in sorted(leaves)}
+            pytest.fail(f"tenant amber's pairs not all reachable within {CONVERGE_S:.0f}s; its VRF:\n"
+                        + "\n".join(f"{leaf}:\n{text}" for leaf, text in routes.items()))
+        time.sleep(1.0)
+    pairs = [*own]
     pairs += [p for x in amber for y in others for p in ((x, y), (y, x))]
     red = [n for n in others if tenant_of(grown, n) == "red"]
     pairs.append((red[0], next(n for n in red if n[0] != red[0][0])))
