@@ -11,7 +11,13 @@ computation per orbit, analyze/symmetry.py).  Seconds are wall-clock from the
 loaded plan (baseline included); "CPU s" is the process's CPU time, which a
 loaded machine does not inflate.  "QPs routed/s" is for ecmp only.
 
+`--tenants N` times `analyze ecmp` instead on each size without tenants and
+shared by N evpn-vxlan tenants (bench_render's `with_tenants`): one job per
+tenant, every QP between leaves hashed by its VXLAN outer header, and the
+QP-hashing what-if column the tenants add.
+
 Usage: python bench/bench_analyze.py [--sizes 2048,8192,32768,131072] [--analyses ecmp,failures,deadlock]
+       python bench/bench_analyze.py --sizes 16384 --tenants 64 [--write-docs]
 """
 
 from __future__ import annotations
@@ -23,11 +29,12 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_render import intent_for  # noqa: E402
+from bench_render import intent_for, with_tenants  # noqa: E402
 from doc_tables import machine_line, write_section  # noqa: E402
 
 SIZES = (2048, 8192, 32768, 131072)
@@ -48,6 +55,8 @@ if analysis == "ecmp":
     r = ecmp_report(fabric, "ring")  # the fabric as planned: 4 QPs, each switch's own seed
     routed = sum(c["flows"] for c in r["columns"])
     scenarios = 1
+    extra = {"columns": len(r["columns"]), "jobs": len(r["columns"][0]["jobs"]),
+             "vxlan": r["columns"][0]["vxlan_flows"], "slowdown": r["columns"][0]["slowdown"]}
 else:
     from fabricgen.analyze.failures import single_failures
     singles = single_failures(fabric)
@@ -61,9 +70,10 @@ else:
         r = deadlock_report(fabric, 0, "multi-as", singles)
         routed = 0
     scenarios = 1 + len(singles)
+    extra = {}
 t = time.perf_counter() - t0
 print(json.dumps({"s": t, "cpu": time.process_time() - c0, "scenarios": scenarios, "routed": routed,
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}))
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, **extra}))
 """
 
 
@@ -72,7 +82,10 @@ def main() -> int:
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
     ap.add_argument("--analyses", default=",".join(ANALYSES))
     ap.add_argument("--write-docs", action="store_true", help="write the table into docs/benchmarks.md")
+    ap.add_argument("--tenants", type=int, default=0, help="analyze ecmp without and with this many tenants")
     args = ap.parse_args()
+    if args.tenants > 0:
+        return _tenants(args)
     header = machine_line(1)
     rows = []
     with tempfile.TemporaryDirectory(prefix="fabricgen-bench-analyze-") as tmp:
@@ -99,6 +112,44 @@ def main() -> int:
     print(body)
     if args.write_docs:
         write_section("analyze", body)
+    return 0
+
+
+def _child(intent: Path, analysis: str, gpus: int) -> dict[str, Any] | None:
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(intent), analysis, str(gpus)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode:
+        print(proc.stderr, file=sys.stderr)
+        return None
+    out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out
+
+
+def _tenants(args: argparse.Namespace) -> int:
+    """`analyze ecmp` on each size without tenants and with `args.tenants` evpn-vxlan tenants."""
+    header = machine_line(1)
+    lines = ["| GPUs | tenants | jobs | report columns | QPs routed | of them VXLAN | slowdown as planned | seconds "
+             "| CPU s | x without tenants (CPU) | peak RSS MB |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    with tempfile.TemporaryDirectory(prefix="fabricgen-bench-analyze-") as tmp:
+        for gpus in (int(s) for s in args.sizes.split(",")):
+            base: dict[str, Any] | None = None
+            for n in (0, args.tenants):
+                intent = Path(tmp, f"{gpus}-{n}.yaml")
+                data = with_tenants(intent_for(gpus), n) if n else intent_for(gpus)
+                intent.write_text(yaml.safe_dump(data), encoding="utf-8")
+                r = _child(intent, "ecmp", gpus)
+                if r is None:
+                    return 1
+                base = base or r
+                ratio = float(r["cpu"]) / float(base["cpu"]) if float(base["cpu"]) else 0.0
+                lines.append(f"| {gpus:,} | {n} | {r['jobs']} | {r['columns']} | {r['routed']:,} | {r['vxlan']:,} "
+                             f"| {float(r['slowdown']):.2f}x | {float(r['s']):.1f} "
+                             f"| {float(r['cpu']):.1f} | {ratio:.2f} | {r['rss_mb']} |")
+                print(f"  ecmp {gpus} GPUs x {n} tenants: {float(r['s']):.1f}s", file=sys.stderr)
+    body = header + f" Load average {os.getloadavg()[0]:.1f} at the end.\n\n" + "\n".join(lines)
+    print(body)
+    if args.write_docs:
+        write_section("analyze-tenants", body)
     return 0
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from fabricgen.analyze.hashing import HASHES, SEED_SCHEMES
+from fabricgen.analyze.hashing import HASHES, SEED_SCHEMES, SPORTS
 
 DEFAULT_INTENT = "inventory/fabric.yaml"
 
@@ -66,7 +66,7 @@ def cmd_ecmp(args: argparse.Namespace) -> int:
     fabric = from_plan(load_plan(args.intent))
     seeds = "tier" if args.seed_per_tier else args.seeds
     result = ecmp_report(fabric, args.pattern, args.qps_per_conn, args.hash, seeds, args.jobs, args.cross_rail,
-                         args.salt)
+                         args.salt, args.udp_sport)
     write_result(result, args.output)
     if args.format == "json":
         sys.stdout.write(json.dumps(_plain({k: v for k, v in result.items() if k != "link_load"}), indent=1) + "\n")
@@ -83,6 +83,15 @@ def print_ecmp(result: dict[str, Any]) -> None:
               f"proprietary)" + ("; the plan enables adaptive routing" if result["adaptive_routing_planned"] else ""))
     for role, how in result.get("seeds_from", {}).items():
         con.print(f"  {role} hash seed: {how}")
+    if result["qp_hashing_planned"]:
+        con.print(f"  QP hashing (BTH destination QP) as planned on {', '.join(result['qp_hashing_planned'])} ...")
+    if result["udp_sport"] == "connection":
+        con.print("  NICs give every QP of a connection one UDP source port (--udp-sport connection)")
+    tenancy = result.get("tenancy")
+    if tenancy:
+        con.print(f"  {tenancy['tenants']} tenants, {tenancy['mechanism']}; tenant traffic between leaves on the "
+                  f"fabric links: {tenancy['outer']}; {cols[0]['vxlan_flows']:,} of {cols[0]['flows']:,} QPs "
+                  "encapsulated" + ("; QP hashing reads the VNI there, not the QP" if cols[0]["vxlan_flows"] else ""))
     t = Table(title="ECMP load: max/mean per tier, slowdown of the collective")
     t.add_column("")
     for c in cols:
@@ -100,12 +109,16 @@ def print_ecmp(result: dict[str, Any]) -> None:
     t.add_row("bus bandwidth", *[f"{100 / c['slowdown']:.0f}% of line rate" if c["slowdown"] != float("inf")
                                  else "0" for c in cols])
     con.print(t)
-    if len(cols[0]["jobs"]) > 1:
-        j = Table(title="jobs")
-        for col in ("job", "servers", "pattern", *[c["setting"] for c in cols]):
+    if len(cols[0]["jobs"]) > 1 or tenancy:
+        j = Table(title="jobs: slowdown (max link busy / ideal busy ms as planned)" if tenancy else "jobs")
+        for col in ("job", "servers", "pattern", *(("VRF", "VXLAN QPs", "max link / ideal ms") if tenancy else ()),
+                    *[c["setting"] for c in cols]):
             j.add_column(col)
         for i, job in enumerate(cols[0]["jobs"]):
-            j.add_row(job["name"], str(job["servers"]), job["pattern"],
+            extra = ((job["vrf"], f"{job['vxlan_flows']:,}/{job['flows']:,}"
+                      + (f" ({job['isolated_flows']:,} isolated)" if job["isolated_flows"] else ""),
+                      f"{job['max_link_ms']:.1f} / {job['ideal_ms']:.1f}") if tenancy else ())
+            j.add_row(job["name"], str(job["servers"]), job["pattern"], *extra,
                       *[_fmt_slowdown(c["jobs"][i]["slowdown"]) for c in cols])
         con.print(j)
     hot = cols[0]["hottest"]
@@ -127,13 +140,13 @@ def _ratio(stats: dict[str, float]) -> str:
 
 
 def _jobs_for(args: argparse.Namespace, fabric: Any) -> list[Any]:
-    from fabricgen.analyze.flows import whole_fabric_job
+    from fabricgen.analyze.flows import default_jobs
     from fabricgen.analyze.jobs import load_jobs
 
     qps = args.qps_per_conn or fabric.qps
     if getattr(args, "jobs", None):
         return load_jobs(args.jobs, fabric, args.pattern, qps)
-    return [whole_fabric_job(fabric, args.pattern, qps)]
+    return default_jobs(fabric, args.pattern, qps)
 
 
 def cmd_failures(args: argparse.Namespace) -> int:
@@ -270,7 +283,9 @@ def register_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                         description="Route NCCL-like flows (per rail, N QPs per connection, one UDP source port "
                                     "each) hop by hop through the planned ECMP groups with a modelled hash; "
                                     "report per-link load by tier, polarization and the predicted slowdown, with "
-                                    "what-if columns for more QPs, per-tier seeds and adaptive routing.")
+                                    "what-if columns for more QPs, per-tier seeds, adaptive routing and QP hashing. "
+                                    "With tenants, one job per tenant; evpn-vxlan tenants' QPs are hashed by their "
+                                    "VXLAN outer header.")
     _intent(e)
     e.add_argument("--pattern", choices=["ring", "tree", "alltoall"], default="ring")
     e.add_argument("--qps-per-conn", type=int, metavar="N",
@@ -283,6 +298,9 @@ def register_cli(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     e.add_argument("--cross-rail", action="store_true",
                    help="alltoall from every GPU to every GPU over the sender's NIC (NCCL without PXN)")
     e.add_argument("--jobs", metavar="FILE", help="YAML list of jobs on server subsets (fragmented placement)")
+    e.add_argument("--udp-sport", choices=list(SPORTS), default="qp",
+                   help="the NICs' RoCEv2 UDP source port: one per QP (ConnectX from the QP numbers, default) or "
+                        "one per connection (then only QP hashing spreads a connection's QPs)")
     e.add_argument("--salt", type=int, default=0, help="vary QP numbers and seeds (default 0)")
     e.add_argument("--format", choices=["table", "json"], default="table")
     e.add_argument("-o", "--output", metavar="FILE", help="also write the full result as JSON (for diagram --heat)")

@@ -9,18 +9,22 @@ The collective's completion time is set by its most loaded link: a link busy
 for bytes/capacity seconds delays every flow crossing it.  The slowdown of a
 job is that time over the time its NICs alone would need (a non-blocking
 fabric), and its predicted bus bandwidth is line rate divided by the slowdown.
+
+Each switch hashes the header the link carries (overlay.py): a QP's own, or
+with evpn-vxlan tenants the VXLAN outer header between the two leaves' VTEPs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from fabricgen.analyze.fabric import Fabric
-from fabricgen.analyze.flows import Flows, Job, generate
-from fabricgen.analyze.hashing import HashModel, hash_model, keys
+from fabricgen.analyze.flows import DEFAULT_VRF, Flows, Job, generate
+from fabricgen.analyze.hashing import HashModel, hash_model
+from fabricgen.analyze.overlay import VXLAN_UDP_PORT, Headers, headers
 from fabricgen.analyze.routing import LOCAL, NO_ROUTE, Routes
 
 MAX_HOPS = 16
@@ -37,10 +41,12 @@ class Traversal:
     delivered: np.ndarray  # bool per flow
 
 
-def route_hashed(routes: Routes, flows: Flows, model: HashModel) -> Traversal:
+def route_hashed(routes: Routes, flows: Flows, model: HashModel, hd: Headers | None = None) -> Traversal:
+    """Every flow hop by hop; a flow its VRF has no route for (isolated tenants) stops at its leaf, undelivered."""
     f = routes.fabric
     n = len(flows)
-    key = keys(f.ep_ip[flows.src], f.ep_ip[flows.dst], flows.sport, f.hash_fields)
+    hd = headers(f, flows) if hd is None else hd
+    key = hd.key
     arcs = [f.ep_up_arc(flows.src).astype(np.int64)]
     nodes = [np.full(n, -1, dtype=np.int64)]
     groups = [np.full(n, -1, dtype=np.int64)]
@@ -48,7 +54,7 @@ def route_hashed(routes: Routes, flows: Flows, model: HashModel) -> Traversal:
     dcol = routes.column[f.ep_leaf[flows.dst]]
     down = f.ep_down_arc(flows.dst).astype(np.int64)
     delivered = np.zeros(n, dtype=bool)
-    active = np.flatnonzero(np.ones(n, dtype=bool))
+    active = np.flatnonzero(hd.reach)
     if f.switch_arcs and routes.fabric.arc_dst.size:
         arc_dst = f.arc_dst.astype(np.int64)
     else:
@@ -105,19 +111,26 @@ def loads_hashed(fabric: Fabric, flows: Flows, tr: Traversal) -> Loads:
     return Loads(by, fl, job_arcs, undelivered)
 
 
-def loads_spread(routes: Routes, flows: Flows) -> Loads:
-    """Ideal spreading: each switch splits every flow's bytes evenly over its ECMP group."""
+def loads_spread(routes: Routes, flows: Flows, reach: np.ndarray | None = None) -> Loads:
+    """Ideal spreading: each switch splits every flow's bytes evenly over its ECMP group (`reach`: the flows
+    routed at all; the others stop at their leaf, lost)."""
     f = routes.fabric
+    n_jobs = len(flows.jobs)
+    if reach is None:
+        reach = np.ones(len(flows), dtype=bool)
+    dropped = flows.take(np.flatnonzero(~reach))
+    if len(dropped):
+        flows = flows.take(np.flatnonzero(reach))
     n_arcs = f.n_arcs
     by = np.zeros(n_arcs)
     fl = np.zeros(n_arcs)
-    n_jobs = len(flows.jobs)
     job_used = np.zeros((n_jobs, n_arcs), dtype=bool)
-    up = f.ep_up_arc(flows.src)
+    for sent in (flows, dropped):
+        up = f.ep_up_arc(sent.src)
+        np.add.at(by, up, sent.nbytes)
+        np.add.at(fl, up, 1.0)
+        job_used[sent.job, up] = True
     down = f.ep_down_arc(flows.dst)
-    np.add.at(by, up, flows.nbytes)
-    np.add.at(fl, up, 1.0)
-    job_used[flows.job, up] = True
     # states: (job, node, destination column) with bytes and flow weight, merged at every hop
     node = f.ep_leaf[flows.src].astype(np.int64)
     dcol = routes.column[f.ep_leaf[flows.dst]].astype(np.int64)
@@ -126,8 +139,7 @@ def loads_spread(routes: Routes, flows: Flows) -> Loads:
     c = np.ones(len(flows))
     # final NIC arcs are deterministic: add them once for delivered traffic
     dleaf_arcs = down
-    undelivered = np.zeros(n_jobs, dtype=np.int64)
-    delivered_mask = np.zeros(len(flows), dtype=bool)
+    undelivered = np.bincount(dropped.job, minlength=n_jobs).astype(np.int64)  # sent to the leaf, never routed
     # track per original flow whether it can be delivered (routes are loop-free in practice)
     n_dests = len(routes.dests)
     for _ in range(MAX_HOPS):
@@ -207,10 +219,15 @@ def slowdown_of(actual: float, ideal: float | None, undelivered: int) -> float:
 def job_slowdowns(fabric: Fabric, flows: Flows, loads: Loads, ideals: list[float | None] | None = None
                   ) -> list[float]:
     """Per job: time of its most loaded link / time its NICs alone need (inf when traffic is lost)."""
-    busy = busy_seconds(fabric, loads.bytes)
     ideals = job_ideals(fabric, flows) if ideals is None else ideals
-    return [slowdown_of(float(busy[arcs].max()) if len(arcs) else 0.0, ideal, int(und))
-            for arcs, ideal, und in zip(loads.job_arcs, ideals, loads.undelivered.tolist(), strict=True)]
+    return [slowdown_of(actual, ideal, int(und))
+            for actual, ideal, und in zip(job_busy(fabric, loads), ideals, loads.undelivered.tolist(), strict=True)]
+
+
+def job_busy(fabric: Fabric, loads: Loads) -> list[float]:
+    """Per job: the busy seconds of the most loaded link it uses."""
+    busy = busy_seconds(fabric, loads.bytes)
+    return [float(busy[arcs].max()) if len(arcs) else 0.0 for arcs in loads.job_arcs]
 
 
 def tier_stats(fabric: Fabric, loads: Loads) -> dict[str, dict[str, float]]:
@@ -294,74 +311,104 @@ class Setting:
     hash: str
     seeds: str
     adaptive: bool = False
+    qp_hashing: bool | None = None  # hash the BTH destination QP: None = where the plan renders it, else everywhere
 
 
 def evaluate(fabric: Fabric, routes: Routes, jobs: list[Job], setting: Setting, salt: int = 0,
-             want_traversal: bool = False) -> dict[str, Any]:
-    jobs_q = [Job(j.name, j.servers, j.pattern, setting.qps, j.message_bytes, j.cross_rail) for j in jobs]
-    flows = generate(fabric, jobs_q, salt)
+             want_traversal: bool = False, sport: str = "qp") -> dict[str, Any]:
+    jobs_q = [replace(j, qps=setting.qps) for j in jobs]
+    flows = generate(fabric, jobs_q, salt, sport)
+    hd = headers(fabric, flows)
     pol: dict[str, float] = {}
     if setting.adaptive:
-        loads = loads_spread(routes, flows)
+        loads = loads_spread(routes, flows, hd.reach)
     else:
-        model = hash_model(setting.hash, fabric.rank, setting.seeds, salt, (fabric.hash_seed, fabric.hash_rotate))
-        tr = route_hashed(routes, flows, model)
+        qp = fabric.qp_hash if setting.qp_hashing is None else np.full(len(fabric.nodes), setting.qp_hashing)
+        model = hash_model(setting.hash, fabric.rank, setting.seeds, salt, (fabric.hash_seed, fabric.hash_rotate), qp)
+        tr = route_hashed(routes, flows, model, hd)
         loads = loads_hashed(fabric, flows, tr)
         pol = polarization(fabric, routes, tr)
-    slow = job_slowdowns(fabric, flows, loads)
+    ideals = job_ideals(fabric, flows)
+    actual = job_busy(fabric, loads)
+    slow = job_slowdowns(fabric, flows, loads, ideals)
+    n_jobs = len(jobs_q)
+    per_job = np.bincount(flows.job, minlength=n_jobs)
+    encap = np.bincount(flows.job[hd.encap], minlength=n_jobs)
+    lost = np.bincount(flows.job[~hd.reach], minlength=n_jobs)
+    qp_on = bool(fabric.qp_hash.any()) if setting.qp_hashing is None else setting.qp_hashing
     return {
         "setting": setting.label,
         "qps_per_conn": setting.qps,
         "hash": "adaptive (ideal flowlet spreading)" if setting.adaptive else setting.hash,
         "seeds": "-" if setting.adaptive else setting.seeds,
+        "qp_hashing": "-" if setting.adaptive else ("as planned" if setting.qp_hashing is None else qp_on),
         "flows": len(flows),
         "connections": int(len(np.unique(flows.conn))) if len(flows) else 0,
+        "vxlan_flows": int(hd.encap.sum()),
         "tiers": tier_stats(fabric, loads),
         "hottest": hottest(fabric, loads),
         "polarization": pol,
-        "jobs": [{"name": j.name, "servers": len(j.servers), "pattern": j.pattern,
+        "jobs": [{"name": j.name, "servers": len(j.servers), "pattern": j.pattern, "vrf": _vrf_name(fabric, j),
+                  "flows": int(per_job[k]), "vxlan_flows": int(encap[k]), "isolated_flows": int(lost[k]),
+                  "max_link_ms": actual[k] * 1e3, "ideal_ms": (ideals[k] or 0.0) * 1e3,
                   "slowdown": s, "busbw_fraction": (1.0 / s) if s and s != float("inf") else 0.0}
-                 for j, s in zip(jobs_q, slow, strict=True)],
+                 for k, (j, s) in enumerate(zip(jobs_q, slow, strict=True))],
         "slowdown": max(slow) if slow else 1.0,
         "link_load": {"bytes": loads.bytes, "flows": loads.flows},
     }
+
+
+def _vrf_name(fabric: Fabric, job: Job) -> str:
+    """The VRF a job runs in: its tenant, the default VRF, or '-' for a job placed across VRFs."""
+    if job.vrf is None:
+        return "-"
+    return DEFAULT_VRF if job.vrf < 0 else fabric.tenants[job.vrf]
 
 
 SEED_LABEL = {"plan": "seeds as planned", "same": "one seed everywhere", "tier": "per-tier seeds",
               "switch": "per-switch seeds"}
 
 
-def settings_for(qps: int, hash_kind: str, seeds: str, adaptive: bool = False, planned: bool = True) -> list[Setting]:
+def settings_for(qps: int, hash_kind: str, seeds: str, adaptive: bool = False, planned: bool = True,
+                 qp_what_if: bool | None = None) -> list[Setting]:
     """The fabric as configured (the plan's, or what the flags override) plus the what-if columns: more QPs,
-    the other seed scheme (one seed everywhere against the plan's) and adaptive routing on or off."""
+    the other seed scheme (one seed everywhere against the plan's), adaptive routing on or off, and with
+    `qp_what_if` QP hashing on every switch (True) or on none (False)."""
     more = max(4 * qps, 8)
     other_seeds = "same" if seeds in ("plan", "tier", "switch") else "plan"
     first = "as planned" if planned else "as asked"
     base = Setting(f"{first}: {qps} QP{'s' if qps > 1 else ''}, {hash_kind}, {SEED_LABEL[seeds]}"
                    + (", adaptive routing" if adaptive else ""), qps, hash_kind, seeds, adaptive)
-    return [
+    out = [
         base,
         Setting(f"{more} QPs", more, hash_kind, seeds, adaptive),
         Setting(SEED_LABEL[other_seeds], qps, hash_kind, other_seeds),
         Setting("no adaptive routing", qps, hash_kind, seeds) if adaptive
         else Setting("adaptive routing", qps, hash_kind, seeds, adaptive=True),
     ]
+    if qp_what_if is not None:
+        out.append(Setting("QP hashing" if qp_what_if else "no QP hashing", qps, hash_kind, seeds,
+                           qp_hashing=qp_what_if))
+    return out
 
 
 def ecmp_report(fabric: Fabric, pattern: str, qps: int | None = None, hash_kind: str | None = None,
                 seeds: str | None = None, jobs_file: str | None = None, cross_rail: bool = False,
-                salt: int = 0) -> dict[str, Any]:
+                salt: int = 0, sport: str = "qp") -> dict[str, Any]:
     """The whole `analyze ecmp` result: one column per setting, link loads of the first for heat maps.
 
     QPs, hash and seeds left None are the plan's (qos.nic.qps_per_connection, ecmp.algorithm, each switch's
-    seed as its platform renders it), and so is adaptive routing: the first column is the fabric as
-    configured unless a flag overrides it.
+    seed as its platform renders it), and so are adaptive routing and QP hashing: the first column is the
+    fabric as configured unless a flag overrides it.  Without `jobs_file` the jobs are the whole fabric, or
+    with tenants one per tenant and one over the default VRF.  The QP-hashing what-if column is there when it
+    can change something: the plan hashes QPs, the NICs give a connection one source port (`sport`), or
+    tenants ride VXLAN (where QP hashing is blind).
     """
-    planned = qps is None and hash_kind is None and seeds is None
+    planned = qp_planned = qps is None and hash_kind is None and seeds is None
     qps = fabric.qps if qps is None else qps
     hash_kind = fabric.hash_kind if hash_kind is None else hash_kind
     seeds = "plan" if seeds is None else seeds
-    from fabricgen.analyze.flows import whole_fabric_job
+    from fabricgen.analyze.flows import default_jobs
     from fabricgen.analyze.jobs import load_jobs
     from fabricgen.analyze.routing import compute_routes
 
@@ -370,10 +417,14 @@ def ecmp_report(fabric: Fabric, pattern: str, qps: int | None = None, hash_kind:
 
         raise FabricError.single("--qps-per-conn", "", f"{qps} QPs per connection", "use 1 or more")
     jobs = (load_jobs(jobs_file, fabric, pattern, qps, cross_rail) if jobs_file
-            else [whole_fabric_job(fabric, pattern, qps, cross_rail=cross_rail)])
+            else default_jobs(fabric, pattern, qps, cross_rail))
     routes = compute_routes(fabric)
     adaptive = fabric.adaptive_routing and planned
-    columns = [evaluate(fabric, routes, jobs, s, salt) for s in settings_for(qps, hash_kind, seeds, adaptive, planned)]
+    qp_any = bool(fabric.qp_hash.any()) and qp_planned
+    vxlan = fabric.tenant_mechanism == "evpn-vxlan"
+    what_if = (not qp_any) if (qp_any or sport == "connection" or vxlan) else None
+    columns = [evaluate(fabric, routes, jobs, s, salt, sport=sport)
+               for s in settings_for(qps, hash_kind, seeds, adaptive, planned, what_if)]
     link_load = columns[0].pop("link_load")
     for c in columns[1:]:
         c.pop("link_load")
@@ -385,6 +436,12 @@ def ecmp_report(fabric: Fabric, pattern: str, qps: int | None = None, hash_kind:
         "hash_fields": list(fabric.hash_fields),
         "seeds_from": dict(fabric.hash_how) if seeds == "plan" else {},
         "adaptive_routing_planned": fabric.adaptive_routing,
+        "qp_hashing_planned": [fabric.nodes[i] for i in np.flatnonzero(fabric.qp_hash)][:3],
+        "udp_sport": sport,
+        "tenancy": ({"mechanism": fabric.tenant_mechanism, "tenants": len(fabric.tenants),
+                     "outer": f"VXLAN: outer IPs the leaves' loopbacks (VTEPs), UDP dst {VXLAN_UDP_PORT}, "
+                              f"src a hash of the inner 5-tuple" if vxlan else "none (vrf-lite: no encapsulation)"}
+                    if fabric.tenants else None),
         "columns": columns,
         "link_load": {"arcs": [fabric.arc_label(a) for a in range(fabric.switch_arcs)],
                       "bytes": link_load["bytes"][: fabric.switch_arcs],

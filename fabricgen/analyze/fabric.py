@@ -71,6 +71,14 @@ class Fabric:
     hash_rotate: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint8))
     hash_how: dict[str, str] = field(default_factory=dict)  # role -> where its seed comes from
     qps: int = 1  # QPs per connection the NICs open (qos.nic.qps_per_connection)
+    qp_hash: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # per node: ecmp.qp_hashing rendered
+    # Tenants (plan.tenancy): each NIC port's tenant (-1: the default VRF), and what the overlay needs
+    vtep_ip: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint32))  # per node: its loopback
+    ep_tenant: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    tenants: list[str] = field(default_factory=list)  # in id order
+    tenant_vni: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    tenant_reach: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=bool))  # [t, u]: t reaches u
+    tenant_mechanism: str = ""  # "vrf-lite" | "evpn-vxlan" ("" without tenants)
     index: dict[str, int] = field(default_factory=dict)
     lists: dict[str, list[Any]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -190,6 +198,7 @@ def from_plan(plan: Plan) -> Fabric:
         adaptive_routing=adaptive,
         index=index,
         **_hashing(plan, switches),
+        **_tenants(plan, switches, eps),
     )
 
 
@@ -209,8 +218,29 @@ def _hashing(plan: Plan, switches: list[Switch]) -> dict[str, Any]:
         else:
             seeds[i], rotate[i] = h.seed, h.rotate
     qps = plan.qos.nic_qps_per_connection if plan.qos is not None else 1
+    qp_roles = {role for role, h in plan.hashing.items() if h.qp_hashing}
     return {"hash_kind": kind, "hash_seed": seeds, "hash_rotate": rotate,
-            "hash_how": {role: h.how for role, h in plan.hashing.items()}, "qps": qps}
+            "hash_how": {role: h.how for role, h in plan.hashing.items()}, "qps": qps,
+            "qp_hash": np.array([sw.role in qp_roles for sw in switches], dtype=bool)}
+
+
+def _tenants(plan: Plan, switches: list[Switch], eps: list[tuple[int, str, Any]]) -> dict[str, Any]:
+    """Each NIC port's tenant, the tenants' VNIs and leaks, and every switch's loopback (a leaf's VTEP address)."""
+    vtep = np.array([int(ipaddress.IPv4Address(sw.loopback)) if sw.loopback else 0 for sw in switches],
+                    dtype=np.uint32)
+    tenancy = plan.tenancy
+    if tenancy is None or not tenancy.tenants:
+        return {"vtep_ip": vtep, "ep_tenant": np.full(len(eps), -1, dtype=np.int32)}
+    names = list(tenancy.tenants)
+    number = {name: i for i, name in enumerate(names)}
+    reach = np.eye(len(names), dtype=bool)
+    for name, tp in tenancy.tenants.items():
+        for other in tp.reach:
+            reach[number[name], number[other]] = True
+    ep_tenant = [number.get(tenancy.nic_tenant.get((e[1], e[2].ifname), ""), -1) for e in eps]
+    return {"vtep_ip": vtep, "ep_tenant": np.array(ep_tenant, dtype=np.int32), "tenants": names,
+            "tenant_vni": np.array([tp.vni for tp in tenancy.tenants.values()], dtype=np.int64),
+            "tenant_reach": reach, "tenant_mechanism": tenancy.mechanism}
 
 
 def replan_with_asn_scheme(intent: Intent, plan: Plan, scheme: str) -> Plan:

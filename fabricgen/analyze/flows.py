@@ -16,7 +16,14 @@ numbers (Linux ``rdma_calc_flow_label`` / ``rdma_flow_label_to_udp_sport``):
 fl = lqpn*rqpn folded by 20 and 40 bits to 20 bits; sport = 0xC000 | (fl's
 low 14 bits XOR its high 6 bits).  QP numbers are modelled as allocated in
 sequence per NIC from a per-NIC base.  In multi-plane designs a connection's
-QPs alternate over the NIC's planes.
+QPs alternate over the NIC's planes.  `sport="connection"` models a NIC that
+gives every QP of a connection one source port (the first QP's): then only a
+switch that hashes the BTH destination QP (ecmp.qp_hashing) tells them apart.
+
+With tenants, a job runs inside one VRF (`Job.vrf`): on each rail only the
+servers whose NIC port there is in that VRF take part (GPU-scope tenants own
+some rails of a server).  `default_jobs` gives one job per tenant and one for
+the default VRF, since a collective does not cross isolated tenants.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fabricgen.analyze.fabric import Fabric
+from fabricgen.analyze.hashing import SPORTS
 
 PATTERNS = ("ring", "tree", "alltoall")
 GIB = 1 << 30
@@ -39,11 +47,12 @@ class Job:
     qps: int = 1
     message_bytes: int = GIB
     cross_rail: bool = False
+    vrf: int | None = None  # only NIC ports of this tenant (Fabric.tenants index; -1: the default VRF); None: all
 
 
 @dataclass
 class Flows:
-    """One row per QP: endpoints, UDP source port, bytes and the job it belongs to."""
+    """One row per QP: endpoints, UDP source port, BTH destination QP, bytes and the job it belongs to."""
 
     src: np.ndarray  # endpoint index
     dst: np.ndarray
@@ -52,9 +61,15 @@ class Flows:
     job: np.ndarray  # int32 index into jobs
     conn: np.ndarray  # int64 connection id (QPs of one connection share it)
     jobs: list[Job]
+    dqpn: np.ndarray  # uint32: the destination QP number the BTH of every packet carries (24 bits)
 
     def __len__(self) -> int:
         return len(self.src)
+
+    def take(self, idx: np.ndarray) -> Flows:
+        """The flows at `idx`, every column alike."""
+        return Flows(self.src[idx], self.dst[idx], self.sport[idx], self.nbytes[idx], self.job[idx], self.conn[idx],
+                     self.jobs, self.dqpn[idx])
 
 
 def udp_sport(lqpn: np.ndarray, rqpn: np.ndarray) -> np.ndarray:
@@ -89,9 +104,8 @@ def _btree_parent(n: int) -> np.ndarray:
     return parent
 
 
-def _pairs(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(sender rank, receiver rank, bytes) of every connection of one rail."""
-    n = len(job.servers)
+def _pairs(job: Job, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(sender rank, receiver rank, bytes) of every connection of one rail with `n` of the job's servers on it."""
     s = float(job.message_bytes)
     if n < 2:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
@@ -117,8 +131,10 @@ def _pairs(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     raise ValueError(f"unknown pattern {job.pattern!r}; use one of {', '.join(PATTERNS)}")
 
 
-def generate(fabric: Fabric, jobs: list[Job], salt: int = 0) -> Flows:
-    """Every QP of every job's collective on every rail."""
+def generate(fabric: Fabric, jobs: list[Job], salt: int = 0, sport: str = "qp") -> Flows:
+    """Every QP of every job's collective on every rail; `sport`: one UDP source port per QP or per connection."""
+    if sport not in SPORTS:
+        raise ValueError(f"unknown source-port mode {sport!r}; use one of {', '.join(SPORTS)}")
     # endpoint lookup: (server, nic, plane) -> endpoint index
     n_srv = len(fabric.servers)
     n_nic = int(fabric.ep_nic.max()) + 1 if len(fabric.ep_nic) else 0
@@ -128,13 +144,18 @@ def generate(fabric: Fabric, jobs: list[Job], salt: int = 0) -> Flows:
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("src", "dst", "bytes", "job", "conn", "qp")}
     conn_base = 0
     for j, job in enumerate(jobs):
-        servers = np.asarray(job.servers, dtype=np.int64)
-        a, b, nbytes = _pairs(job)
-        if not len(a):
-            continue
+        every = np.asarray(job.servers, dtype=np.int64)
         for nic in range(n_nic):
             dst_nics = range(n_nic) if job.cross_rail else (nic,)
             for dnic in dst_nics:
+                servers = every
+                if job.vrf is not None and len(every):  # the servers whose ports on both rails are in the VRF
+                    ours = [fabric.ep_tenant[np.maximum(table[every, r, 0], 0)] == job.vrf for r in {nic, dnic}]
+                    servers = every[np.logical_and.reduce(ours) & (table[every, nic, 0] >= 0)
+                                    & (table[every, dnic, 0] >= 0)]
+                a, b, nbytes = _pairs(job, len(servers))
+                if not len(a):
+                    continue
                 conns = np.arange(len(a)) + conn_base
                 conn_base += len(a)
                 for q in range(job.qps):
@@ -150,18 +171,40 @@ def generate(fabric: Fabric, jobs: list[Job], salt: int = 0) -> Flows:
                     cols["qp"].append(np.full(int(ok.sum()), q, dtype=np.int64))
     if not cols["src"]:
         empty = np.zeros(0, dtype=np.int64)
-        return Flows(empty, empty, empty.astype(np.uint16), empty.astype(float), empty.astype(np.int32), empty, jobs)
+        return Flows(empty, empty, empty.astype(np.uint16), empty.astype(float), empty.astype(np.int32), empty, jobs,
+                     empty.astype(np.uint32))
     src = np.concatenate(cols["src"])
     dst = np.concatenate(cols["dst"])
     qp = np.concatenate(cols["qp"])
     conn = np.concatenate(cols["conn"])
     # QPs are created in connection order on each NIC: qpn = base(NIC) + 2 * (connection slot) + qp index
-    lqpn = _qpn_base(src, salt) + np.uint64(8) * (conn.astype(np.uint64) % np.uint64(4096)) + qp.astype(np.uint64)
-    rqpn = _qpn_base(dst, salt + 1) + np.uint64(8) * (conn.astype(np.uint64) % np.uint64(4096)) + qp.astype(np.uint64)
-    sport = udp_sport(lqpn & np.uint64(0xFFFFFF), rqpn & np.uint64(0xFFFFFF))
-    return Flows(src, dst, sport, np.concatenate(cols["bytes"]), np.concatenate(cols["job"]), conn, jobs)
+    slot = np.uint64(8) * (conn.astype(np.uint64) % np.uint64(4096))
+    lqpn = (_qpn_base(src, salt) + slot + qp.astype(np.uint64)) & np.uint64(0xFFFFFF)
+    rqpn = (_qpn_base(dst, salt + 1) + slot + qp.astype(np.uint64)) & np.uint64(0xFFFFFF)
+    if sport == "qp":
+        ports = udp_sport(lqpn, rqpn)
+    else:  # the connection's first QP's port on every QP of it
+        ports = udp_sport((_qpn_base(src, salt) + slot) & np.uint64(0xFFFFFF),
+                          (_qpn_base(dst, salt + 1) + slot) & np.uint64(0xFFFFFF))
+    return Flows(src, dst, ports, np.concatenate(cols["bytes"]), np.concatenate(cols["job"]), conn, jobs,
+                 rqpn.astype(np.uint32))
 
 
 def whole_fabric_job(fabric: Fabric, pattern: str, qps: int, message_bytes: int = GIB,
                      cross_rail: bool = False) -> Job:
     return Job("all", tuple(range(len(fabric.servers))), pattern, qps, message_bytes, cross_rail)
+
+
+DEFAULT_VRF = "default VRF"
+
+
+def default_jobs(fabric: Fabric, pattern: str, qps: int, cross_rail: bool = False) -> list[Job]:
+    """The whole fabric as one job; with tenants one job per tenant (its ports) and one over the default VRF's."""
+    if not fabric.tenants:
+        return [whole_fabric_job(fabric, pattern, qps, cross_rail=cross_rail)]
+    out = []
+    for t, name in [*enumerate(fabric.tenants), (-1, DEFAULT_VRF)]:
+        servers = np.unique(fabric.ep_server[fabric.ep_tenant == t])
+        if len(servers):
+            out.append(Job(name, tuple(servers.tolist()), pattern, qps, GIB, cross_rail, vrf=t))
+    return out

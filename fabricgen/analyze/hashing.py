@@ -9,7 +9,10 @@ right before the member is picked):
 * ``crc32``: CRC-32 (reflected poly 0xEDB88320), register initialised with the seed;
 * ``xor``: the key folded into 16 bits by XOR, then XOR the seed.
 
-The member of a group of n next hops is ``rotr(hash, offset) mod n``.  A seed
+The member of a group of n next hops is ``rotr(hash, offset) mod n``.  A
+switch with QP hashing (``ecmp.qp_hashing``) hashes three more bytes: those at
+outer L4 offset 13-15, the BTH destination QP of a RoCEv2 packet (the key's
+last three columns, ``overlay.headers`` fills them).  A seed
 enters a CRC linearly, so with power-of-two groups a new seed alone only
 relabels the members; the offset (other hash bits) is what decorrelates two
 tiers, which is why SONiC gives leaves both seed 10 and offset 10
@@ -18,7 +21,7 @@ tiers, which is why SONiC gives leaves both seed 10 and offset 10
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,6 +30,9 @@ WIDTH = {"crc16": 16, "crc32": 32, "xor": 16}
 FIELDS = ("src-ip", "dst-ip", "l4-src-port", "l4-dst-port", "ip-protocol")
 ROCE_UDP_PORT = 4791
 UDP = 17
+SPORTS = ("qp", "connection")  # a NIC's RoCEv2 UDP source port: one per QP, or one per connection (flows.generate)
+KEY_BYTES = 13  # the 5-tuple part of a key; a QP-hashing switch also reads the QP_BYTES after it
+QP_BYTES = 3
 
 # Seed and offset per tier rank when seeds differ per tier: SONiC's values for ToR/leaf/spine routers
 # (switch.json.j2: ToRRouter 0, LeafRouter 10 with offset 10, SpineRouter 25); a third tier gets 50.
@@ -54,10 +60,12 @@ _CRC16 = _table(0x1021, 16, reflected=False)
 _CRC32 = _table(0xEDB88320, 32, reflected=True)
 
 
-def keys(src_ip: np.ndarray, dst_ip: np.ndarray, sport: np.ndarray, fields: tuple[str, ...]) -> np.ndarray:
-    """The 13-byte hash key of every flow (uint8 [n, 13]); fields not hashed are zero."""
+def keys(src_ip: np.ndarray, dst_ip: np.ndarray, sport: np.ndarray, fields: tuple[str, ...],
+         dport: np.ndarray | None = None, qp: np.ndarray | None = None) -> np.ndarray:
+    """The hash key of every flow: 13 bytes (uint8 [n, 13]), fields not hashed zero; with `qp` (the 24-bit value
+    at outer L4 offset 13) 3 bytes more.  `dport` defaults to RoCEv2's UDP port."""
     n = len(src_ip)
-    key = np.zeros((n, 13), dtype=np.uint8)
+    key = np.zeros((n, KEY_BYTES + (QP_BYTES if qp is not None else 0)), dtype=np.uint8)
 
     def put(col: int, value: np.ndarray, nbytes: int) -> None:
         v = value.astype(np.uint64)
@@ -71,9 +79,11 @@ def keys(src_ip: np.ndarray, dst_ip: np.ndarray, sport: np.ndarray, fields: tupl
     if "l4-src-port" in fields:
         put(8, sport, 2)
     if "l4-dst-port" in fields:
-        put(10, np.full(n, ROCE_UDP_PORT), 2)
+        put(10, np.full(n, ROCE_UDP_PORT) if dport is None else dport, 2)
     if "ip-protocol" in fields:
         key[:, 12] = UDP
+    if qp is not None:
+        put(KEY_BYTES, qp, QP_BYTES)
     return key
 
 
@@ -93,7 +103,11 @@ def hash_keys(kind: str, key: np.ndarray, seed: np.ndarray) -> np.ndarray:
     if kind == "xor":
         words = key[:, 0:12].astype(np.uint32).reshape(len(key), 6, 2)
         folded = np.bitwise_xor.reduce((words[:, :, 0] << np.uint32(8)) | words[:, :, 1], axis=1)
-        out: np.ndarray = (folded ^ (key[:, 12].astype(np.uint32) << np.uint32(8)) ^ seed) & np.uint32(0xFFFF)
+        folded ^= key[:, 12].astype(np.uint32) << np.uint32(8)
+        if key.shape[1] > KEY_BYTES:  # the QP bytes, folded on as two more 16-bit words
+            folded ^= (key[:, 13].astype(np.uint32) << np.uint32(8)) | key[:, 14]
+            folded ^= key[:, 15].astype(np.uint32) << np.uint32(8)
+        out: np.ndarray = (folded ^ seed) & np.uint32(0xFFFF)
         return out
     raise ValueError(f"unknown hash {kind!r}; use one of {', '.join(HASHES)}")
 
@@ -112,16 +126,22 @@ class HashModel:
     kind: str
     seeds: np.ndarray  # uint32 per node
     offsets: np.ndarray  # uint8 per node
+    qp: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # per node: also hashes the QP bytes
 
     def member(self, key: np.ndarray, node: np.ndarray, size: np.ndarray) -> np.ndarray:
-        """Index of the next hop each flow takes in its group of `size` members at `node`."""
-        h = hash_keys(self.kind, key, self.seeds[node])
+        """Index of the next hop each flow takes in its group of `size` members at `node`; a QP-hashing switch
+        also hashes the key's QP bytes (when the key has them)."""
+        h = hash_keys(self.kind, key[:, :KEY_BYTES], self.seeds[node])
+        if key.shape[1] > KEY_BYTES and self.qp.size:
+            on = self.qp[node]
+            if on.any():
+                h[on] = hash_keys(self.kind, key[on], self.seeds[node[on]])
         h = rotate_right(h, self.offsets[node], WIDTH[self.kind])
         index: np.ndarray = (h % np.maximum(size, 1).astype(np.uint32)).astype(np.int64)
         return index
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
+def mix(x: np.ndarray) -> np.ndarray:
     """splitmix64 finaliser: a deterministic stand-in for 'a different value per switch'."""
     z = x.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -133,9 +153,9 @@ SEED_SCHEMES = ("plan", "same", "tier", "switch")
 
 
 def hash_model(kind: str, rank: np.ndarray, seeds: str = "same", base_seed: int = 0,
-               planned: tuple[np.ndarray, np.ndarray] | None = None) -> HashModel:
+               planned: tuple[np.ndarray, np.ndarray] | None = None, qp: np.ndarray | None = None) -> HashModel:
     """Seeds `plan` (each switch's seed and rotation as planned: `planned`), `same` (one seed everywhere, the
-    SAI default 0), `tier` (per tier) or `switch` (per switch)."""
+    SAI default 0), `tier` (per tier) or `switch` (per switch); `qp`: the switches that also hash the QP."""
     if kind not in HASHES:
         raise ValueError(f"unknown hash {kind!r}; use one of {', '.join(HASHES)}")
     n = len(rank)
@@ -153,9 +173,10 @@ def hash_model(kind: str, rank: np.ndarray, seeds: str = "same", base_seed: int 
         s = table[r, 0] + np.uint64(base_seed)
         o = table[r, 1]
     elif seeds == "switch":
-        m = _mix(np.arange(n, dtype=np.uint64) + np.uint64(base_seed) * np.uint64(1_000_003))
+        m = mix(np.arange(n, dtype=np.uint64) + np.uint64(base_seed) * np.uint64(1_000_003))
         s = m & np.uint64(0xFFFFFFFF)
         o = (m >> np.uint64(32)) % np.uint64(WIDTH[kind])
     else:
         raise ValueError(f"unknown seed scheme {seeds!r}; use {', '.join(SEED_SCHEMES)}")
-    return HashModel(kind, (s & np.uint64(0xFFFFFFFF)).astype(np.uint32), o.astype(np.uint8))
+    return HashModel(kind, (s & np.uint64(0xFFFFFFFF)).astype(np.uint32), o.astype(np.uint8),
+                     np.zeros(n, dtype=bool) if qp is None else qp.astype(bool))

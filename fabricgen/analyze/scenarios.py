@@ -55,7 +55,7 @@ def baseline(fabric: Fabric, jobs: list[Job], hash_kind: str, seeds: str, salt: 
     route_base = RouteBase(fabric)
     routes = compute_routes(fabric, base=route_base)
     flows = generate(fabric, jobs, salt)
-    model = hash_model(hash_kind, fabric.rank, seeds, salt, (fabric.hash_seed, fabric.hash_rotate))
+    model = hash_model(hash_kind, fabric.rank, seeds, salt, (fabric.hash_seed, fabric.hash_rotate), fabric.qp_hash)
     slow = job_slowdowns(fabric, flows, loads_hashed(fabric, flows, route_hashed(routes, flows, model)))
     return Baseline(fabric, routes, route_base, flows, model, slow, uplink_capacity(fabric), group_sizes(routes))
 

@@ -31,8 +31,7 @@ from typing import Any
 import numpy as np
 
 from fabricgen.analyze.ecmp import busy_seconds, job_ideals, route_hashed, slowdown_of
-from fabricgen.analyze.flows import Flows
-from fabricgen.analyze.hashing import keys as hash_keys
+from fabricgen.analyze.overlay import headers
 from fabricgen.analyze.routing import compute_routes
 from fabricgen.analyze.scenarios import Baseline, Failure
 
@@ -108,8 +107,7 @@ class SingleFailures:
     @cached_property
     def hash_key(self) -> np.ndarray:
         """Every QP's hash key, as `route_hashed` builds it (the orbit batches re-route subsets of QPs)."""
-        f, flows = self.base.fabric, self.base.flows
-        return hash_keys(f.ep_ip[flows.src], f.ep_ip[flows.dst], flows.sport, f.hash_fields)
+        return headers(self.base.fabric, self.base.flows).key
 
     @cached_property
     def visit_start(self) -> np.ndarray:
@@ -149,8 +147,7 @@ class SingleFailures:
             return [slowdown_of(float(intact.busy[top[0]]) if len(top) else 0.0, ideal, int(und))
                     for top, ideal, und in zip(intact.job_top, intact.ideals, intact.undelivered.tolist(),
                                                strict=True)]
-        sub = Flows(flows.src[affected], flows.dst[affected], flows.sport[affected], flows.nbytes[affected],
-                    flows.job[affected], flows.conn[affected], flows.jobs)
+        sub = flows.take(affected)
         tr = route_hashed(routes, sub, self.base.model)
         old = intact.arcs[:, affected]
         job = sub.job.astype(np.int64)

@@ -7,11 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from fabricgen.analyze.fabric import Fabric, from_plan
 from fabricgen.analyze.failures import every_failure, failures_report, impact, pair_count, single_failures
-from fabricgen.analyze.flows import Job, whole_fabric_job
+from fabricgen.analyze.flows import Job, default_jobs, whole_fabric_job
 from fabricgen.analyze.members import every_row
 from fabricgen.analyze.scenarios import baseline
 from fabricgen.analyze.singles import SingleFailures
@@ -46,7 +47,8 @@ def test_every_single_failure_of_the_examples_equals_the_full_reroute(path: Path
     assert _assert_rows_equal(fabric, [whole_fabric_job(fabric, "ring", 4)]) == len(single_failures(fabric))
 
 
-@pytest.mark.parametrize("case", ["3-tier alltoall", "two jobs, tree, seeds per switch", "same-tier bounces"])
+@pytest.mark.parametrize("case", ["3-tier alltoall", "two jobs, tree, seeds per switch", "same-tier bounces",
+                                  "evpn-vxlan tenants, QP hashing"])
 def test_every_single_failure_equals_the_full_reroute(case: str) -> None:
     if case == "3-tier alltoall":
         fabric = fabric_of(three_tier())
@@ -56,6 +58,13 @@ def test_every_single_failure_equals_the_full_reroute(case: str) -> None:
         fabric = fabric_of(two_su())
         jobs = [Job("a", (0, 1, 2), "tree", 3), Job("b", (4, 5, 6, 7), "ring", 2)]
         _assert_rows_equal(fabric, jobs, "xor", "switch")
+    elif case == "evpn-vxlan tenants, QP hashing":  # outer headers, VNI bytes, and a job across isolated tenants
+        fabric = fabric_of(two_su(tenancy={"scope": "gpu", "mechanism": "evpn-vxlan"},
+                                  tenants=[{"name": "red", "id": 1, "servers": ["gpu0001-gpu0008:0-1"]},
+                                           {"name": "blue", "id": 2, "servers": ["gpu0002-gpu0007:2-3"]}]))
+        fabric.qp_hash = np.ones(len(fabric.nodes), dtype=bool)
+        jobs = [*default_jobs(fabric, "alltoall", 2), Job("across", (0, 3), "ring", 2)]
+        _assert_rows_equal(fabric, jobs, "crc32", "tier")
     else:  # allowas-in routes that bounce through a leaf after a failure
         fabric = _same_tier_unique_spines()
         _assert_rows_equal(fabric, [whole_fabric_job(fabric, "alltoall", 1)])
