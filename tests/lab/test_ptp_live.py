@@ -153,23 +153,6 @@ def test_a_boundary_clock_port_down_loses_the_client_behind_it(plan: Plan, lab: 
         node_exec(lab.workdir, "plab-leaf01", ["ip", "link", "set", port.name, "up"])
 
 
-def test_a_stopped_grandmaster_is_named_and_the_standby_takes_over(plan: Plan, lab: LabState) -> None:
-    healthy(plan, lab)
-    assert plan.ptp is not None
-    gm = plan.ptp.grandmaster
-    nic = plan.ptp.clocks[gm].ports[0].name
-    assert node_exec(lab.workdir, gm, stop_command(nic)).returncode == 0
-
-    def standby_everywhere(r: Report) -> bool:
-        gms = [o for o in r.outcomes if o.check == "ptp-grandmaster"]
-        return bool(gms) and all(o.actual.startswith("gm002 (") for o in gms)
-
-    report = until(plan, lab, standby_everywhere, "every clock following the standby grandmaster")
-    running: list[Outcome] = [o for o in report.failures if o.check == "ptp-running"]
-    assert [(o.device, o.actual) for o in running] == [(gm, "no ptp4l answers")]
-    assert {o.expected for o in report.outcomes if o.check == "ptp-grandmaster"} == {f"{gm} (not answering)"}
-
-
 def deployed(plan: Plan, intent: Path, out: Path, lab: LabState, dry_run: bool = False) -> DeployReport:
     assert main(["render", "-i", str(intent), "-o", str(out)]) == 0
     return run_deploy(plan, manifest.load(out, plan), DeployOptions(lab_dir=lab.workdir, dry_run=dry_run))
@@ -217,7 +200,25 @@ def test_deploy_pushes_a_new_ptp4l_conf_and_restarts_ptp4l_only_there(plan: Plan
         assert {o.actual for o in report.failures if o.check == "ptp-domain"} == {"domain 0"}
         again = deployed(moved, intent, tmp_path / "moved", lab, dry_run=True)
         assert {o.status for o in again.outcomes.values()} == {"unchanged"}
-    finally:
+    finally:  # the planned domain again for whatever runs next on this lab (each test waits for it to settle)
         back = deployed(plan, INTENT, tmp_path / "build", lab)
     assert {o.status for o in back.outcomes.values()} == {"changed"}
+
+
+def test_a_stopped_grandmaster_is_named_and_the_standby_takes_over(plan: Plan, lab: LabState) -> None:
+    """Last in this module: the grandmaster stays stopped."""
     healthy(plan, lab)
+    assert plan.ptp is not None
+    gm = plan.ptp.grandmaster
+    nic = plan.ptp.clocks[gm].ports[0].name
+    assert node_exec(lab.workdir, gm, stop_command(nic)).returncode == 0
+
+    def standby_everywhere(r: Report) -> bool:
+        gms = [o for o in r.outcomes if o.check == "ptp-grandmaster"]
+        return bool(gms) and all(o.actual.startswith("gm002 (") for o in gms)
+
+    report = until(plan, lab, standby_everywhere, "every clock following the standby grandmaster")
+    running: list[Outcome] = [o for o in report.failures if o.check == "ptp-running"]
+    assert [(o.device, o.actual) for o in running] == [(gm, "no ptp4l answers")]
+    assert {o.expected for o in report.outcomes if o.check == "ptp-grandmaster"} == {f"{gm} (not answering)"}
+
