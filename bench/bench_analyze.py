@@ -12,9 +12,14 @@ loaded plan (baseline included); "CPU s" is the process's CPU time, which a
 loaded machine does not inflate.  "QPs routed/s" is for ecmp only.
 
 `--tenants N` times `analyze ecmp` instead on each size without tenants and
-shared by N evpn-vxlan tenants (bench_render's `with_tenants`): one job per
-tenant, every QP between leaves hashed by its VXLAN outer header, and the
-QP-hashing what-if column the tenants add.
+shared by N evpn-vxlan tenants: one job per tenant, every QP between leaves
+hashed by its VXLAN outer header, and the QP-hashing what-if column the
+tenants add.  Two layouts: bench_render's `with_tenants` (contiguous server
+ranges, so a tenant's rail rings stay inside its scalable unit's leaves) and
+`spread` (server i to tenant i mod N, so every ring hop crosses the spines
+inside the tunnel).  Each is compared with the same traffic without tenants:
+the whole fabric's ring for `ranges` (which crosses no spine either), and the
+spread tenants' server sets as `--jobs` for `spread`.
 
 Usage: python bench/bench_analyze.py [--sizes 2048,8192,32768,131072] [--analyses ecmp,failures,deadlock]
        python bench/bench_analyze.py --sizes 16384 --tenants 64 [--write-docs]
@@ -47,12 +52,13 @@ from fabricgen.plan.build import load_plan
 from fabricgen.analyze.fabric import from_plan
 from fabricgen.analyze.flows import whole_fabric_job
 intent, analysis, gpus = sys.argv[1], sys.argv[2], int(sys.argv[3])
+jobs = sys.argv[4] if len(sys.argv) > 4 else None
 fabric = from_plan(load_plan(intent))
 t0 = time.perf_counter()
 c0 = time.process_time()
 if analysis == "ecmp":
     from fabricgen.analyze.ecmp import ecmp_report
-    r = ecmp_report(fabric, "ring")  # the fabric as planned: 4 QPs, each switch's own seed
+    r = ecmp_report(fabric, "ring", jobs_file=jobs)  # the fabric as planned: 4 QPs, each switch's own seed
     routed = sum(c["flows"] for c in r["columns"])
     scenarios = 1
     extra = {"columns": len(r["columns"]), "jobs": len(r["columns"][0]["jobs"]),
@@ -115,8 +121,9 @@ def main() -> int:
     return 0
 
 
-def _child(intent: Path, analysis: str, gpus: int) -> dict[str, Any] | None:
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(intent), analysis, str(gpus)],
+def _child(intent: Path, analysis: str, gpus: int, jobs: Path | None = None) -> dict[str, Any] | None:
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(intent), analysis, str(gpus),
+                           *([str(jobs)] if jobs else [])],
                           capture_output=True, text=True, check=False)
     if proc.returncode:
         print(proc.stderr, file=sys.stderr)
@@ -125,27 +132,44 @@ def _child(intent: Path, analysis: str, gpus: int) -> dict[str, Any] | None:
     return out
 
 
+def spread(intent: dict[str, Any], tenants: int) -> dict[str, Any]:
+    """`with_tenants`, but server i belongs to tenant i mod `tenants`: every tenant in every scalable unit."""
+    out = with_tenants(intent, tenants)
+    count = intent["servers"]["count"]
+    width = max(4, len(str(count)))
+    for i, t in enumerate(out["tenants"]):
+        t["servers"] = [f"gpu{s + 1:0{width}d}" for s in range(i, count, tenants)]
+    return out
+
+
 def _tenants(args: argparse.Namespace) -> int:
     """`analyze ecmp` on each size without tenants and with `args.tenants` evpn-vxlan tenants."""
     header = machine_line(1)
-    lines = ["| GPUs | tenants | jobs | report columns | QPs routed | of them VXLAN | slowdown as planned | seconds "
-             "| CPU s | x without tenants (CPU) | peak RSS MB |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| GPUs | tenants | layout | jobs | report columns | QPs routed | as planned: QPs in VXLAN | slowdown as "
+             "planned | seconds | CPU s | x same traffic without tenants (CPU) | peak RSS MB |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory(prefix="fabricgen-bench-analyze-") as tmp:
         for gpus in (int(s) for s in args.sizes.split(",")):
-            base: dict[str, Any] | None = None
-            for n in (0, args.tenants):
-                intent = Path(tmp, f"{gpus}-{n}.yaml")
-                data = with_tenants(intent_for(gpus), n) if n else intent_for(gpus)
+            base: dict[str, Any] = {}
+            spread_jobs = Path(tmp, f"{gpus}-jobs.yaml")  # the spread tenants' server sets as jobs, no tenants
+            tenants = spread(intent_for(gpus), args.tenants)["tenants"]
+            sets = [{"name": t["name"], "servers": t["servers"]} for t in tenants]
+            spread_jobs.write_text(yaml.safe_dump({"jobs": sets}), encoding="utf-8")
+            for n, layout in ((0, "-"), (args.tenants, "ranges"), (0, "spread jobs"), (args.tenants, "spread")):
+                intent = Path(tmp, f"{gpus}-{n}-{layout}.yaml")
+                data = (intent_for(gpus) if not n else with_tenants(intent_for(gpus), n) if layout == "ranges"
+                        else spread(intent_for(gpus), n))
                 intent.write_text(yaml.safe_dump(data), encoding="utf-8")
-                r = _child(intent, "ecmp", gpus)
+                r = _child(intent, "ecmp", gpus, spread_jobs if layout == "spread jobs" else None)
                 if r is None:
                     return 1
-                base = base or r
+                if not n:  # each tenanted row against the run of the same traffic without tenants just before it
+                    base = r
                 ratio = float(r["cpu"]) / float(base["cpu"]) if float(base["cpu"]) else 0.0
-                lines.append(f"| {gpus:,} | {n} | {r['jobs']} | {r['columns']} | {r['routed']:,} | {r['vxlan']:,} "
-                             f"| {float(r['slowdown']):.2f}x | {float(r['s']):.1f} "
+                lines.append(f"| {gpus:,} | {n} | {layout} | {r['jobs']} | {r['columns']} | {r['routed']:,} "
+                             f"| {r['vxlan']:,} | {float(r['slowdown']):.2f}x | {float(r['s']):.1f} "
                              f"| {float(r['cpu']):.1f} | {ratio:.2f} | {r['rss_mb']} |")
-                print(f"  ecmp {gpus} GPUs x {n} tenants: {float(r['s']):.1f}s", file=sys.stderr)
+                print(f"  ecmp {gpus} GPUs x {n} tenants ({layout}): {float(r['s']):.1f}s", file=sys.stderr)
     body = header + f" Load average {os.getloadavg()[0]:.1f} at the end.\n\n" + "\n".join(lines)
     print(body)
     if args.write_docs:

@@ -105,8 +105,9 @@ def loads_hashed(fabric: Fabric, flows: Flows, tr: Traversal) -> Loads:
     by = np.bincount(flat_arcs, weights=flat_bytes, minlength=n_arcs)
     fl = np.bincount(flat_arcs, minlength=n_arcs).astype(np.float64)
     jobs = np.broadcast_to(flows.job, hop_arcs.shape)[used].astype(np.int64)
-    pairs = np.unique(jobs * n_arcs + flat_arcs)
-    job_arcs = [pairs[(pairs // n_arcs) == j] % n_arcs for j in range(len(flows.jobs))]
+    pairs = np.unique(jobs * n_arcs + flat_arcs)  # sorted: each job's arcs are one slice
+    bounds = np.searchsorted(pairs, np.arange(len(flows.jobs) + 1, dtype=np.int64) * n_arcs).tolist()
+    job_arcs = [pairs[lo:hi] % n_arcs for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
     undelivered = np.bincount(flows.job[~tr.delivered], minlength=len(flows.jobs))
     return Loads(by, fl, job_arcs, undelivered)
 
@@ -194,17 +195,16 @@ def busy_seconds(fabric: Fabric, nbytes: np.ndarray, arcs: np.ndarray | None = N
 
 def job_ideals(fabric: Fabric, flows: Flows) -> list[float | None]:
     """Per job: the busy time of its most loaded NIC arc (a non-blocking fabric), None for a job without flows."""
-    out: list[float | None] = []
-    for j in range(len(flows.jobs)):
-        mine = flows.job == j
-        if not mine.any():
-            out.append(None)
-            continue
-        nic_arcs = np.concatenate([fabric.ep_up_arc(flows.src[mine]), fabric.ep_down_arc(flows.dst[mine])])
-        nic_bytes = np.bincount(nic_arcs, weights=np.concatenate([flows.nbytes[mine]] * 2),
-                                minlength=fabric.n_arcs)
-        out.append(float(np.max(busy_seconds(fabric, nic_bytes))))
-    return out
+    n_arcs, n_jobs = fabric.n_arcs, len(flows.jobs)
+    job = flows.job.astype(np.int64)
+    nic_arcs = np.concatenate([fabric.ep_up_arc(flows.src), fabric.ep_down_arc(flows.dst)]).astype(np.int64)
+    pair, inv = np.unique(np.concatenate([job, job]) * n_arcs + nic_arcs, return_inverse=True)  # (job, NIC arc)
+    busy = busy_seconds(fabric, np.bincount(inv, weights=np.concatenate([flows.nbytes] * 2), minlength=len(pair)),
+                        pair % n_arcs)
+    most = np.zeros(n_jobs)
+    np.maximum.at(most, pair // n_arcs, busy)
+    has = np.bincount(job, minlength=n_jobs) > 0
+    return [float(m) if h else None for m, h in zip(most.tolist(), has.tolist(), strict=True)]
 
 
 def slowdown_of(actual: float, ideal: float | None, undelivered: int) -> float:

@@ -30,6 +30,12 @@ header: the VNI's low 16 bits and a reserved byte (RFC 7348 §5), one value per
 tenant; Jericho's Sand profile matches UDP destination port 4791 and never
 sees 4789 at all.  Both are modelled as the VNI bytes: no per-QP entropy.
 
+The encapsulating leaf is modelled hashing the outer header as well, as Linux
+does (the kernel routes the encapsulated packet by its outer ports); an ASIC
+that picks the uplink from the received packet would see the QP at that one
+hop, never at the spines.  With `tenancy.outer: ipv6` the VTEPs' IPv4
+loopbacks stand in for their IPv6 ones (one address per VTEP either way).
+
 A vrf-lite tenant's packets are not encapsulated: the fabric sees, and hashes,
 their own headers.  A packet between isolated VRFs is not routed: `reach`
 marks it, and the analyses count it as lost.

@@ -359,8 +359,8 @@ _NXOS = PlatformRecord(
         cnp_queue=7,  # Cisco's RoCE reference: CNP in c-out-8q-q7, priority level 1 (vendor reference §6 item 3)
         ptp_profiles=frozenset({"default-1588"}),
         ptp_missing="fabricgen renders NX-OS's default (1588) PTP profile only",
-        # vrf-lite leaves would need NX-OS's default-VRF leaking (`export vrf default`), not rendered
-        tenancy=frozenset({"evpn-vxlan"}),
+        # vrf-lite: `import|export vrf default map` + RT leaking (platforms/nxos/tenants.py)
+        tenancy=frozenset({"vrf-lite", "evpn-vxlan"}),
     ),
     plan_problems="fabricgen.platforms.nxos.buffers:budget_problems",
     fact_cost_s=0.0025,
