@@ -8,7 +8,9 @@ text only): these addresses only ever appear as text in rendered files, never on
 
 Tables (`--write-docs` puts them into docs/benchmarks.md, with the date and the core count):
 * sizes: plan, render (without its default checks), the checks render runs alone (RoCE invariants, NIC
-  consistency and the structural rules but the costly ones) and the full `check`;
+  consistency and the structural rules but the costly ones) and the full `check`; CPU s is user + system of
+  the whole run, render workers included (and the checks, where they ran): on a shared machine the figure
+  to compare;
 * vs pyavd: the same 528-switch eBGP fabric (16 spines x 512 leaves, 8,192 GPUs) planned and rendered by
   fabricgen (SONiC leaves, NX-OS spines; all workers, then one) and by pyavd 6.4 (eos_designs + eos_cli_config_gen:
   validate_inputs, get_avd_facts, get_device_structured_config and get_device_config per switch, each eos.cfg
@@ -211,18 +213,18 @@ def _wall(cmd: list[str], baseline: Path | None = None) -> dict[str, Any]:
 
 
 def _sizes_table(rows: list[dict[str, Any]], base: dict[int, dict[str, Any]]) -> str:
-    head = ["GPUs", "switches", "links", "config lines", "plan s", "render s", "plan+render s", "peak RSS MB",
+    head = ["GPUs", "switches", "links", "config lines", "plan s", "render s", "plan+render s", "CPU s", "peak RSS MB",
             "worker peak RSS MB", "fast checks s", "full check s"]
     if base:
-        head += ["previous plan+render s", "previous full check s"]
+        head += ["previous plan+render s", "previous CPU s", "previous full check s"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = [f"{r['gpus']:,}", f"{r['switches']:,}", f"{r['links']:,}", f"{r['lines']:,}", f"{r['plan_s']:.2f}",
-                 f"{r['render_s']:.2f}", f"{r['total_s']:.2f}", str(r["rss_mb"]), str(r["worker_rss_mb"]),
-                 _num(r.get("fast")), _num(r.get("full"))]
+                 f"{r['render_s']:.2f}", f"{r['total_s']:.2f}", f"{r['cpu_s']:.1f}", str(r["rss_mb"]),
+                 str(r["worker_rss_mb"]), _num(r.get("fast")), _num(r.get("full"))]
         if base:
             b = base[r["gpus"]]
-            cells += [f"{b['total_s']:.2f}", _num(b.get("full"))]
+            cells += [f"{b['total_s']:.2f}", f"{b['cpu_s']:.1f}", _num(b.get("full"))]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
