@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -223,7 +222,9 @@ def cmd_inventory(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- main
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The whole parser; given the command line, only the stage command it names is registered, so a command
+    imports no other stage's modules (`fabricgen render` loads no numpy, nornir or napalm)."""
     from fabricgen import __version__
 
     parser = argparse.ArgumentParser(prog="fabricgen", description=__doc__.splitlines()[0] if __doc__ else None)
@@ -250,8 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", default="inventory", help="directory (default inventory/)")
     p.set_defaults(func=cmd_inventory)
 
-    for register in _stage_commands():
-        register(sub)
+    _add_stage_commands(sub, _named_stage(argv))
     for command in _every_command(parser):  # every command reads the intent, so every one takes the SKU data
         _add_sonic_platform(command, argparse.SUPPRESS)
         _add_debug(command, argparse.SUPPRESS)
@@ -283,13 +283,47 @@ def _add_sonic_platform(p: argparse.ArgumentParser, default: object) -> None:
                         "sonic-buildimage checkout or its device/ tree; default $FABRICGEN_SONIC_PLATFORM)")
 
 
-def _stage_commands() -> list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]]:
-    """The later pipeline stages (check, lab, deploy, validate) each register their own sub-command."""
+# The later pipeline stages (check, lab, deploy, validate, ...) each register their own sub-commands; here,
+# which module registers which top-level command, in `--help` order (tests/test_startup.py holds the map
+# to what each module's register_cli adds).
+STAGE_COMMANDS = {"check": "fabricgen.check.cli", "lab": "fabricgen.lab.cli", "deploy": "fabricgen.deploy",
+                  "validate": "fabricgen.validate", "analyze": "fabricgen.analyze.cli",
+                  "diagram": "fabricgen.analyze.cli", "docs": "fabricgen.analyze.cli",
+                  "platforms": "fabricgen.catalog.cli", "sot": "fabricgen.sot.cli"}
+CORE_COMMANDS = ("plan", "render", "inventory")
+
+
+def _named_stage(argv: list[str] | None) -> str | None:
+    """The stage module the command line's command needs, "" for a core command (plan, render, inventory),
+    None when every stage is needed: no argv, no command, `--help` before it, or a name no stage has (so
+    argparse's "invalid choice" lists them all)."""
+    if argv is None:
+        return None
+    args = iter(argv)
+    for arg in args:
+        if arg in ("-h", "--help", "--version"):
+            return None
+        if arg == "--sonic-platform":  # the one global option with a separate value
+            next(args, None)
+            continue
+        if arg.startswith("-"):
+            continue
+        return "" if arg in CORE_COMMANDS else STAGE_COMMANDS.get(arg)
+    return None
+
+
+def _add_stage_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], stage: str | None) -> None:
+    """Every stage module's commands (`stage` None), or that module's and, for the others, bare placeholders
+    that keep usage and "invalid choice" messages whole: a placeholder is never chosen, as the command line
+    names no command of theirs."""
     import importlib
 
-    modules = ("fabricgen.check.cli", "fabricgen.lab.cli", "fabricgen.deploy", "fabricgen.validate",
-               "fabricgen.analyze.cli", "fabricgen.catalog.cli", "fabricgen.sot.cli")
-    return [importlib.import_module(m).register_cli for m in modules]
+    for module in dict.fromkeys(STAGE_COMMANDS.values()):
+        if stage is None or module == stage:
+            importlib.import_module(module).register_cli(sub)
+        else:
+            for name in (n for n, m in STAGE_COMMANDS.items() if m == module):
+                sub.add_parser(name)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -298,7 +332,8 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"fabricgen {__version__}")
         raise SystemExit(EXIT_OK)
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     from fabricgen.catalog import skus
 
     skus.use_platform_dir(args.sonic_platform)

@@ -3,8 +3,9 @@ napalm_nxos_fabricgen and napalm_eos_fabricgen import from it.
 
 A driver is napalm's (one NetworkDriver per platform, getters returning typed dicts); what it needs
 from fabricgen is a transport with verified host keys, the lossless-health and PTP getter mixins, the rules of
-which config sections fabricgen owns, and a few platform facts.  Keeping them behind this module lets
-the rest of fabricgen move without touching the drivers, and shows in one place what a driver depends on.
+which config sections fabricgen owns, and a few platform facts (where a Linux switch's ptp4l.conf goes).
+Keeping them behind this module lets the rest of fabricgen move without touching the drivers, and shows in
+one place what a driver depends on.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ from fabricgen.platforms.eos.change import DRAIN as EOS_DRAIN
 from fabricgen.platforms.eos.ptp import EosPtpGetters
 from fabricgen.platforms.frr.health import LinuxHealthGetters
 from fabricgen.platforms.health import HEALTH_GETTERS
+from fabricgen.platforms.linuxptp import CONF_FILE as PTP4L_CONF
+from fabricgen.platforms.linuxptp import DEVICE_CONF as PTP4L_DEVICE_CONF
+from fabricgen.platforms.linuxptp import GENERATED as PTP4L_GENERATED
+from fabricgen.platforms.linuxptp import SERVICE as PTP4L_SERVICE
 from fabricgen.platforms.nxos.health import NxosHealthGetters
 from fabricgen.platforms.nxos.ptp import NxosPtpGetters
 from fabricgen.platforms.owned_sections import (
@@ -49,7 +54,8 @@ __all__ = [
     "CommandInterrupted", "CommandResult",
     "ConfigLine", "ConfigUndetermined", "ConnectionLost", "DeviceLocked", "EOS_DRAIN", "EosPtpGetters",
     "LinuxHealthGetters", "LinuxPtpGetters", "NetmikoTransport", "NxosHealthGetters", "NxosPtpGetters",
-    "OwnershipError", "PTP_GETTERS", "SonicHealthGetters",
+    "OwnershipError", "PTP4L_CONF", "PTP4L_DEVICE_CONF", "PTP4L_GENERATED", "PTP4L_SERVICE", "PTP_GETTERS",
+    "SonicHealthGetters",
     "Transport", "bgp_container_daemons", "capabilities", "expand_runs", "in_service_by_switch", "kept_notes",
     "known_hosts_option", "merge_owned", "netmiko_connect", "parse_tree", "redact", "rendered_config",
     "shut_as_unused", "sides",

@@ -36,6 +36,8 @@ optional_args (all optional):
 ``silent_peer``     30                           seconds a switch may acknowledge nothing (not even
                                                  TCP keepalives) before its connection counts as
                                                  lost, whatever command runs (0 = the kernel's own)
+``ptp4l_*``                                      where linuxptp's ptp4l.conf goes and which unit
+                                                 runs it (napalm_frr.services)
 ==================  ===========================  =============================================
 
 Config replace workflow (see ``commit_config``): the candidate is uploaded at load time
@@ -44,6 +46,10 @@ whether anything would change and shows a unified diff; ``commit_config`` saves 
 running config to ``<frr_config_path>.rollback``, installs the candidate as
 ``frr_config_path`` and runs ``frr-reload.py --reload``; any failure restores the
 rollback point and raises ``ReplaceConfigException``.
+
+A candidate may also be a JSON bundle of frr.conf and service files (linuxptp's ptp4l.conf): each goes
+to its own file, diffed with the FRR part and its daemon restarted only when it changed
+(``napalm_frr.services``).
 """
 
 from __future__ import annotations
@@ -83,6 +89,7 @@ from fabricgen.napalm_kit import (
     redact,
 )
 from napalm_frr import parsers as P
+from napalm_frr import services as S
 from napalm_frr.config import canonical_lines, missing_policy, touched_stanzas
 
 log = logging.getLogger(__name__)
@@ -153,6 +160,11 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         self._candidate: str | None = None
         self._candidate_path: str | None = None
         self._read_only_text = ""  # read_only: the candidate the temp-file commands feed to FRR
+        self.services = S.placed(args)  # service files (ptp4l.conf): device path and unit
+        self.service_settle: float = float(args.get("service_settle", 1))
+        self._sides: dict[str, S.Candidate] = {}  # the loaded candidate's service files
+        self._sides_committed: list[S.Placed] = []  # changed by this session's last commit: what rollback() undoes
+        self._frr_unchanged: bool | None = None  # compare_config found nothing for FRR to do (None: not compared)
 
     # ------------------------------------------------------------------ connection
 
@@ -569,10 +581,17 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         Raises ReplaceConfigException when FRR's parser rejects a line (nothing changes
         on the device) or the config is empty.
         """
-        text = self._read_source(filename, config)
+        frr, sides = S.split_candidate(self._read_source(filename, config))
         self.discard_config()
-        self._candidate_path = self._frr_load(text, self._new_token())
-        self._candidate = text
+        candidates = self._read_services(sides)
+        token = self._new_token()
+        self._candidate_path = self._frr_load(frr, token)
+        self._candidate = frr
+        for c in candidates.values():
+            if c.changed and not self.read_only:
+                c.upload = self._remote_candidate_path(token, c.placed.spec.name)
+                self._upload(self._priv, c.upload, c.text)
+        self._sides = candidates
 
     def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
         raise MergeConfigException(
@@ -591,7 +610,17 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         """
         if self._candidate is None or self._candidate_path is None:
             return ""
-        return self._frr_diff(self._candidate_path, self._candidate)
+        diff = self._frr_diff(self._candidate_path, self._candidate)
+        self._frr_unchanged = not diff
+        known = self.last_sides is not None or not diff  # None: FRR's hunk is frr-reload's listing (label the text)
+        sides = list(self.last_sides or [])
+        for c in self._sides.values():
+            if c.changed:
+                old, new = (c.device or "").splitlines(), c.text.splitlines()
+                diff += P.unified_diff(old, new, c.placed.path, c.placed.spec.name)
+                sides.append((c.placed.path, c.placed.spec.name, old, new))
+        self.last_sides = sides if known and sides else None
+        return diff
 
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
         """Replace FRR's config with the candidate.
@@ -603,25 +632,87 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         find nothing left to do.  On any failure the
         rollback point is installed and reloaded and ReplaceConfigException raised.
         ``message`` is not stored (FRR has no commit log); ``revert_in`` (commit
-        confirm) is not supported.
+        confirm) is not supported.  Service files (ptp4l.conf) go in after FRR's part; when compare_config
+        found nothing for FRR to do and a service file changes, FRR is not reloaded at all (its rollback
+        point is still saved, so rollback() finds the config it runs).
         """
         if revert_in is not None:
             raise NotImplementedError("commit confirm (revert_in) is not supported; use rollback()")
         if self._candidate is None or self._candidate_path is None:
             raise ReplaceConfigException("no candidate loaded (load_replace_candidate first)")
-        self._frr_precheck(self._candidate_path)
-        self._frr_apply(self._candidate_path)
+        frr_too = not (self._frr_unchanged and any(c.changed for c in self._sides.values()))
+        if frr_too:
+            self._frr_precheck(self._candidate_path)
+            self._frr_apply(self._candidate_path)
+        elif self._candidate_path == READ_ONLY:
+            raise ReplaceConfigException(f"{self.hostname}: a read-only connection (dry run, validate) never commits")
+        else:  # a service file alone changes: FRR is not reloaded, and rollback() finds the config it runs
+            self._save_rollback_point()
+        reason = self._apply_services()
+        if reason:  # all or nothing: FRR's part goes back too
+            restore = self._restore_rollback_point() if frr_too else ""
+            if restore:
+                raise ConfigUndetermined(f"{self.hostname}: commit failed ({reason}) AND restoring the previous FRR "
+                                         f"config failed ({restore}); the device config is undetermined")
+            raise ReplaceConfigException(f"{self.hostname}: commit failed, previous config restored: {reason}")
         self.discard_config()
 
     def discard_config(self) -> None:
         if self._candidate_path and self._candidate_path != READ_ONLY and self.transport is not None:
             self._run(self._frr_sh(f"rm -f {shlex.quote(self._candidate_path)}"))
+        uploads = " ".join(shlex.quote(c.upload) for c in self._sides.values() if c.upload)
+        if uploads and self.transport is not None:
+            self._run(self._priv(f"rm -f {uploads}"))
         self._candidate = None
         self._candidate_path = None
+        self._sides = {}
+        self._frr_unchanged = None
 
     def rollback(self) -> None:
-        """Restore the config saved by the last commit (``<frr_config_path>.rollback``) and reload it."""
+        """Restore the config saved by the last commit (``<frr_config_path>.rollback``) and reload it, and the
+        service files this session's last commit changed (their ``.rollback`` files), restarting their daemons."""
         self._frr_rollback()
+        for p in self._sides_committed:
+            self._check(self._priv(S.restore_command(p)))
+        self._sides_committed = []
+
+    # ------------------------------------------------------------------ config: service files (napalm_frr.services)
+
+    def _read_services(self, sides: dict[str, str]) -> dict[str, S.Candidate]:
+        """The device's copy of each service file (read-only); refuses a file fabricgen did not write."""
+        out: dict[str, S.Candidate] = {}
+        for name, text in sorted(sides.items()):
+            p = self.services[name]
+            device = S.parse_read(self._check(self._priv(S.read_command(p))))
+            S.refuse_foreign(self.hostname, p, device)
+            out[name] = S.Candidate(p, text, device, "")
+        return out
+
+    def _apply_services(self) -> str:
+        """Install each changed service file and restart its daemon; on a failure put back every one this
+        commit changed and return why ("" = done)."""
+        self._sides_committed = []
+        for c in self._sides.values():
+            if not c.changed:
+                continue
+            p = c.placed
+            self._sides_committed.append(p)
+            try:
+                self._check(self._priv(S.install_command(p, c.upload)))
+                res = self._run(self._priv(S.restart_command(p, self.service_settle)))
+                reason = "" if res.ok else (f"{p.service} did not stay active on the new {p.spec.name} ({p.path}): "
+                                            f"{res.error_text()[:2000]}")
+            except Exception as exc:  # noqa: BLE001 - every failure restores
+                reason = f"installing {p.path} failed: {type(exc).__name__}: {exc}"
+            if reason:
+                for done in self._sides_committed:
+                    res = self._run(self._priv(S.restore_command(done)))
+                    if not res.ok:
+                        raise ConfigUndetermined(f"{self.hostname}: commit failed ({reason}) AND restoring "
+                                                 f"{done.path} failed: {res.error_text()[:2000]}")
+                self._sides_committed = []
+                return reason
+        return ""
 
     def has_pending_commit(self) -> bool:
         return False
@@ -734,8 +825,9 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
             holder = {}
         if isinstance(holder, dict) and holder.get("run") in takeover:
             # the dead run's leftovers go with its lock: uploaded candidates, a half-installed frr.conf
-            leftovers = " ".join(shlex.quote(f"{self.frr_config_path}{suffix}")
-                                 for suffix in (".fabricgen-new", ".rollback.new"))
+            leftovers = " ".join([*(shlex.quote(f"{self.frr_config_path}{suffix}")
+                                    for suffix in (".fabricgen-new", ".rollback.new")),
+                                  *(shlex.quote(p.staging) for p in self.services.values())])
             self._check(self._frr_sh(f"umask 077; cat > {lock} && find {d} -name 'fabricgen-*' -delete && "
                                      f"rm -f {leftovers}"), stdin=text)
             return

@@ -248,6 +248,10 @@ class PlatformRecord:
     bgp_file: str = ""  # the file holding `router bgp` (default: the main file)
     leaf_announces_own_only: bool = False  # its leaves export only their own prefixes (PL-LOCAL)
     candidate: Literal["text", "json-bundle"] = "text"  # one file as is, or every file in one JSON document
+    # Rendered files deploy pushes beside the main one, each to a file of its own on the device, restarting the
+    # daemon that reads it only when it changed (frr: linuxptp's ptp4l.conf).  A device that renders any gets a
+    # JSON document keyed by file name (render.manifest.candidate_config); one that renders none, its main file.
+    service_files: tuple[str, ...] = ()
     fact_cost_s: float = 0.001  # estimated fact extraction time per device (pool decisions)
     extract_in_pool: bool = False  # worth a worker process (parse cost above the pickling of its facts)
     not_deployed: tuple[PlatformGap, ...] = ()
@@ -355,8 +359,8 @@ _NXOS = PlatformRecord(
         cnp_queue=7,  # Cisco's RoCE reference: CNP in c-out-8q-q7, priority level 1 (vendor reference §6 item 3)
         ptp_profiles=frozenset({"default-1588"}),
         ptp_missing="fabricgen renders NX-OS's default (1588) PTP profile only",
-        # vrf-lite leaves would need NX-OS's default-VRF leaking (`export vrf default`), not rendered
-        tenancy=frozenset({"evpn-vxlan"}),
+        # vrf-lite: `import|export vrf default map` + RT leaking (platforms/nxos/tenants.py)
+        tenancy=frozenset({"vrf-lite", "evpn-vxlan"}),
     ),
     plan_problems="fabricgen.platforms.nxos.buffers:budget_problems",
     fact_cost_s=0.0025,
@@ -391,6 +395,7 @@ _FRR = PlatformRecord(
                               ptp_profiles=frozenset({"default-1588", "g8275.1", "g8275.2"})),
     lab_node=True,
     lab_script="tenants.sh",  # platforms/frr/render.py TENANTS_FILENAME
+    service_files=("ptp4l.conf",),  # platforms/frr/render.py PTP_FILENAME; napalm_frr.services
     leaf_announces_own_only=True,
     not_deployed=_FRR_NO_QOS,
     impact="fabricgen.platforms.frr.change:impact",
@@ -425,6 +430,7 @@ _SONIC = replace(
     pointer_file="config_db.json",
     bgp_file="frr.conf",
     candidate="json-bundle",  # napalm_sonic takes both files as one JSON document keyed by file name
+    service_files=(),  # no PTP (capabilities.ptp_missing)
     fact_cost_s=0.003,
     plan_warnings="fabricgen.platforms.sonic.buffers:buffer_warnings",
     lossless_apply="fabricgen.platforms.sonic.change:lossless_apply",

@@ -41,8 +41,8 @@ RULES: tuple[Rule, ...] = (
          ("sonic", "frr")),
     # ---- NX-OS structure (platforms/nxos/check.py)
     Rule("nxos-parse", ("config",), "the file is unreadable (missing, or not UTF-8 text)", ("nxos",)),
-    Rule("nxos-undefined-ref", ("config",), "a class-map, policy-map, route-map or prefix-list is used but not "
-         "defined (network-qos / queuing classes must be 8-queue system classes)", ("nxos",)),
+    Rule("nxos-undefined-ref", ("config",), "a class-map, policy-map, route-map, prefix-list or community-list is "
+         "used but not defined (network-qos / queuing classes must be 8-queue system classes)", ("nxos",)),
     Rule("nxos-system-qos", ("config",), "`system qos` does not attach a queuing output or network-qos policy",
          ("nxos",)),
     Rule("nxos-ecn", ("config",), "the switch-wide WRED thresholds of a no-drop queue are not the plan's: the "
@@ -108,8 +108,8 @@ RULES: tuple[Rule, ...] = (
          "RT other than the plan's; a VRF no planned tenant has; two tenants share a VNI or an export RT, or two "
          "VRFs an RD"),
     Rule("tenant-isolation", ("config",), "a VRF imports a route target (vrf-lite: a tenant community) of a tenant "
-         "its own may not reach by the intent, a tenant port is not in its tenant's VRF, or an untenanted port is "
-         "in a VRF"),
+         "its own may not reach by the intent, or lacks one of a tenant it may reach (a missing leak), a tenant "
+         "port is not in its tenant's VRF, or an untenanted port is in a VRF"),
     Rule("tenant-mtu-chain", ("config",), "evpn-vxlan: a fabric link of a VTEP or spine carries less than the tenant "
          "MTU plus the VXLAN overhead (50 bytes over IPv4, 70 over IPv6)"),
     Rule("tenant-dscp-copy", ("config",), "evpn-vxlan: a VTEP does not copy the inner DSCP and ECN to the outer "

@@ -5,8 +5,9 @@ Each device's tenant facts come from its platform record's `tenant_extractor` (r
 
 * ``tenant-numbers``: every VRF a device carries is a planned tenant's, with the plan's VNI, RD and
   export RT; no two tenants share a VNI or an export RT, no two VRFs an RD;
-* ``tenant-isolation``: a VRF imports only its own tenant's RT (vrf-lite: community) and those of the
-  tenants the intent lets it reach, each tenant port is in its tenant's VRF and no other port is in one;
+* ``tenant-isolation``: a VRF imports exactly its own tenant's RT (vrf-lite: community; NX-OS vrf-lite both)
+  and those of the tenants the intent lets it reach, each tenant port is in its tenant's VRF and no other
+  port is in one;
 * ``tenant-mtu-chain``: (evpn-vxlan) every fabric link of a VTEP or spine carries the tenant MTU plus the
   VXLAN overhead;
 * ``tenant-dscp-copy``: (evpn-vxlan) every VTEP copies the inner DSCP and ECN to the outer header
@@ -59,26 +60,34 @@ def _device(sw: Switch, t: Tenancy, f: TenantFacts, plan: Plan) -> list[Finding]
             add(NUMBERS, "", f"tenant {tp.name}'s VRF is missing (the plan puts it on this leaf)")
             continue
         wanted = {tp.route_target, *(t.tenants[o].route_target for o in tp.reach)}
-        if t.evpn:
-            if vrf.vni != tp.vni:
-                add(NUMBERS, vrf.loc, f"VRF {vrf.name} has VNI {vrf.vni or 'none'}, the plan {tp.vni}")
-            if vrf.rd and vrf.rd != tp.rd(sw.loopback):
-                add(NUMBERS, vrf.loc, f"VRF {vrf.name} has RD {vrf.rd}, the plan {tp.rd(sw.loopback)}")
+        reach = ", ".join(tp.reach) or "none"
+        if t.evpn and vrf.vni != tp.vni:
+            add(NUMBERS, vrf.loc, f"VRF {vrf.name} has VNI {vrf.vni or 'none'}, the plan {tp.vni}")
+        if vrf.rd and vrf.rd != tp.rd(sw.loopback):
+            add(NUMBERS, vrf.loc, f"VRF {vrf.name} has RD {vrf.rd}, the plan {tp.rd(sw.loopback)}")
+        if t.evpn or vrf.rt_import or vrf.rt_export:  # vrf-lite on NX-OS leaks leaf-local pairs by RT
             if vrf.rt_export != {tp.route_target}:
                 add(NUMBERS, vrf.loc, f"VRF {vrf.name} exports {_list(vrf.rt_export)}, the plan {tp.route_target}")
-            extra = vrf.rt_import - wanted
+            extra, missing = vrf.rt_import - wanted, wanted - vrf.rt_import
             if extra:
                 add(ISOLATION, vrf.loc, f"VRF {vrf.name} imports {_list(extra)}: routes of tenants "
-                    f"{tp.name} may not reach (its reach: {', '.join(tp.reach) or 'none'})")
-        else:
+                    f"{tp.name} may not reach (its reach: {reach})")
+            if missing:
+                add(ISOLATION, vrf.loc, f"VRF {vrf.name} does not import {_list(missing)}: the routes of "
+                    f"{_owners(t, missing)} the intent lets {tp.name} reach (its reach: {reach})")
+        if not t.evpn:
             allowed = {tp.community, *(t.tenants[o].community for o in tp.reach)}
             extra = vrf.communities - allowed
             if extra:
                 add(ISOLATION, vrf.loc, f"VRF {vrf.name} imports routes tagged {_list(extra)}: tenants "
-                    f"{tp.name} may not reach (its reach: {', '.join(tp.reach) or 'none'})")
+                    f"{tp.name} may not reach (its reach: {reach})")
             if not vrf.communities:
                 add(ISOLATION, vrf.loc, f"VRF {vrf.name} lets no tenant tag in: its tenant's other leaves are "
                     "unreachable")
+            elif allowed - vrf.communities:
+                add(ISOLATION, vrf.loc, f"VRF {vrf.name} does not let {_list(allowed - vrf.communities)} in: "
+                    f"the other leaves' routes of {_owners(t, allowed - vrf.communities, 'community')} the intent "
+                    f"lets {tp.name} reach (its reach: {reach})")
     for key, name in names.items():
         if key not in planned:
             add(NUMBERS, f.vrfs[name].loc, f"VRF {name} is no planned tenant's on this switch")
@@ -130,6 +139,12 @@ def _fabric_unique(facts: dict[str, TenantFacts]) -> list[Finding]:
                         out.append(Finding(host, f.file, v.loc, NUMBERS, f"{what} {value} of VRF {v.name} is also "
                                            f"VRF {first[0]}'s" + (f" on {first[1]}" if first[1] else "")))
     return out
+
+
+def _owners(t: Tenancy, values: set[str], what: str = "route_target") -> str:
+    """The tenants whose RTs (or communities) these are, for a message."""
+    names = sorted(tp.name for tp in t.tenants.values() if getattr(tp, what) in values)
+    return "tenant " + ", ".join(names) if names else "no tenant"
 
 
 def _vrf_key(name: str) -> str:

@@ -40,7 +40,9 @@ NODE_MOUNTS = (
     ("log", "/var/log/frr"),
     ("tmp", "/var/tmp/frr"),
     ("home", "/root"),
+    (ptp.CONF_DIR, ptp.MOUNT),  # /etc/linuxptp: where deploy puts a switch's ptp4l.conf; only if the host has it
 )
+OPTIONAL_MOUNTS = ("/var/tmp/frr", ptp.MOUNT)  # mounted only where the host has the directory
 SONIC_MOUNT = ("etc-sonic", "/etc/sonic")  # a SONiC node's own /etc/sonic (config_db.json, checkpoints)
 
 
@@ -50,6 +52,8 @@ def login_path(node: LabNode, paths: NodePaths) -> str:
     sudo/docker/show/config stand-ins (sonic_box.write_bin), so the SONiC driver runs as on a real box."""
     if node.sonic:
         return f"{paths.sonic_bin}:{SHELL_PATH}"
+    if node.ptp_config:  # a switch's PTP clock: the systemctl stand-in (lab.ptp.write_systemctl)
+        return f"{paths.ptp_bin}:{SHELL_PATH}"
     return f"{paths.stubs}:{SHELL_PATH}" if node.host_script else SHELL_PATH
 
 
@@ -141,6 +145,11 @@ class NodePaths:
     def stubs(self) -> Path:
         """Stand-ins for the mlnx-tools commands (no ConnectX in the lab), first on the NIC script's PATH."""
         return self.root / "stubs"
+
+    @property
+    def ptp_bin(self) -> Path:
+        """A PTP switch's systemctl stand-in (fabricgen.lab.ptp.write_systemctl)."""
+        return self.root / "ptp-bin"
 
     @property
     def sonic_bin(self) -> Path:
@@ -245,7 +254,7 @@ def holder_script(node: LabNode, paths: NodePaths) -> str:
         src = shlex.quote(str(paths.root / sub))
         if target == SONIC_MOUNT[1]:  # an empty mount point on the host, created once
             lines.append(f"mkdir -p {target}")
-        if target == "/var/tmp/frr":
+        if target in OPTIONAL_MOUNTS:
             lines.append(f"if [ -d {target} ]; then mount --bind {src} {target}; fi")
         else:
             lines.append(f"mount --bind {src} {target}")
@@ -394,6 +403,7 @@ def prepare_node_dir(node: LabNode, paths: NodePaths, authorized_keys: Path, ip_
     if node.ptp_config:
         ptp.conf_dir(paths.root).mkdir(exist_ok=True)
         (ptp.conf_dir(paths.root) / ptp.SWITCH_CONF).write_text(node.ptp_config)
+        ptp.write_systemctl(paths.root, paths.ptp_bin)
     paths.setup_script.write_text(setup_script(node, paths))
 
 

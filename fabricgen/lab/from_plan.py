@@ -22,11 +22,11 @@ from fabricgen.catalog.registry import PLATFORMS, host_platform, load, platform
 from fabricgen.catalog.skus import platform_dir
 from fabricgen.errors import FabricError, Problem
 from fabricgen.lab.nic_emulation import emulated_nics
-from fabricgen.lab.ptp import SWITCH_CONF as PTP_FILE
 from fabricgen.lab.sonic_box import sonic_box
 from fabricgen.lab.topology import LabError, LabInterface, LabLink, LabNode, LabTopology, SonicBox
 from fabricgen.plan.model import Link, Plan, Server, Switch
 from fabricgen.platforms.frr.render import kernel_hash
+from fabricgen.platforms.linuxptp import CONF_FILE as PTP_FILE
 from fabricgen.platforms.sonic.buffers import device_base
 from fabricgen.platforms.sonic.render import BGP_CONTAINER_BOOT_FIELDS
 from fabricgen.render import inventory

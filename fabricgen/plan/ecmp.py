@@ -46,12 +46,13 @@ def plan_adaptive_routing(plan: Plan, ar: AdaptiveRoutingIntent) -> None:
         for sw in plan.switches.values():
             if sw.role not in able:
                 able[sw.role] = adaptive_routing_of(plan, sw, ar.mode)
+        peer_able = {name: able[peer.role] for name, peer in plan.switches.items()}  # by hostname, once
         for sw in plan.switches.values():
             mine = able[sw.role]
             for itf in sw.interfaces:
                 if itf.tier == "gpu_leaf":
                     continue
-                theirs = able[plan.switches[itf.peer_device].role]
+                theirs = peer_able[itf.peer_device]
                 itf.adaptive_routing = mine[0] and theirs[0]
                 if itf.adaptive_routing:
                     active.setdefault(sw.hostname, []).append(itf.name)

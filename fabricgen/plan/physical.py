@@ -254,12 +254,19 @@ def cage_plugs(physical: Physical) -> dict[tuple[str, int], int]:
     plug into the module, not the cage).  A cage takes one plug."""
     plugs: Counter[tuple[str, int]] = Counter()
     moduled: set[tuple[str, int]] = set()
+    integrated: list[tuple[str, int]] = []  # each cable's distinct cages, counted at once (400K cables at 128K GPUs)
     for c in physical.cables:
-        cages = {(e.device, e.cage) for e in (*c.a, *c.z)}
-        if c.a_module or c.z_module:
-            moduled |= cages
+        if len(c.a) == 1 and len(c.z) == 1:  # most cables: one link, two cages (one if both ends share it)
+            a, z = c.a[0], c.z[0]
+            ends = ((a.device, a.cage), (z.device, z.cage))
+            cages: tuple[tuple[str, int], ...] | set[tuple[str, int]] = ends if ends[0] != ends[1] else ends[:1]
         else:
-            plugs.update(cages)
+            cages = {(e.device, e.cage) for e in (*c.a, *c.z)}
+        if c.a_module or c.z_module:
+            moduled.update(cages)
+        else:
+            integrated += cages
+    plugs.update(integrated)
     plugs.update(moduled)
     return dict(plugs)
 

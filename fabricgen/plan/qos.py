@@ -246,11 +246,19 @@ def assign_profiles(plan: Plan, intent: Intent) -> None:
     """
     plan.qos = build_policy(intent)
     found: dict[str, QosProfile] = {}
+    # A port's profile follows from its role's platform and SKU and its speed, cable, tier and MTU: worked out
+    # once per such class (a handful), not per port (655K at 128K GPUs).
+    named: dict[tuple[object, ...], str] = {}
     for sw in plan.switches.values():
         hw = plan.hardware.get(sw.role)
         sku = hw.sku if hw is not None else None
         settings: dict[int, EcnSetting] = {}
         for itf in sw.interfaces:
+            cls = (sw.role, sw.platform, itf.speed, itf.cable_m, itf.tier, itf.mtu)
+            known = named.get(cls)
+            if known is not None:
+                itf.qos_profile = known
+                continue
             speed, length, mtu = _port_key(intent, itf)
             ecn = settings.get(speed)
             if ecn is None:
@@ -262,7 +270,7 @@ def assign_profiles(plan: Plan, intent: Intent) -> None:
             elif (prof.ecn_min, prof.ecn_max, prof.ecn_probability) != (ecn.min_bytes, ecn.max_bytes, ecn.probability):
                 raise FabricError.single(_SOURCE, f"qos.ecn.{speed}", f"SONiC SKUs of this fabric ship different ECN "
                                          f"defaults for {speed}G ports", f"set qos.ecn.{speed} for the whole fabric")
-            itf.qos_profile = name
+            itf.qos_profile = named[cls] = name
     plan.qos_profiles = dict(sorted(found.items(), key=lambda kv: (kv[1].speed, kv[1].cable_m, kv[1].mtu, kv[0])))
 
 

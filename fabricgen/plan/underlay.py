@@ -53,11 +53,19 @@ def _blocks(pool: ipaddress.IPv4Network | ipaddress.IPv6Network, path: str, step
     return blocks
 
 
+_DOTTED_24: dict[int, str] = {}  # the first three octets of a /24, "198.18.4.", by its 24-bit number
+
+
 def _addr(block: Block, unit: int, offset: int = 0, v6: bool = False) -> str:
     value = block.base + unit * block.step + offset
     if v6:
         return str(ipaddress.IPv6Address(value))
-    return socket.inet_ntoa(value.to_bytes(4, "big"))  # 4x faster than str(IPv4Address)
+    # dotted quad of the /24 once, then one f-string an address: twice as fast as inet_ntoa on each of the
+    # ~800K addresses of a 128K-GPU plan, itself 4x faster than str(IPv4Address)
+    head = _DOTTED_24.get(value >> 8)
+    if head is None:
+        head = _DOTTED_24[value >> 8] = socket.inet_ntoa((value & ~0xFF).to_bytes(4, "big"))[:-1]
+    return f"{head}{value & 0xFF}"
 
 
 def _check_asn_range(path: str, first: int, last: int) -> Problem | None:
@@ -253,21 +261,26 @@ def build_bgp(intent: Intent, d: Design, plan: Plan) -> None:
         sw.bgp = sb
     if problems:
         raise TopologyError(problems)
-    for sw in plan.switches.values():
+    bfd = bgp.bfd.enabled
+    switches = plan.switches
+    for sw in switches.values():
         assert sw.bgp is not None
+        neighbors = sw.bgp.neighbors
+        allowas = bgp.allowas_in if same_tier and sw.role == "leaf" else 0
         for itf in sw.interfaces:
             if itf.tier == "gpu_leaf":
                 continue
-            peer = plan.switches[itf.peer_device]
-            allowas = bgp.allowas_in if same_tier and sw.role == "leaf" else 0
+            peer = switches[itf.peer_device]
             no_peer_check = same_tier and sw.role == "spine" and peer.role == "leaf"
             desc = f"{peer.hostname}:{itf.peer_interface}"
-            for ip, afi in ((itf.peer_ipv4, "ipv4"), (itf.peer_ipv6, "ipv6")):
-                if ip:
-                    sw.bgp.neighbors.append(BgpNeighbor(
-                        ip, peer.asn, peer.hostname, itf.name, desc, allowas_in=allowas,
-                        disable_peer_as_check=no_peer_check, bfd=bgp.bfd.enabled,
-                        afi="ipv4" if afi == "ipv4" else "ipv6"))
+            if itf.peer_ipv4:
+                neighbors.append(BgpNeighbor(itf.peer_ipv4, peer.asn, peer.hostname, itf.name, desc,
+                                             allowas_in=allowas, disable_peer_as_check=no_peer_check, bfd=bfd,
+                                             afi="ipv4"))
+            if itf.peer_ipv6:
+                neighbors.append(BgpNeighbor(itf.peer_ipv6, peer.asn, peer.hostname, itf.name, desc,
+                                             allowas_in=allowas, disable_peer_as_check=no_peer_check, bfd=bfd,
+                                             afi="ipv6"))
 
 
 def planned_addresses(plan: Plan) -> Iterator[tuple[str, str, str]]:
@@ -288,6 +301,20 @@ def planned_addresses(plan: Plan) -> Iterator[tuple[str, str, str]]:
             yield nic.ip.partition("/")[0], srv.name, nic.ifname
 
 
+def given_addresses(plan: Plan) -> list[str]:
+    """The addresses of planned_addresses alone, in one list: the check that none is given twice builds it
+    for every plan, and at 128K GPUs (813K addresses) a tuple and a generator step each cost seconds."""
+    switches, hosts = plan.switches.values(), plan.hosts()
+    out = [sw.loopback for sw in switches]
+    out += [sw.loopback_v6 for sw in switches if sw.loopback_v6]
+    out += [sw.mgmt_ip for sw in switches]
+    out += [i.ipv4.partition("/")[0] for sw in switches for i in sw.interfaces if i.ipv4]
+    out += [i.ipv6.partition("/")[0] for sw in switches for i in sw.interfaces if i.ipv6]
+    out += [srv.mgmt_ip for srv in hosts]
+    out += [nic.ip.partition("/")[0] for srv in hosts for nic in srv.nics]
+    return out
+
+
 def _duplicate_address(plan: Plan) -> None:
     owners: dict[str, tuple[str, str]] = {}
     for addr, device, what in planned_addresses(plan):
@@ -302,7 +329,7 @@ def _duplicate_address(plan: Plan) -> None:
 def check_unique(plan: Plan) -> None:
     """Duplicate hostnames cannot happen by construction; duplicate addresses and ASNs could if the
     pools or the allocation were wrong, so every address is checked once after allocation."""
-    given = [addr for addr, _, _ in planned_addresses(plan)]
+    given = given_addresses(plan)
     if len(set(given)) != len(given):
         _duplicate_address(plan)
     if plan.settings.asn_scheme != "multi-as":

@@ -94,6 +94,12 @@ def scan_frr_tenants(lines: list[str], f: TenantFacts, with_interfaces: bool) ->
                 import_map[name] = words[3]
         elif kind == "route-map" and words[:2] == ["match", "community"] and len(words) == 3:
             maps.setdefault(name, set()).add(words[2])
+    resolve_communities(f, import_map, maps, lists)
+
+
+def resolve_communities(f: TenantFacts, import_map: dict[str, str], maps: dict[str, set[str]],
+                        lists: dict[str, set[str]]) -> None:
+    """vrf-lite: each VRF's import route-map -> the community lists it matches -> the tags it lets in."""
     for vrf, rmap in import_map.items():
         for cl in maps.get(rmap, ()):
             f.vrf(vrf).communities |= lists.get(cl, set())

@@ -102,17 +102,23 @@ def _run_job(args: tuple[Job, str]) -> tuple[int, int, dict[str, str]]:
                 files += 1
         return files, 0, hashes
     if kind == "plan":
-        physical = build_physical(plan)  # the summary and the cabling sheet read the same cables
-        over = overfull_cages(physical)
-        if over:  # a cabling plan no hardware takes: one plug per cage
-            raise FabricError.single(plan.source, "cabling", f"{len(over)} cage(s) would take more than one plug, "
-                                     "e.g. " + ", ".join(f"{d} cage {c}: {n}" for d, c, n in over[:3]),
-                                     "report this as a fabricgen bug (fabricgen.plan.physical groups the cables)")
-        _write(root, "plan.json", to_json_file(plan_dict(plan, physical)), hashes)
-        _write(root, "cabling.csv", cabling_csv(plan, physical), hashes)
+        with pool.collector_off():  # ~1M cables, ends and rows at 128K GPUs, none cyclic: a collection frees none
+            _plan_files(plan, root, hashes)
         return 2, 0, hashes
     inventory.write(plan, Path(root, "inventory"))
     return 3, 0, hashes
+
+
+def _plan_files(plan: Plan, root: str, hashes: dict[str, str]) -> None:
+    """plan.json and cabling.csv, from the same cables."""
+    physical = build_physical(plan)
+    over = overfull_cages(physical)
+    if over:  # a cabling plan no hardware takes: one plug per cage
+        raise FabricError.single(plan.source, "cabling", f"{len(over)} cage(s) would take more than one plug, "
+                                 "e.g. " + ", ".join(f"{d} cage {c}: {n}" for d, c, n in over[:3]),
+                                 "report this as a fabricgen bug (fabricgen.plan.physical groups the cables)")
+    _write(root, "plan.json", to_json_file(plan_dict(plan, physical)), hashes)
+    _write(root, "cabling.csv", cabling_csv(plan, physical), hashes)
 
 
 def _jobs(plan: Plan, workers: int) -> list[Job]:

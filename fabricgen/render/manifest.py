@@ -181,4 +181,8 @@ def candidate_config(build: Build, sw: Switch) -> str:
         texts = {name: files[name].read_text(encoding="utf-8") for name in record.files}
         return json.dumps({name: json.loads(text) if name.endswith(".json") else text for name, text in texts.items()},
                           indent=2, sort_keys=True)
+    services = [name for name in record.service_files if name in files]
+    if services:  # the main file and the service files it renders, keyed by file name (napalm_frr.services)
+        return json.dumps({name: files[name].read_text(encoding="utf-8") for name in (record.main_file, *services)},
+                          indent=2, sort_keys=True)
     return files[record.main_file].read_text(encoding="utf-8")

@@ -11,7 +11,10 @@ Proven, over real ptp4l and pmc:
 * a wrong domain on one switch is named on that switch (ptp-domain, read by asking pmc in every domain);
 * a boundary clock's port down: the client behind it loses the grandmaster, and the findings say so on
   that client and on that port, nowhere else;
-* the grandmaster stopped: it is named as not answering, and every clock is named following the standby.
+* the grandmaster stopped: it is named as not answering, and every clock is named following the standby;
+* deploy pushes a switch's ptp4l.conf: a new domain in the intent is a dry run showing only each switch's
+  ptp4l.conf diff (hitless) and changing nothing, then a deploy that writes it and restarts ptp4l there
+  alone, after which `validate --ptp` reads every switch in the new domain.
 
 What software timestamping cannot prove (sub-microsecond offsets) is in docs/ptp.md.
 """
@@ -26,10 +29,12 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from fabricgen.cli import main
+from fabricgen.deploy import DeployOptions, DeployReport, run_deploy
 from fabricgen.lab import LabState, node_exec
-from fabricgen.lab.ptp import restart_command, stop_command
+from fabricgen.lab.ptp import SWITCH_CONF, restart_command, stop_command
 from fabricgen.plan.build import load_plan
 from fabricgen.plan.model import Plan
+from fabricgen.render import manifest
 from fabricgen.validate import CHECKS, Outcome, Report, run_validate
 from tests.conftest import ROOT
 from tests.lab.conftest import fabric_lab
@@ -112,7 +117,7 @@ def test_every_clock_settles_as_planned(plan: Plan, lab: LabState, tmp_path: Pat
 def test_a_wrong_domain_on_one_switch_is_named(plan: Plan, lab: LabState) -> None:
     healthy(plan, lab)
     spine = "plab-spine01"
-    conf = Path(lab.nodes[spine].dir) / "linuxptp" / "ptp4l.conf"
+    conf = Path(lab.nodes[spine].dir) / "linuxptp" / SWITCH_CONF
     planned = conf.read_text()
     wrong = planned.replace("domainNumber 0\n", "domainNumber 1\n")
     assert wrong != planned
@@ -148,7 +153,62 @@ def test_a_boundary_clock_port_down_loses_the_client_behind_it(plan: Plan, lab: 
         node_exec(lab.workdir, "plab-leaf01", ["ip", "link", "set", port.name, "up"])
 
 
+def deployed(plan: Plan, intent: Path, out: Path, lab: LabState, dry_run: bool = False) -> DeployReport:
+    assert main(["render", "-i", str(intent), "-o", str(out)]) == 0
+    return run_deploy(plan, manifest.load(out, plan), DeployOptions(lab_dir=lab.workdir, dry_run=dry_run))
+
+
+def test_deploy_pushes_a_new_ptp4l_conf_and_restarts_ptp4l_only_there(plan: Plan, lab: LabState,
+                                                                      tmp_path: Path) -> None:
+    healthy(plan, lab)
+    switches = sorted(plan.switches)
+    confs = {sw: Path(lab.nodes[sw].dir) / "linuxptp" / SWITCH_CONF for sw in switches}
+    pids = {sw: Path(lab.nodes[sw].dir) / "run" / "ptp4l.pid" for sw in switches}
+
+    def on_nodes() -> dict[str, tuple[str, str]]:
+        return {sw: (confs[sw].read_text(), pids[sw].read_text()) for sw in switches}
+
+    # the lab started FRR bare: the first deploy brings its routing; ptp4l.conf is already the build's
+    first = deployed(plan, INTENT, tmp_path / "build", lab)
+    assert {o.status for o in first.outcomes.values()} == {"changed"}, first.outcomes
+    assert not any("ptp4l.conf" in o.diff for o in first.outcomes.values())
+    started = on_nodes()
+    domain = plan.ptp.domain + 3 if plan.ptp is not None else 3
+    intent = tmp_path / "ptp-domain.yaml"
+    intent.write_text(INTENT.read_text().replace("  profile: default-1588\n",
+                                                 f"  profile: default-1588\n  domain: {domain}\n"))
+    moved = load_plan(intent)
+    dry = deployed(moved, intent, tmp_path / "moved", lab, dry_run=True)
+    for host, o in dry.outcomes.items():
+        assert o.status == "changed", (host, o.reason)
+        assert o.diff.startswith("--- /etc/linuxptp/fabricgen-ptp4l.conf\n+++ ptp4l.conf\n"), o.diff  # no FRR part
+        assert "-domainNumber 0\n" in o.diff and f"+domainNumber {domain}\n" in o.diff
+        assert o.impact is not None and o.impact.worst is not None and o.impact.worst.label == "hitless"
+    assert on_nodes() == started  # the dry run wrote and restarted nothing
+    frr = {sw: (Path(lab.nodes[sw].dir) / "etc-frr" / "frr.conf").stat().st_mtime_ns for sw in switches}
+    real = deployed(moved, intent, tmp_path / "moved", lab)
+    try:
+        assert {o.status for o in real.outcomes.values()} == {"changed"}, real.outcomes
+        now = on_nodes()
+        for sw in switches:
+            assert now[sw][0] == (tmp_path / "moved" / "configs" / sw / "ptp4l.conf").read_text()
+            assert now[sw][1] != started[sw][1]  # ptp4l restarted on it
+            assert (Path(lab.nodes[sw].dir) / "etc-frr" / "frr.conf").stat().st_mtime_ns == frr[sw]  # FRR untouched
+        report = until(moved, lab, lambda r: all((sw, "ptp-domain", "clock") not in failing(r) for sw in switches),
+                       "every switch read in the new domain")
+        read = {o.device: o for o in report.outcomes if o.check == "ptp-domain"}
+        assert all(read[sw].ok and read[sw].actual == f"domain {domain}" for sw in switches)
+        # the servers' and grandmasters' clocks are theirs to change (their NIC scripts), never deploy's
+        assert {o.actual for o in report.failures if o.check == "ptp-domain"} == {"domain 0"}
+        again = deployed(moved, intent, tmp_path / "moved", lab, dry_run=True)
+        assert {o.status for o in again.outcomes.values()} == {"unchanged"}
+    finally:  # the planned domain again for whatever runs next on this lab (each test waits for it to settle)
+        back = deployed(plan, INTENT, tmp_path / "build", lab)
+    assert {o.status for o in back.outcomes.values()} == {"changed"}
+
+
 def test_a_stopped_grandmaster_is_named_and_the_standby_takes_over(plan: Plan, lab: LabState) -> None:
+    """Last in this module: the grandmaster stays stopped."""
     healthy(plan, lab)
     assert plan.ptp is not None
     gm = plan.ptp.grandmaster
@@ -163,3 +223,4 @@ def test_a_stopped_grandmaster_is_named_and_the_standby_takes_over(plan: Plan, l
     running: list[Outcome] = [o for o in report.failures if o.check == "ptp-running"]
     assert [(o.device, o.actual) for o in running] == [(gm, "no ptp4l answers")]
     assert {o.expected for o in report.outcomes if o.check == "ptp-grandmaster"} == {f"{gm} (not answering)"}
+

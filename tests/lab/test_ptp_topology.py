@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fabricgen.lab.daemons import NodePaths, setup_script
+from fabricgen.lab.daemons import NODE_MOUNTS, NodePaths, login_path, setup_script
 from fabricgen.lab.from_plan import lab_topology
 from fabricgen.plan.build import load_plan
 from fabricgen.platforms.ptp_facts import read_ptp4l
@@ -25,7 +25,11 @@ def test_switches_carry_their_rendered_boundary_clock(tmp_path: Path) -> None:
         assert facts is not None and facts.domain == plan.ptp.domain
         assert sorted(facts.ports) == sorted(p.name for p in clock.ports)
         script = setup_script(node, NodePaths(tmp_path / node.name))
-        assert f"/usr/sbin/ptp4l -m -f {tmp_path / node.name / 'linuxptp' / 'ptp4l.conf'}" in script
+        # on the file deploy writes (/etc/linuxptp/fabricgen-ptp4l.conf: the node's own /etc/linuxptp), restarted
+        # by deploy through the node's systemctl stand-in, first on its login PATH
+        assert f"setsid /usr/sbin/ptp4l -m -f {tmp_path / node.name / 'linuxptp' / 'fabricgen-ptp4l.conf'}" in script
+        assert ("linuxptp", "/etc/linuxptp") in NODE_MOUNTS
+        assert login_path(node, NodePaths(tmp_path / node.name)).startswith(f"{tmp_path / node.name / 'ptp-bin'}:")
     server = next(n for n in topo.nodes if n.kind == "server")
     assert "fabricgen-*.conf" in setup_script(server, NodePaths(tmp_path / server.name))
     assert "PTP_CONF_DIR=" in server.host_script

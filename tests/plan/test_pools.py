@@ -21,7 +21,7 @@ from fabricgen.cli import main
 from fabricgen.plan.build import load_plan
 from fabricgen.plan.model import Plan
 from fabricgen.plan.topology import TopologyError
-from fabricgen.plan.underlay import check_unique, planned_addresses
+from fabricgen.plan.underlay import check_unique, given_addresses, planned_addresses
 from fabricgen.render.build import render_all
 from tests.conftest import EXAMPLE, ROOT
 
@@ -64,6 +64,13 @@ def test_separate_v4_and_v6_pools_are_fine(tmp_path: Path) -> None:
     plan = load_plan(intent)
     addrs = [a for a, _, _ in planned_addresses(plan)]
     assert len(addrs) == len(set(addrs)) and any(":" in a for a in addrs)
+
+
+def test_given_addresses_are_the_planned_ones(tmp_path: Path) -> None:
+    """The fast list the uniqueness check counts holds exactly the addresses planned_addresses names."""
+    v6 = load_plan(intent_with(tmp_path, loopbacks_v6="2001:db8::/64", p2p_v6="2001:db8:1::/64"))
+    for plan in (load_plan(EXAMPLE), v6):
+        assert sorted(given_addresses(plan)) == sorted(a for a, _, _ in planned_addresses(plan))
 
 
 def test_plan_refuses_an_address_given_twice() -> None:

@@ -12,11 +12,11 @@ import pytest
 import yaml
 
 from fabricgen.base.findings import Finding
-from fabricgen.check.run import fast_findings
+from fabricgen.check.run import fast_findings, run_checks
 from fabricgen.plan.build import load_plan
 from fabricgen.plan.model import Plan
 from fabricgen.render.build import render_all
-from tests.tenants.test_tenant_plan import GPU_EVPN, lab_with
+from tests.tenants.test_tenant_plan import GPU_EVPN, SERVER_VRFLITE, lab_with
 
 
 def nxos_intent(tmp_path: Path) -> Path:
@@ -25,6 +25,17 @@ def nxos_intent(tmp_path: Path) -> Path:
     data["platforms"] = {"leaf": "nxos", "spine": "nxos"}
     data["switch_models"]["leaf"] = {"model": "N9364D-GX2A", "ports": 64, "port_speed": "400G"}
     path = tmp_path / "nxos.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def vrflite_intent(tmp_path: Path, leaf: str) -> Path:
+    """The server-scope vrf-lite example (3 tenants, blue reaches green) with `leaf` leaves; NX-OS spines."""
+    data = yaml.safe_load(SERVER_VRFLITE.read_text())
+    data["platforms"] = {"leaf": leaf, "spine": "nxos"}
+    if leaf == "nxos":
+        data["switch_models"]["leaf"] = {"model": "N9364D-GX2A", "ports": 64, "port_speed": "400G"}
+    path = tmp_path / f"vrflite-{leaf}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
 
@@ -134,3 +145,49 @@ def test_a_vrf_no_tenant_has(tmp_path: Path) -> None:
     cfg.write_text(cfg.read_text() + "vrf stray\n vni 20000\nexit-vrf\n!\n")
     (found,) = tenant_findings(plan, build)
     assert found.rule == "tenant-numbers" and found.message == "VRF stray is no planned tenant's on this switch"
+
+
+@pytest.fixture()
+def nxos_vrflite(tmp_path: Path) -> tuple[Plan, Path]:
+    return built(vrflite_intent(tmp_path, "nxos"), tmp_path)
+
+
+def test_nxos_vrf_lite_passes_then_a_missing_leak_rt_is_named(nxos_vrflite: tuple[Plan, Path]) -> None:
+    plan, build = nxos_vrflite
+    assert tenant_findings(plan, build) == []
+    cfg = build / "configs" / "gpuhall-leaf02" / "nxos.cfg"
+    edit_text(cfg, "    route-target import 65000:10003\n    route-target import 65000:10002\n",
+              "    route-target import 65000:10003\n")
+    (found,) = tenant_findings(plan, build)
+    assert (found.rule, found.device) == ("tenant-isolation", "gpuhall-leaf02") and found.location.startswith("L")
+    assert found.message == ("VRF blue does not import 65000:10002: the routes of tenant green the intent lets "
+                             "blue reach (its reach: green)")
+
+
+def test_nxos_vrf_lite_port_in_the_wrong_vrf(nxos_vrflite: tuple[Plan, Path]) -> None:
+    plan, build = nxos_vrflite
+    cfg = build / "configs" / "gpuhall-leaf01" / "nxos.cfg"
+    edit_text(cfg, "  vrf member red\n", "  vrf member green\n")  # Ethernet1/1, gpu0001's NIC
+    (found,) = tenant_findings(plan, build)
+    assert found.rule == "tenant-isolation" and found.device == "gpuhall-leaf01"
+    assert found.message == "Ethernet1/1 is in VRF green; the plan has it in tenant red's"
+
+
+def test_nxos_vrf_lite_tag_leaks_and_dangling_lists(nxos_vrflite: tuple[Plan, Path]) -> None:
+    """Letting another tenant's tag in breaks isolation; a missing reach tag breaks the leak across leaves; a
+    `match community` of a list never defined is NX-OS's structural error."""
+    plan, build = nxos_vrflite
+    cfg = build / "configs" / "gpuhall-leaf03" / "nxos.cfg"
+    edit_text(cfg, "ip community-list standard CL-red seq 5 permit 65000:1\n",
+              "ip community-list standard CL-red seq 5 permit 65000:1\n"
+              "ip community-list standard CL-red seq 10 permit 65000:2\n")
+    edit_text(cfg, "ip community-list standard CL-blue seq 10 permit 65000:2\n", "")
+    found = {(f.rule, f.message) for f in tenant_findings(plan, build)}
+    assert found == {
+        ("tenant-isolation", "VRF red imports routes tagged 65000:2: tenants red may not reach (its reach: none)"),
+        ("tenant-isolation", "VRF blue does not let 65000:2 in: the other leaves' routes of tenant green the "
+                             "intent lets blue reach (its reach: green)")}
+    edit_text(cfg, "  match community CL-blue\n", "  match community CL-bleu\n")
+    structural = [f for f in run_checks(plan, build / "configs", cache=False) if f.rule == "nxos-undefined-ref"]
+    assert [(f.device, f.message) for f in structural] == [
+        ("gpuhall-leaf03", "ip community-list CL-bleu is used but not defined")]

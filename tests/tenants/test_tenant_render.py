@@ -112,19 +112,53 @@ def test_nxos_renders_evpn_and_passes_its_structural_check(tmp_path: Path) -> No
     assert "vrf context" not in spine and "feature nv overlay" not in spine
 
 
-def test_nxos_leaves_refuse_vrf_lite_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    import yaml
+@pytest.mark.parametrize("leaf", ["sonic", "nxos", "frr"])
+def test_server_vrflite_example_renders_and_checks_on_every_leaf_platform(leaf: str, tmp_path: Path) -> None:
+    """Done-when of issue 25: the 3-tenant server-scope vrf-lite intent renders on NX-OS, SONiC and FRR leaves
+    and passes every check that runs here (NX-OS: fabricgen's structural rules; the tenant rules everywhere)."""
+    from tests.tenants.test_tenant_check import vrflite_intent
 
-    from fabricgen.cli import main
-    from tests.tenants.test_tenant_check import nxos_intent
+    plan = load_plan(vrflite_intent(tmp_path, leaf))
+    configs = build(plan, tmp_path)
+    assert [f for f in run_checks(plan, configs, cache=False) if f.severity == "error"] == []
+    assert plan.tenancy is not None and list(plan.tenancy.tenants) == ["red", "green", "blue"]
+    assert all(plan.tenancy.leaf_tenants[leaf_] == ["red", "green", "blue"]
+               for leaf_ in plan.switches if leaf_.split("-")[-1].startswith("leaf"))
 
-    path = nxos_intent(tmp_path)
-    data = yaml.safe_load(path.read_text())
-    data["tenancy"]["mechanism"] = "vrf-lite"
-    path.write_text(yaml.safe_dump(data))
-    assert main(["plan", "-i", str(path)]) == 2
-    err = " ".join(capsys.readouterr().err.split())
-    assert "tenancy.mechanism: platform nxos (leaves) lacks the capability `tenancy vrf-lite`" in err
+
+def test_nxos_renders_vrf_lite(tmp_path: Path) -> None:
+    """NX-OS vrf-lite: the RT leaks of the intent's reach, the default-VRF leak with the tenant's tag, the
+    import filter of its own and its reach's tags, the ports in their VRFs with their RoCE QoS unchanged."""
+    from tests.tenants.test_tenant_check import vrflite_intent
+
+    plan = load_plan(vrflite_intent(tmp_path, "nxos"))
+    configs = build(plan, tmp_path)
+    leaf = (configs / "gpuhall-leaf01" / "nxos.cfg").read_text()
+    loopback = plan.switches["gpuhall-leaf01"].loopback
+    blue = (f"vrf context blue\n  rd {loopback}:3\n  address-family ipv4 unicast\n"
+            "    route-target import 65000:10003\n    route-target import 65000:10002\n"
+            "    route-target export 65000:10003\n"
+            "    import vrf default map RM-IMPORT-blue\n    export vrf default map RM-TAG-blue\n")
+    for line in (blue, "ip community-list standard CL-blue seq 5 permit 65000:3\n",
+                 "ip community-list standard CL-blue seq 10 permit 65000:2\n",
+                 "route-map RM-TAG-blue permit 10\n  set community 65000:3 additive\n",
+                 "route-map RM-IMPORT-blue permit 10\n  match community CL-blue\n",
+                 "  vrf blue\n    address-family ipv4 unicast\n      redistribute direct route-map RM-TENANT-DIRECT\n"):
+        assert line in leaf, line
+    assert "evpn" not in leaf and "nve1" not in leaf and "vn-segment" not in leaf and "allow-vpn" not in leaf
+    assert "ip community-list standard CL-red seq 10" not in leaf  # red reaches no one
+    ports = leaf.split("\ninterface ")
+    tenant_port = next(p for p in ports if p.startswith("Ethernet1/1\n"))
+    plain_port = next(p for p in ports if "leaf_spine" in p.split("\n")[1])
+    assert "  vrf member red\n" in tenant_port and "vrf member" not in plain_port
+    qos = [line for line in tenant_port.splitlines() if "priority-flow-control" in line or "service-policy" in line]
+    assert qos and qos == [line for line in plain_port.splitlines()
+                           if "priority-flow-control" in line or "service-policy" in line]
+    lines = tenant_port.splitlines()
+    layer3 = min(i for i, line in enumerate(lines) if line.startswith(("  ip ", "  no ip ", "  no bfd")))
+    assert lines.index("  vrf member red") < layer3
+    spine = (configs / "gpuhall-spine01" / "nxos.cfg").read_text()
+    assert "vrf context" not in spine and "      send-community\n" in spine
 
 
 def test_lab_runs_the_kernel_script_before_zebra_with_netns_vrfs(tmp_path: Path) -> None:

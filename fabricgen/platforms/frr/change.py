@@ -6,10 +6,13 @@ community (RFC 8326), which fabricgen's import policy turns into LOCAL_PREF 0 on
 
 from __future__ import annotations
 
+import json
+import posixpath
 import re
 from collections.abc import Callable, Iterable, Sequence
 
 from fabricgen.platforms.change import Change, Context, Hunk, Impact, Label, with_bgp_line
+from fabricgen.platforms.linuxptp import CONF_FILE as PTP_CONF
 
 DRAIN_LINE = " bgp graceful-shutdown"
 
@@ -125,9 +128,17 @@ def _tenant_rule(c: Change, text: str, top: str) -> Impact | None:
     return None
 
 
+PTP_ONLY = Impact(Label.HITLESS, "PTP only (linuxptp's ptp4l.conf): ptp4l restarts and the clocks behind it re-sync; "
+                                 "no route, session or port changes, traffic flows on")
+
+
 def impact(hunks: list[Hunk], ctx: Context, sides: dict[str, tuple[Sequence[str], Sequence[str]]] | None) -> None:
-    """frr.conf rules; sessions a diff adds or removes as a whole are known across the file's hunks."""
-    label_frr(hunks, frr_rule)
+    """frr.conf rules, sessions a diff adds or removes as a whole known across the file's hunks; a service file
+    beside it (napalm_frr.services: ptp4l.conf) restarts its own daemon only."""
+    for hunk in hunks:
+        if posixpath.basename(hunk.file) == PTP_CONF:
+            hunk.impacts = [PTP_ONLY for _ in hunk.changes]
+    label_frr([h for h in hunks if posixpath.basename(h.file) != PTP_CONF], frr_rule)
 
 
 def label_frr(hunks: list[Hunk], rule: Callable[[Change, set[str] | None, set[str] | None], Impact]) -> None:
@@ -138,4 +149,9 @@ def label_frr(hunks: list[Hunk], rule: Callable[[Change, set[str] | None, set[st
 
 
 def drained(candidate: str, on: bool = True) -> str:
-    return with_bgp_line(candidate, on, DRAIN_LINE)
+    """The candidate with (or without) the drain line; a bundle's (render.manifest.candidate_config) frr.conf."""
+    if not candidate.lstrip().startswith("{"):
+        return with_bgp_line(candidate, on, DRAIN_LINE)
+    bundle = json.loads(candidate)
+    bundle["frr.conf"] = with_bgp_line(bundle["frr.conf"], on, DRAIN_LINE)
+    return json.dumps(bundle, indent=2, sort_keys=True)

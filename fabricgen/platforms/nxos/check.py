@@ -54,6 +54,9 @@ _RE_INTERFACE = re.compile(r"^interface (\S+)$")
 _RE_ROUTER_BGP = re.compile(r"^router bgp (\S+)$")
 _RE_NEIGHBOR = re.compile(r"^neighbor (\S+)")
 _RE_RM_REF = re.compile(r"\broute-map (\S+)(?: (?:in|out))?$")
+_RE_COMMUNITY_LIST = re.compile(r"^ip community-list standard (\S+) ")
+# vrf-lite leaking under `vrf context` (platforms/nxos/tenants.py)
+_RE_VRF_LEAK_MAP = re.compile(r"^(?:import|export) vrf default(?: \d+)? map (\S+)")
 _RE_BREAKOUT = re.compile(r"^interface breakout module 1 port (\S+) map (\d+)g-(\d+)x$")
 _RE_SUBPORT = re.compile(r"^Ethernet1/(\d+)/(\d+)$")
 _RE_WATCHDOG_TIMER = re.compile(
@@ -189,6 +192,8 @@ class _Config:
     route_maps: set[str] = field(default_factory=set)
     prefix_list_refs: list[tuple[str, str, int]] = field(default_factory=list)  # (afi, name, line)
     route_map_refs: list[_Ref] = field(default_factory=list)
+    community_lists: set[str] = field(default_factory=set)
+    community_list_refs: list[_Ref] = field(default_factory=list)
     interfaces: dict[str, _Interface] = field(default_factory=dict)
     bgp_line: int = 0
     neighbors: list[_Ref] = field(default_factory=list)
@@ -306,6 +311,14 @@ def parse(lines: list[str]) -> _Config:
                 mm = _RE_MATCH_PL.match(child.text)
                 if mm:
                     cfg.prefix_list_refs.extend((mm.group(1), n, child.line) for n in mm.group(2).split())
+                elif child.text.startswith("match community "):
+                    cfg.community_list_refs.extend(_Ref(n, child.line) for n in child.text.split()[2:])
+        elif m := _RE_COMMUNITY_LIST.match(text):
+            cfg.community_lists.add(m.group(1))
+        elif text.startswith("vrf context "):
+            for child, _ in obj.descendants():
+                if mm := _RE_VRF_LEAK_MAP.match(child.text):
+                    cfg.route_map_refs.append(_Ref(mm.group(1), child.line))
         elif m := _RE_INTERFACE.match(text):
             cfg.interfaces[m.group(1)] = _parse_interface(m.group(1), obj)
         elif _RE_ROUTER_BGP.match(text):
@@ -420,6 +433,9 @@ class _Checker:
         for afi, name, line in cfg.prefix_list_refs:
             if (afi, name) not in cfg.prefix_lists:
                 self.add("nxos-undefined-ref", line, f"{afi} prefix-list {name} is used but not defined")
+        for ref in cfg.community_list_refs:
+            if ref.name not in cfg.community_lists:
+                self.add("nxos-undefined-ref", ref.line, f"ip community-list {ref.name} is used but not defined")
 
     def system_qos(self) -> None:
         where = self.cfg.system_qos_line

@@ -7,7 +7,9 @@ Commands and the shapes read (tests/validate/ptp/samples/nxos/ say where each re
 * ``show ptp clock``: ``PTP Device Type : boundary-clock``, ``Clock Identity``, ``Clock Domain``,
   ``Offset From Master``, ``Mean Path Delay``, ``Steps removed`` (``label : value`` lines);
 * ``show ptp parent``: ``Parent Clock Identity:`` and ``Grandmaster Clock Identity:`` (the labels
-  Cisco's output uses and PTP-Walker's NX-OS parser reads).
+  Cisco's output uses and PTP-Walker's NX-OS parser reads), identities as ``ec:46:70:ff:fe:01:01:01``
+  (ptp_state.identity also takes unpadded octets).  Its sample is assembled, not recorded (the file says
+  from what): read by label, so neither line order nor indentation matters.
 
 NX-OS shows no time since the last Sync in these commands (``show ptp corrections`` lists the SUP time
 of each correction, not the clock's now), so ``last_sync_s`` stays unknown and validate does not judge it.

@@ -298,6 +298,4 @@ def impact(hunks: list[Hunk], ctx: Context, sides: dict[str, tuple[Sequence[str]
 
 def drained(candidate: str, on: bool = True) -> str:
     """FRR's drain on the frr.conf of the candidate bundle (render.manifest.candidate_config's JSON)."""
-    bundle = json.loads(candidate)
-    bundle["frr.conf"] = frr.drained(bundle["frr.conf"], on)
-    return json.dumps(bundle, indent=2, sort_keys=True)
+    return frr.drained(candidate, on)

@@ -94,13 +94,19 @@ def test_nxos_show_ptp_outputs() -> None:
     assert (s["mode"], s["domain"], s["steps_removed"], s["offset_ns"], s["path_delay_ns"]) == (
         "boundary", 0, 1, 24.0, 528.0)
     assert s["identity"] == "" and s["last_sync_s"] is None  # redacted in the source; NX-OS shows no sync age
-    assert s["grandmaster"] == s["parent"] == "001101fffe000001"
+    assert s["grandmaster"] == s["parent"] == "ec4670fffe010101"
 
     class Ssh(NxosPtpGetters):
         def cli(self, commands: list[str], encoding: str = "text") -> dict[str, Any]:
             return {c: texts[c] for c in commands}
 
     assert Ssh().get_ptp_clocks() == {"": s}
+    # the parent sample is assembled (its file says so): the parser must not depend on its line order, its
+    # indentation or zero-padded octets
+    shuffled = "Grandmaster Clock:\n  Grandmaster Clock Identity: ec:46:70:ff:fe:1:1:1\n  Class: 6\n" \
+               "Parent Clock:\n  Parent Clock Identity: 0:22:bd:ff:fe:b6:3d:1f\n"
+    moved = parse_nxos_ptp(texts["show ptp brief"], texts["show ptp clock"], shuffled)
+    assert (moved["grandmaster"], moved["parent"]) == ("ec4670fffe010101", "0022bdfffeb63d1f")
 
 
 # --------------------------------------------------------------------------- judging against the plan
