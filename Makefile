@@ -44,12 +44,13 @@ sonic-yang: venv
 	$(BIN)/python -m fabricgen.check.yang_models fetch $(if $(SONIC_YANG_DIR),--dest $(SONIC_YANG_DIR)) $(if $(RELEASE),--release $(RELEASE))
 
 # The whole suite: lint, types, then every test (live-lab tests need root; they skip elsewhere).
+# -n auto: the live labs (one xdist group, one lab at a time) run beside the other tests on the remaining cores
 test: venv lint typecheck
-	$(BIN)/pytest -q -rs
+	$(BIN)/pytest -q -rs -n auto --dist loadgroup
 
 # The inner loop: no live lab, no wheel or venv builds, no 8K+ GPU designs (the whole suite is `make test`).
 test-fast: venv
-	$(BIN)/pytest -q -m "not lab and not slow"
+	$(BIN)/pytest -q -n auto -m "not lab and not slow"
 
 lint: venv
 	$(BIN)/ruff check .

@@ -165,6 +165,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         self.service_settle: float = float(args.get("service_settle", 1))
         self._sides: dict[str, S.Candidate] = {}  # the loaded candidate's service files
         self._sides_committed: list[S.Placed] = []  # changed by this session's last commit: what rollback() undoes
+        self._frr_unchanged: bool | None = None  # compare_config found nothing for FRR to do (None: not compared)
 
     # ------------------------------------------------------------------ connection
 
@@ -623,6 +624,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         if self._candidate is None or self._candidate_path is None:
             return ""
         diff = self._frr_diff(self._candidate_path, self._candidate)
+        self._frr_unchanged = not diff
         known = self.last_sides is not None or not diff  # None: FRR's hunk is frr-reload's listing (label the text)
         sides = list(self.last_sides or [])
         for c in self._sides.values():
@@ -643,17 +645,25 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         find nothing left to do.  On any failure the
         rollback point is installed and reloaded and ReplaceConfigException raised.
         ``message`` is not stored (FRR has no commit log); ``revert_in`` (commit
-        confirm) is not supported.
+        confirm) is not supported.  Service files (ptp4l.conf) go in after FRR's part; when compare_config
+        found nothing for FRR to do and a service file changes, FRR is not reloaded at all (its rollback
+        point is still saved, so rollback() finds the config it runs).
         """
         if revert_in is not None:
             raise NotImplementedError("commit confirm (revert_in) is not supported; use rollback()")
         if self._candidate is None or self._candidate_path is None:
             raise ReplaceConfigException("no candidate loaded (load_replace_candidate first)")
-        self._frr_precheck(self._candidate_path)
-        self._frr_apply(self._candidate_path)
+        frr_too = not (self._frr_unchanged and any(c.changed for c in self._sides.values()))
+        if frr_too:
+            self._frr_precheck(self._candidate_path)
+            self._frr_apply(self._candidate_path)
+        elif self._candidate_path == READ_ONLY:
+            raise ReplaceConfigException(f"{self.hostname}: a read-only connection (dry run, validate) never commits")
+        else:  # a service file alone changes: FRR is not reloaded, and rollback() finds the config it runs
+            self._save_rollback_point()
         reason = self._apply_services()
         if reason:  # all or nothing: FRR's part goes back too
-            restore = self._restore_rollback_point()
+            restore = self._restore_rollback_point() if frr_too else ""
             if restore:
                 raise ConfigUndetermined(f"{self.hostname}: commit failed ({reason}) AND restoring the previous FRR "
                                          f"config failed ({restore}); the device config is undetermined")
@@ -669,6 +679,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         self._candidate = None
         self._candidate_path = None
         self._sides = {}
+        self._frr_unchanged = None
 
     def rollback(self) -> None:
         """Restore the config saved by the last commit (``<frr_config_path>.rollback``) and reload it, and the

@@ -24,6 +24,9 @@ EXAMPLES = sorted((ROOT / "inventory" / "examples").glob("*.yaml"))
 REQUIRE_SHARED = "FABRICGEN_REQUIRE_SHARED"
 STATE_ENV = "FABRICGEN_STATE_DIR"  # fabricgen.deploy.state.STATE_ENV (read here before fabricgen is imported)
 YANG_MARK = "sonic_yang"  # every test that runs SONiC's YANG models; counted in the summary
+# pytest-xdist (`make test` runs `-n auto --dist loadgroup`): the live labs run one after another on one worker,
+# so does the live source-of-truth group, while the other tests share the remaining workers
+SERIAL_GROUPS = {"lab": "lab", "sot_live": "sot"}
 
 
 def shared_required() -> bool:
@@ -65,10 +68,27 @@ def sonic_yang_models() -> Path:
         missing(str(exc))
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group markers into the node ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "sonic_yang_models" in getattr(item, "fixturenames", ()):
             item.add_marker(YANG_MARK)
+        for marker, group in SERIAL_GROUPS.items():
+            if item.get_closest_marker(marker):
+                item.add_marker(pytest.mark.xdist_group(group))
+                break
+
+
+@pytest.fixture(autouse=True)
+def _serial_group_held(request: pytest.FixtureRequest) -> None:
+    """Under xdist a live-lab test must carry its group in its node id, or two labs run at once and collide
+    (pytest 9.2 silently drops the group: pytest-dev/pytest-xdist#1386)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return
+    for marker, group in SERIAL_GROUPS.items():
+        if request.node.get_closest_marker(marker) and not request.node.nodeid.endswith(f"@{group}"):
+            pytest.fail(f"{request.node.nodeid} runs outside its xdist group {group!r} (run with --dist loadgroup)",
+                        pytrace=False)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -13,7 +13,7 @@ from fabricgen.base.templating import environment
 from fabricgen.catalog.registry import PLATFORMS, SWITCH_PLATFORMS, Capabilities, load, platform
 from fabricgen.errors import FabricError
 from fabricgen.intent.model import Intent
-from fabricgen.plan.build import build_plan
+from fabricgen.plan.build import build_plan, load_plan
 from fabricgen.render.build import render_switch
 from tests.conftest import small_intent
 
@@ -54,6 +54,23 @@ def test_napalm_driver_is_installed(name: str) -> None:
 
     driver = get_network_driver(platform(name).napalm_driver)
     assert callable(driver.load_replace_candidate)
+
+
+def test_service_files_are_rendered_and_placed_by_the_driver() -> None:
+    """A record's service files: written by its renderer where PTP runs, and placed by its napalm driver (the
+    candidate bundle names nothing the driver does not know where to put)."""
+    from napalm_frr.services import SERVICE_FILES
+    from tests.conftest import ROOT
+
+    ptp_plan = load_plan(ROOT / "inventory" / "lab" / "ptp.yaml")
+    for name in SWITCHES:
+        record = platform(name)
+        assert set(record.service_files) <= set(SERVICE_FILES) if record.napalm_driver == "frr" else \
+            not record.service_files
+    frr = platform("frr")
+    assert frr.service_files == ("ptp4l.conf",)
+    for sw in ptp_plan.switches.values():
+        assert set(frr.service_files) <= set(render_switch(sw, ptp_plan))
 
 
 def test_extractor_reads_each_platforms_rendered_files(tmp_path: Path) -> None:

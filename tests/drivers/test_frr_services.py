@@ -79,6 +79,22 @@ def test_an_unchanged_ptp4l_conf_is_neither_uploaded_nor_restarted() -> None:
     assert not any("systemctl" in c for c in sent(d))
 
 
+def test_a_ptp_only_change_never_reloads_frr() -> None:
+    """compare_config found nothing for FRR to do: the commit saves FRR's rollback point (rollback() must find
+    the config FRR runs) and touches ptp4l alone -- no install, no frr-reload --reload."""
+    save = ("set -e; vtysh -c 'show running-config no-header' > /etc/frr/frr.conf.rollback.new; test -s "
+            "/etc/frr/frr.conf.rollback.new; mv -f /etc/frr/frr.conf.rollback.new /etc/frr/frr.conf.rollback; "
+            "if [ -e /etc/frr/frr.conf ]; then cp -p /etc/frr/frr.conf /etc/frr/frr.conf.fabricgen-prev; else rm -f "
+            "/etc/frr/frr.conf.fabricgen-prev; fi")
+    d = device(OLD, "compare_noop", **{save: [{}]})
+    d.load_replace_candidate(config=bundle())
+    assert d.compare_config().startswith(f"--- {CONF}\n")
+    d.commit_config()
+    commands = sent(d)
+    assert commands.index(save) < commands.index(INSTALL) < commands.index(RESTART)
+    assert not any("--reload" in c or "fabricgen-new /etc/frr/frr.conf" in c for c in commands)
+
+
 def test_a_first_ptp4l_conf_is_created() -> None:
     d = device(None)
     d.load_replace_candidate(config=bundle())

@@ -185,6 +185,7 @@ def test_deploy_pushes_a_new_ptp4l_conf_and_restarts_ptp4l_only_there(plan: Plan
         assert "-domainNumber 0\n" in o.diff and f"+domainNumber {domain}\n" in o.diff
         assert o.impact is not None and o.impact.worst is not None and o.impact.worst.label == "hitless"
     assert on_nodes() == started  # the dry run wrote and restarted nothing
+    frr = {sw: (Path(lab.nodes[sw].dir) / "etc-frr" / "frr.conf").stat().st_mtime_ns for sw in switches}
     real = deployed(moved, intent, tmp_path / "moved", lab)
     try:
         assert {o.status for o in real.outcomes.values()} == {"changed"}, real.outcomes
@@ -192,6 +193,7 @@ def test_deploy_pushes_a_new_ptp4l_conf_and_restarts_ptp4l_only_there(plan: Plan
         for sw in switches:
             assert now[sw][0] == (tmp_path / "moved" / "configs" / sw / "ptp4l.conf").read_text()
             assert now[sw][1] != started[sw][1]  # ptp4l restarted on it
+            assert (Path(lab.nodes[sw].dir) / "etc-frr" / "frr.conf").stat().st_mtime_ns == frr[sw]  # FRR untouched
         report = until(moved, lab, lambda r: all((sw, "ptp-domain", "clock") not in failing(r) for sw in switches),
                        "every switch read in the new domain")
         read = {o.device: o for o in report.outcomes if o.check == "ptp-domain"}

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import csv
 import io
+import random
 from typing import Any
 
 import pytest
 
 from fabricgen.intent.model import Intent
 from fabricgen.plan.build import build_plan
-from fabricgen.plan.physical import build_physical, fibre_name, module_name, optic_name
+from fabricgen.plan.physical import build_physical, csv_line, fibre_name, module_name, optic_name
 from fabricgen.render.summary import cabling_csv, summary
 from tests.conftest import small_intent
 
@@ -85,3 +86,14 @@ def test_cabling_csv_is_one_row_per_physical_cable() -> None:
     fibre = next(r for r in rows if r["cable_type"] == "MPO-12 fibre")
     assert fibre["a_module"] == fibre["z_module"] == "OSFP 2x400G-DR4 twin-port"
     assert sum(int(r["links"]) for r in rows) == len(plan.links)
+
+
+def test_csv_line_is_what_csv_writer_writes() -> None:
+    """cabling.csv joins a row itself when nothing needs quoting: every row, quoted or not, is csv.writer's."""
+    rng = random.Random(28)
+    alphabet = ["a", "Z", " ", "\t", ",", '"', "\r", "\n", ";", ":", "é", "\\", "'", ""]
+    for _ in range(20000):
+        row = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 4))) for _ in range(rng.randint(1, 11))]
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerow(row)
+        assert csv_line(row) == out.getvalue()[:-1], row
