@@ -114,14 +114,17 @@ def test_nxos_renders_evpn_and_passes_its_structural_check(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("leaf", ["sonic", "nxos", "frr"])
-def test_server_vrflite_example_renders_and_checks_on_every_leaf_platform(leaf: str, tmp_path: Path) -> None:
+def test_server_vrflite_example_renders_and_checks_on_every_leaf_platform(leaf: str, tmp_path: Path,
+                                                                          request: pytest.FixtureRequest) -> None:
     """Done-when of issue 25: the 3-tenant server-scope vrf-lite intent renders on NX-OS, SONiC and FRR leaves
-    and passes every check that runs here (NX-OS: fabricgen's structural rules; the tenant rules everywhere)."""
+    and passes every check (NX-OS: fabricgen's structural rules; SONiC: its YANG models, which the SONiC case
+    needs like every YANG test; the tenant rules everywhere)."""
     from tests.tenants.test_tenant_check import vrflite_intent
 
+    yang = request.getfixturevalue("sonic_yang_models") if leaf == "sonic" else None
     plan = load_plan(vrflite_intent(tmp_path, leaf))
     configs = build(plan, tmp_path)
-    assert [f for f in run_checks(plan, configs, cache=False) if f.severity == "error"] == []
+    assert [f for f in run_checks(plan, configs, yang_dir=yang, cache=False) if f.severity == "error"] == []
     assert plan.tenancy is not None and list(plan.tenancy.tenants) == ["red", "green", "blue"]
     assert all(plan.tenancy.leaf_tenants[leaf_] == ["red", "green", "blue"]
                for leaf_ in plan.switches if leaf_.split("-")[-1].startswith("leaf"))
