@@ -63,9 +63,9 @@ import secrets
 import shlex
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from napalm.base import NetworkDriver, models
 from napalm.base.exceptions import (
@@ -166,6 +166,8 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         self._sides: dict[str, S.Candidate] = {}  # the loaded candidate's service files
         self._sides_committed: list[S.Placed] = []  # changed by this session's last commit: what rollback() undoes
         self._frr_unchanged: bool | None = None  # compare_config found nothing for FRR to do (None: not compared)
+        self._rollback_saved = False  # fabricgen_setup saved the rollback point before it changed anything
+        self._setup_journal: str | None = None  # what this session's setup script created (_undo_setup)
 
     # ------------------------------------------------------------------ connection
 
@@ -558,7 +560,8 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
     def _frr_apply(self, path: str) -> None:
         """Save the rollback point, install ``path`` as frr.conf, reload, check saved = running and
         that every daemon holds its policy; restore and raise on any failure."""
-        self._save_rollback_point()
+        if not self._rollback_saved:
+            self._save_rollback_point()
         try:
             self._install(path)
         except CommandErrorException as exc:
@@ -570,7 +573,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
             except Exception as exc:  # noqa: BLE001
                 reason = f"re-applying policy to a daemon failed: {type(exc).__name__}: {exc}"
         if reason:
-            restore = self._restore_rollback_point()
+            restore = self._undo_and_restore()
             if restore:
                 raise ConfigUndetermined(
                     f"{self.hostname}: commit failed ({reason}) AND restoring the previous config failed "
@@ -582,9 +585,16 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         res = self._run(self._frr_sh(f"test -s {shlex.quote(self.rollback_path)}"))
         if not res.ok:
             raise CommandErrorException(f"{self.hostname}: no rollback point at {self.rollback_path}")
-        reason = self._restore_rollback_point()
+        reason = self._undo_and_restore()
         if reason:
             raise CommandErrorException(f"{self.hostname}: rollback failed: {reason}")
+
+    def _undo_and_restore(self) -> str:
+        """The kernel side first (what this session's setup script created: a tenant's namespace gone, zebra
+        drops its L3VNI, so bgpd lets its ``router bgp ... vrf`` go), then FRR's rollback point; "" or why not."""
+        undone = self._undo_setup()
+        restore = self._restore_rollback_point()
+        return "; ".join(r for r in (undone, restore) if r)
 
     # ------------------------------------------------------------------ config: napalm API
 
@@ -659,11 +669,11 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
             self._frr_apply(self._candidate_path)
         elif self._candidate_path == READ_ONLY:
             raise ReplaceConfigException(f"{self.hostname}: a read-only connection (dry run, validate) never commits")
-        else:  # a service file alone changes: FRR is not reloaded, and rollback() finds the config it runs
-            self._save_rollback_point()
+        elif not self._rollback_saved:  # a service file alone changes: FRR is not reloaded, and rollback() finds
+            self._save_rollback_point()  # the config it runs
         reason = self._apply_services()
         if reason:  # all or nothing: FRR's part goes back too
-            restore = self._restore_rollback_point() if frr_too else ""
+            restore = self._undo_and_restore() if frr_too or self._setup_journal else ""
             if restore:
                 raise ConfigUndetermined(f"{self.hostname}: commit failed ({reason}) AND restoring the previous FRR "
                                          f"config failed ({restore}); the device config is undetermined")
@@ -680,6 +690,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         self._candidate_path = None
         self._sides = {}
         self._frr_unchanged = None
+        self._rollback_saved = False
 
     def rollback(self) -> None:
         """Restore the config saved by the last commit (``<frr_config_path>.rollback``) and reload it, and the
@@ -761,41 +772,108 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         that need FRR's own view on every FRR-based platform (validate --tenants)."""
         return self._check(self._vtysh(command))
 
-    SETUP_WAIT = 30.0  # seconds zebra gets to bind the namespaces a setup script made
+    SETUP_WAIT = 30.0  # seconds zebra gets to bind the namespaces a setup script made, and to raise their L3VNIs
+
+    @property
+    def setup_undo_path(self) -> str:
+        """Where the setup script journals what it creates (the undo of this session's last setup)."""
+        return f"{self.state_dir}/setup-undo.sh"
 
     def fabricgen_setup(self, script: str) -> list[str]:
         """Run the switch's rendered setup script (Linux + FRR: tenants.sh, the kernel side of its tenant VRFs)
-        on the host, then wait until zebra has bound every netns VRF the loaded candidate names.
+        on the host, wait until zebra has bound every netns VRF the loaded candidate names, then bind each new
+        VRF's L3VNI and wait until zebra has it up.
 
         Deploy calls it right before the commit: frr-reload applies ``vrf X`` / ``netns /run/netns/X`` only
         once zebra -n has found the namespace and made the VRF (before that FRR 8.4 answers "Can not associate
         NS" and vtysh loses the ``vrf X`` context: "Failure to communicate ... vrf X"), and a tenant's port is
-        configured in its VRF only once the script moved it there.  The script is idempotent (it creates only
-        what is missing).  A read-only (dry-run) connection refuses: a dry run changes nothing."""
+        configured in its VRF only once the script moved it there.
+
+        The L3VNI goes first, alone, because zebra installs a remote VTEP's router MAC (the neighbour and FDB
+        entry a VRF route through that VTEP needs) only for a route it gets while the VRF's L3VNI is up
+        (zebra_vxlan.c ``zebra_vxlan_evpn_vrf_route_add``), and bgpd never sends an unchanged route again.  The
+        script's VXLAN device appears while EVPN is on and no VRF claims its VNI, so zebra first takes it for an
+        L2VNI; reloaded in one go with ``router bgp ... vrf X``, bgpd could import the other leaves' routes of
+        the VRF before zebra had turned that into an up L3VNI, and those routes forwarded nowhere (half of a
+        tenant's pairs silent).
+
+        The script is idempotent (it creates only what is missing) and journals what it creates
+        (``FABRICGEN_UNDO``): if anything fails from here to the end of the commit, or rollback() runs in this
+        session, exactly that is removed again (``_undo_setup``).  The rollback point is saved here, before
+        anything changes.  A read-only (dry-run) connection refuses: a dry run changes nothing."""
         if self.read_only:
             raise ReplaceConfigException(f"{self.hostname}: a read-only connection (dry run, validate) never runs "
                                          "the setup script")
+        self._save_rollback_point()
+        self._rollback_saved = True
+        undo = shlex.quote(self.setup_undo_path)
         path = self._remote_candidate_path(self._new_token(), "setup.sh")
         self._upload(self._priv, path, script)
+        self._setup_journal = self.setup_undo_path
         try:
-            res = self._run(self._priv(f"sh {shlex.quote(path)}"), timeout=self.reload_timeout)
+            res = self._run(self._priv(f": > {undo} && FABRICGEN_UNDO={undo} sh {shlex.quote(path)}"),
+                            timeout=self.reload_timeout)
         finally:
             self._run(self._priv(f"rm -f {shlex.quote(path)}"))
         if not res.ok:
-            raise ReplaceConfigException(f"{self.hostname}: the setup script exited {res.exit_status}, FRR left "
-                                         f"as it was:\n{res.error_text()[:2000]}")
+            self._setup_failed(f"the setup script exited {res.exit_status}", res.error_text()[:2000], False)
         wanted = P.netns_vrfs(self._candidate or "")
+        missing = self._wait(lambda: sorted(wanted - P.bound_vrfs(self._check(self._vtysh("show vrf")))))
+        if missing:
+            self._setup_failed(f"zebra has not bound the namespace of VRF {', '.join(missing)} within "
+                               f"{self.SETUP_WAIT:.0f}s of the setup script (is zebra running with -n?)", "", False)
+        notes = [f"setup script run; zebra bound VRF {', '.join(sorted(wanted))}" if wanted else "setup script run"]
+        l3 = {vrf: vni for vrf, vni in P.netns_l3vnis(self._candidate or "").items() if not self._l3vni_up(vrf, vni)}
+        if not l3:
+            return notes
+        lines = [c for vrf, vni in l3.items() for c in (f"vrf {vrf}", f"vni {vni}", "exit-vrf")]
+        self._check(self._vtysh("configure terminal", *lines))
+        down = self._wait(lambda: [f"{vni} (VRF {vrf})" for vrf, vni in l3.items() if not self._l3vni_up(vrf, vni)])
+        if down:
+            self._setup_failed(f"zebra has not brought L3VNI {', '.join(down)} up within {self.SETUP_WAIT:.0f}s "
+                               "(`show evpn vni <vni>`: its VXLAN device and bridge)", "", True)
+        return [*notes, f"L3VNI {', '.join(f'{vni} (VRF {vrf})' for vrf, vni in l3.items())} up in zebra before "
+                        "the reload"]
+
+    def _wait(self, pending: Callable[[], list[str]]) -> list[str]:
+        """Poll ``pending`` until it is empty or SETUP_WAIT has passed; what is left."""
         deadline = time.monotonic() + self.SETUP_WAIT
         while True:
-            missing = sorted(wanted - P.bound_vrfs(self._check(self._vtysh("show vrf"))))
-            if not missing or time.monotonic() > deadline:
-                break
+            left = pending()
+            if not left or time.monotonic() > deadline:
+                return left
             time.sleep(0.5)
-        if missing:
-            raise ReplaceConfigException(f"{self.hostname}: zebra has not bound the namespace of VRF "
-                                         f"{', '.join(missing)} within {self.SETUP_WAIT:.0f}s of the setup script "
-                                         "(is zebra running with -n?); FRR left as it was")
-        return [f"setup script run; zebra bound VRF {', '.join(sorted(wanted))}" if wanted else "setup script run"]
+
+    def _l3vni_up(self, vrf: str, vni: int) -> bool:
+        res = self._run(self._vtysh(f"show evpn vni {vni} json"))
+        return res.ok and P.l3vni_up(res.stdout, vrf)
+
+    def _setup_failed(self, why: str, detail: str, frr_changed: bool) -> NoReturn:
+        """Undo what the setup created (and FRR's L3VNI lines, ``frr_changed``), then raise: the commit never
+        starts.  Undetermined if the undo itself fails."""
+        undone = self._undo_setup()
+        restore = (self._restore_rollback_point() if frr_changed else "") if not undone else ""
+        if undone or restore:
+            raise ConfigUndetermined(f"{self.hostname}: {why} AND undoing it failed ({undone or restore}); the "
+                                     "device is undetermined")
+        self._rollback_saved = False
+        raise ReplaceConfigException(f"{self.hostname}: {why}; what the setup script created is removed again, "
+                                     f"FRR left as it was" + (f":\n{detail}" if detail else ""))
+
+    def _undo_setup(self) -> str:
+        """Remove what this session's setup script created, newest first (its journal), once; "" or why not.
+
+        Only the journal's lines run: each names one object this run made (a namespace, a port moved into it,
+        a VXLAN device, a bridge), so nothing the switch had before is touched."""
+        journal, self._setup_journal = self._setup_journal, None
+        if not journal:
+            return ""
+        q = shlex.quote(journal)
+        res = self._run(self._priv(f"if [ -s {q} ]; then tac {q} | sh -e; fi"), timeout=self.reload_timeout)
+        if not res.ok:
+            return f"undoing the setup script ({journal}) exited {res.exit_status}: {res.error_text()[:2000]}"
+        self._run(self._priv(f": > {q}"))
+        return ""
 
     def fabricgen_reset_bgp(self) -> None:
         """Hard-reset every BGP session (``clear bgp *``): new keepalive/hold times apply only to a

@@ -666,6 +666,33 @@ def netns_vrfs(config: str) -> set[str]:
     return out
 
 
+def netns_l3vnis(config: str) -> dict[str, int]:
+    """The L3VNI of each VRF an frr.conf binds to a network namespace (``vrf X`` with ``vni N`` and ``netns``)."""
+    vnis: dict[str, int] = {}
+    vrf = ""
+    for line in config.splitlines():
+        words = line.split()
+        if line.startswith("vrf ") and len(words) == 2:
+            vrf = words[1]
+        elif not line.startswith(" "):
+            vrf = ""
+        elif vrf and len(words) == 2 and words[0] == "vni" and words[1].isdigit():
+            vnis[vrf] = int(words[1])
+    bound = netns_vrfs(config)
+    return {vrf: vni for vrf, vni in sorted(vnis.items()) if vrf in bound}
+
+
+def l3vni_up(show_evpn_vni_json: str, vrf: str) -> bool:
+    """zebra's ``show evpn vni <vni> json``: the VNI is an L3VNI of ``vrf`` whose VXLAN device and SVI zebra
+    has mapped and sees up (``"state": "Up"``, zebra_vxlan.c ``zl3vni_print``); "" or an L2VNI: False."""
+    try:
+        doc = json.loads(show_evpn_vni_json or "{}")
+    except ValueError:
+        return False
+    return (isinstance(doc, dict) and doc.get("type") == "L3" and doc.get("state") == "Up"
+            and vrf in (doc.get("tenantVrf"), doc.get("vrf")))
+
+
 def bound_vrfs(show_vrf: str) -> set[str]:
     """zebra's ``show vrf``: the active VRFs (``vrf X id N netns <path>`` / ``... table T``; not ``inactive``)."""
     return {words[1] for words in (line.split() for line in show_vrf.splitlines())

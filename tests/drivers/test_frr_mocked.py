@@ -349,40 +349,100 @@ def test_nornir_napalm_finds_the_driver_by_platform(tmp_path: Path, monkeypatch:
 # --------------------------------------------------------------------------- setup script (tenants.sh)
 
 SETUP = f"/etc/frr/.fabricgen/fabricgen-{TOKEN}-setup.sh"
+UNDO = "/etc/frr/.fabricgen/setup-undo.sh"
+RUN_SETUP = f": > {UNDO} && FABRICGEN_UNDO={UNDO} sh {SETUP}"
+RUN_UNDO = f"if [ -s {UNDO} ]; then tac {UNDO} | sh -e; fi"
+SAVE = ("set -e; vtysh -c 'show running-config no-header' > /etc/frr/frr.conf.rollback.new; test -s "
+        "/etc/frr/frr.conf.rollback.new; mv -f /etc/frr/frr.conf.rollback.new /etc/frr/frr.conf.rollback; "
+        "if [ -e /etc/frr/frr.conf ]; then cp -p /etc/frr/frr.conf /etc/frr/frr.conf.fabricgen-prev; else rm -f "
+        "/etc/frr/frr.conf.fabricgen-prev; fi")
+RED_VNI = "vtysh -c 'show evpn vni 10011 json'"
+BIND_RED = "vtysh -c 'configure terminal' -c 'vrf red' -c 'vni 10011' -c exit-vrf"
+NETNS_VRFS = "vrf red\n vni 10011\n netns /run/netns/red\nexit-vrf\n!\nvrf blue\n vni 10013\nexit-vrf\n"
+# zebra's `show evpn vni 10011 json` (zebra_vxlan.c zl3vni_print; FRR 8.4 as the lab runs it)
+L3VNI = {"vni": 10011, "type": "L3", "vrf": "red", "tenantVrf": "red", "localVtepIp": "198.18.0.3",
+         "vxlanIntf": "vx11", "sviIntf": "br11", "state": "Up", "sysMac": "ca:4e:9b:0e:cc:ed",
+         "routerMac": "ca:4e:9b:0e:cc:ed", "vniFilter": "none", "l2Vnis": []}
 
 
-def _setup_driver(script_status: int, show_vrf: list[str]) -> MockFrrDriver:
-    extra: dict[str, list[dict[str, Any]]] = {
+def _setup_driver(script_status: int, show_vrf: list[str], case: str = "getters",
+                  red_vni: tuple[str, ...] = (json.dumps(L3VNI),),
+                  extra: dict[str, list[dict[str, Any]]] | None = None) -> MockFrrDriver:
+    replies: dict[str, list[dict[str, Any]]] = {
+        SAVE: [{}],
         f"umask 077; mkdir -p /etc/frr/.fabricgen && cat > {SETUP} && sha256sum {SETUP}":
             [{"stdout_sha256_of_stdin": SETUP}],
-        f"sh {SETUP}": [{"stderr_text": "RTNETLINK answers: File exists\n" if script_status else "",
-                         "exit_status": script_status}],
+        RUN_SETUP: [{"stderr_text": "RTNETLINK answers: File exists\n" if script_status else "",
+                     "exit_status": script_status}],
         f"rm -f {SETUP}": [{}],
-        "vtysh -c 'show vrf'": [{"stdout_text": text} for text in show_vrf]}
-    d = driver("getters", extra)
+        "vtysh -c 'show vrf'": [{"stdout_text": text} for text in show_vrf],
+        RED_VNI: [{"stdout_text": text} for text in red_vni],
+        BIND_RED: [{}], RUN_UNDO: [{}], f": > {UNDO}": [{}], **(extra or {})}
+    d = driver(case, replies)
     d.SETUP_WAIT = 2.0
-    d._candidate = "vrf red\n vni 10011\n netns /run/netns/red\nexit-vrf\n!\nvrf blue\n vni 10013\nexit-vrf\n"
+    d._candidate = NETNS_VRFS
     return d
 
 
 def test_setup_script_runs_then_waits_for_zebra_to_bind_the_namespaces() -> None:
-    """Deploy's step before an FRR reload (Linux + FRR tenants.sh): upload, run, remove, then wait until
-    zebra lists every netns VRF of the candidate as active (`show vrf`: `vrf X id N netns <path>`)."""
+    """Deploy's step before an FRR reload (Linux + FRR tenants.sh): save the rollback point, upload, run with
+    its undo journal, remove, then wait until zebra lists every netns VRF of the candidate as active
+    (`show vrf`: `vrf X id N netns <path>`); an L3VNI zebra already has up is left alone."""
     d = _setup_driver(0, ["vrf red inactive\n", "vrf blue id 4 table 1004\nvrf red id 3 netns /run/netns/red\n"])
     assert d.fabricgen_setup("#!/bin/sh\nip netns add red\n") == ["setup script run; zebra bound VRF red"]
-    assert sent(d) == [f"umask 077; mkdir -p /etc/frr/.fabricgen && cat > {SETUP} && sha256sum {SETUP}",
-                       f"sh {SETUP}", f"rm -f {SETUP}", "vtysh -c 'show vrf'", "vtysh -c 'show vrf'"]
+    assert sent(d) == [SAVE, f"umask 077; mkdir -p /etc/frr/.fabricgen && cat > {SETUP} && sha256sum {SETUP}",
+                       RUN_SETUP, f"rm -f {SETUP}", "vtysh -c 'show vrf'", "vtysh -c 'show vrf'", RED_VNI]
 
 
-def test_setup_script_failure_and_an_unbound_namespace_change_no_frr_config() -> None:
+def test_setup_binds_a_new_l3vni_and_waits_until_zebra_has_it_up() -> None:
+    """A new tenant's L3VNI: zebra first took its VXLAN device for an L2VNI; `vrf red / vni 10011` goes to
+    zebra alone, and the reload waits until zebra lists it up, so bgpd's routes of the VRF find it up."""
+    down = json.dumps({**L3VNI, "state": "Down", "sviIntf": "None"})
+    d = _setup_driver(0, ["vrf red id 3 netns /run/netns/red\n"], red_vni=("% VNI 10011 does not exist\n", down,
+                                                                            json.dumps(L3VNI)))
+    assert d.fabricgen_setup("#!/bin/sh\n") == ["setup script run; zebra bound VRF red",
+                                                "L3VNI 10011 (VRF red) up in zebra before the reload"]
+    assert sent(d)[-4:] == [RED_VNI, BIND_RED, RED_VNI, RED_VNI]
+
+
+def test_setup_failures_undo_what_the_script_created() -> None:
+    """The script fails, zebra never binds a namespace, or an L3VNI never comes up: the journal of what this
+    run created runs newest first (and FRR's rollback point comes back once FRR was touched); FRR's config is
+    as before."""
     d = _setup_driver(2, ["vrf red inactive\n"])
-    with pytest.raises(ReplaceConfigException, match="the setup script exited 2, FRR left as it was:\nRTNETLINK"):
+    with pytest.raises(ReplaceConfigException, match="the setup script exited 2; what the setup script created "
+                                                     "is removed again, FRR left as it was:\nRTNETLINK"):
         d.fabricgen_setup("#!/bin/sh\nfalse\n")
-    assert f"rm -f {SETUP}" in sent(d) and "vtysh -c 'show vrf'" not in sent(d)
+    assert sent(d)[-3:] == [f"rm -f {SETUP}", RUN_UNDO, f": > {UNDO}"] and "vtysh -c 'show vrf'" not in sent(d)
     d = _setup_driver(0, ["vrf red inactive\n"])
     with pytest.raises(ReplaceConfigException, match="zebra has not bound the namespace of VRF red within 2s"):
         d.fabricgen_setup("#!/bin/sh\n")
+    assert sent(d)[-2:] == [RUN_UNDO, f": > {UNDO}"]
+    restore = "/usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf"
+    d = _setup_driver(0, ["vrf red id 3 netns /run/netns/red\n"], case="commit_rejected", red_vni=("",))
+    with pytest.raises(ReplaceConfigException, match=r"zebra has not brought L3VNI 10011 \(VRF red\) up within 2s"):
+        d.fabricgen_setup("#!/bin/sh\n")
+    commands = sent(d)
+    assert commands.index(BIND_RED) < commands.index(RUN_UNDO) < commands.index(restore)
     ro = driver("getters", read_only=True)
     with pytest.raises(ReplaceConfigException, match="never runs the setup script"):
         ro.fabricgen_setup("#!/bin/sh\n")
     assert sent(ro) == []
+
+
+def test_a_failed_commit_after_the_setup_undoes_the_script_then_restores_frr() -> None:
+    """Issue 25: a commit that fails after tenants.sh ran removes what the script created (its journal,
+    newest first) before FRR's rollback point is reloaded; the rollback point is the one saved before the
+    script, never one taken after it."""
+    d = _setup_driver(0, ["vrf red id 3 netns /run/netns/red\n"], case="commit_rejected")
+    d.load_replace_candidate(config=candidate("commit_rejected"))
+    assert d.compare_config()
+    d._candidate = candidate("commit_rejected") + NETNS_VRFS
+    d.fabricgen_setup("#!/bin/sh\n")
+    with pytest.raises(ReplaceConfigException, match="previous config restored"):
+        d.commit_config()
+    commands = sent(d)
+    reloads = [i for i, c in enumerate(commands) if c == "/usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf"]
+    assert len(reloads) == 2 and commands.count(SAVE) == 1  # saved once, before the script
+    assert commands.index(SAVE) < commands.index(RUN_SETUP) < reloads[0] < commands.index(RUN_UNDO) < reloads[1]
+    assert d._setup_journal is None  # the journal ran once: a later rollback() has nothing of the script left

@@ -63,9 +63,11 @@ def test_frr_lab_fabric_passes_frr_parser(mechanism: str, tmp_path: Path) -> Non
     if mechanism == "evpn-vxlan":
         assert "vrf green\n vni 10003\n netns /run/netns/green\nexit-vrf\n" in leaf
         kernel = (configs / "lab-leaf03" / "tenants.sh").read_text()  # the Linux side FRR binds to
-        assert "[ -e /run/netns/green ] || ip netns add green\n" in kernel
-        assert "if ip link show Ethernet16 >/dev/null 2>&1; then ip link set Ethernet16 netns /run/netns/green; fi\n" \
-            in kernel
+        # each object it creates journals its own removal (deploy undoes exactly that after a failed commit)
+        assert '[ -e /run/netns/green ] || { ip netns add green; journal "ip netns del green"; }\n' in kernel
+        assert ("if ip link show Ethernet16 >/dev/null 2>&1; then\n  ip link set Ethernet16 netns /run/netns/green\n"
+                '  journal "ip -n green link set Ethernet16 netns \\$\\$ && ip link set Ethernet16 up"\nfi\n') in kernel
+        assert '  journal "ip -n green link del vx3"\n' in kernel and '  journal "ip -n green link del br3"\n' in kernel
         assert plan.tenancy is not None
         vtep = plan.switches["lab-leaf03"].loopback
         assert (f"ip link add vx3 mtu {plan.tenancy.tenant_mtu} type vxlan id 10003 local {vtep} dstport 4789 "
@@ -202,3 +204,58 @@ def test_boot_config_leaves_the_netns_binding_to_zebra(tmp_path: Path) -> None:
     assert "netns" not in booted and "vrf red\n vni 10011\nexit-vrf\n" in booted
     assert booted.splitlines() == [line for line in text.splitlines() if not line.startswith(" netns ")]
     assert "vrf red\n vni 10011\n netns /run/netns/red\nexit-vrf\n" in text  # FRR's order: vni, then netns
+
+
+STUB = """#!/bin/sh
+# records every call; the port is found in the switch's namespace (`ip link show`), nothing in the tenant's
+# (`nsenter ... link show`: all is created), `-o link show` prints the VXLAN device's MAC
+echo "$(basename "$0") $*" >> "$CALLS"
+case "$(basename "$0") $*" in
+  *"-o link show"*) echo "5: vx3: <BROADCAST> mtu 9216 link/ether 0a:00:00:00:00:03 brd ff:ff:ff:ff:ff:ff";;
+  "nsenter "*"link show"*) exit 1;;
+esac
+exit 0
+"""
+
+
+def test_the_journal_of_tenants_sh_undoes_what_it_created_newest_first(tmp_path: Path) -> None:
+    """tenants.sh under a real shell with `ip`, `nsenter` and `sysctl` stand-ins (no namespace is made here):
+    with FABRICGEN_UNDO it journals one removal per object it creates; the journal read newest first (as
+    napalm_frr `_undo_setup` runs it) deletes the bridge and the VXLAN device, moves the port back to the
+    shell's own namespace (`$$`, expanded when the undo runs) and up, then deletes the namespace."""
+    import dataclasses
+    import os
+    import subprocess
+
+    from fabricgen.platforms.frr.tenants import kernel_tenancy
+    from fabricgen.render.build import environment
+
+    plan = load_plan(ROOT / "inventory" / "lab" / "tenants.yaml")
+    kernel = kernel_tenancy(plan.switches["tlab-leaf03"], plan)
+    assert kernel is not None
+    one = dataclasses.replace(kernel, netns_dir=str(tmp_path / "netns"), vrfs=kernel.vrfs[:1])
+    script = environment().get_template("frr/tenants.sh.j2").render(k=one)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("ip", "nsenter", "sysctl"):
+        (bin_dir / tool).write_text(STUB)
+        (bin_dir / tool).chmod(0o755)
+    journal, calls = tmp_path / "undo.sh", tmp_path / "calls"
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "CALLS": str(calls),
+           "FABRICGEN_UNDO": str(journal)}
+    subprocess.run(["sh", "-c", script], env=env, check=True)
+    v = one.vrfs[0]
+    port = v.ports[0]
+    assert journal.read_text().splitlines() == [
+        f"ip netns del {v.name}", f"ip -n {v.name} link set {port} netns $$ && ip link set {port} up",
+        f"ip -n {v.name} link del {v.vxlan}", f"ip -n {v.name} link del {v.bridge}"]
+    calls.write_text("")
+    undo = subprocess.run(["sh", "-c", f"tac {journal} | sh -e & echo $!; wait"], env=env, check=True,
+                          capture_output=True, text=True)
+    shell = undo.stdout.split()[0]  # the undo shell's PID: its network namespace is the one the port returns to
+    assert calls.read_text().splitlines() == [
+        f"ip -n {v.name} link del {v.bridge}", f"ip -n {v.name} link del {v.vxlan}",
+        f"ip -n {v.name} link set {port} netns {shell}", f"ip link set {port} up", f"ip netns del {v.name}"]
+    calls.write_text("")
+    subprocess.run(["sh", "-c", script], env={**env, "FABRICGEN_UNDO": ""}, check=True)  # boot: no journal
+    assert journal.read_text().count("\n") == 4
