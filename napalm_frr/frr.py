@@ -789,13 +789,21 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         NS" and vtysh loses the ``vrf X`` context: "Failure to communicate ... vrf X"), and a tenant's port is
         configured in its VRF only once the script moved it there.
 
-        The L3VNI goes first, alone, because zebra installs a remote VTEP's router MAC (the neighbour and FDB
-        entry a VRF route through that VTEP needs) only for a route it gets while the VRF's L3VNI is up
-        (zebra_vxlan.c ``zebra_vxlan_evpn_vrf_route_add``), and bgpd never sends an unchanged route again.  The
-        script's VXLAN device appears while EVPN is on and no VRF claims its VNI, so zebra first takes it for an
-        L2VNI; reloaded in one go with ``router bgp ... vrf X``, bgpd could import the other leaves' routes of
-        the VRF before zebra had turned that into an up L3VNI, and those routes forwarded nowhere (half of a
-        tenant's pairs silent).
+        For a VRF new to the switch, its whole BGP instance but its import route targets goes first, then its
+        ports' interface stanzas (their addresses), then its L3VNI, and the reload waits until zebra has the
+        L3VNI up; only the reload brings the import route targets, so the other leaves' routes are imported
+        once, into a VRF that no longer changes under them.  Why (the live-added tenant whose pairs were half
+        silent): FRR 8.4's bgpd withdraws and re-imports every EVPN route of a VRF when that VRF changes under
+        them -- its router id (an L3VNI reaching bgpd before ``router bgp ... vrf X`` makes bgpd create the
+        instance itself, whose router id the ``bgp router-id`` line then changes), an address appearing in it
+        (the port's), its first redistributed connected route (``redistribute connected`` applied after the
+        import), all seen in bgpd's ``debug bgp zebra`` as "unimport evpn prefix" then "import evpn prefix";
+        zebra, handed the withdraw and the re-add back to back, releases the remote VTEP's router MAC and
+        next-hop neighbour for the withdraw after taking the re-add, so the route stays while its neighbour and
+        FDB entry are deleted (``debug zebra vxlan``: "L3VNI ... RMAC ... delete").  A route imported before
+        the L3VNI is up gets no router MAC either (zebra_vxlan.c ``zebra_vxlan_evpn_vrf_route_add``), and bgpd
+        never sends an unchanged route again.  At boot none of this happens: the whole config is read before
+        any session is up.
 
         The script is idempotent (it creates only what is missing) and journals what it creates
         (``FABRICGEN_UNDO``): if anything fails from here to the end of the commit, or rollback() runs in this
@@ -823,10 +831,16 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
             self._setup_failed(f"zebra has not bound the namespace of VRF {', '.join(missing)} within "
                                f"{self.SETUP_WAIT:.0f}s of the setup script (is zebra running with -n?)", "", False)
         notes = [f"setup script run; zebra bound VRF {', '.join(sorted(wanted))}" if wanted else "setup script run"]
+        notes += [line for line in res.stdout.splitlines() if line.startswith("tenant ")]  # what it removed
         l3 = {vrf: vni for vrf, vni in P.netns_l3vnis(self._candidate or "").items() if not self._l3vni_up(vrf, vni)}
         if not l3:
             return notes
-        lines = [c for vrf, vni in l3.items() for c in (f"vrf {vrf}", f"vni {vni}", "exit-vrf")]
+        bgp = P.vrf_bgp_stanzas(self._candidate or "", leave_out=("route-target import",))
+        running = P.vrf_bgp_stanzas(self._check(self._vtysh("show running-config")))
+        ports = P.vrf_interface_stanzas(self._candidate or "")
+        lines = [c for vrf in l3 if vrf in bgp and vrf not in running for c in bgp[vrf]]
+        lines += [c for vrf in l3 for stanza in ports.get(vrf, []) for c in (*stanza, "exit")]
+        lines += [c for vrf, vni in l3.items() for c in (f"vrf {vrf}", f"vni {vni}", "exit-vrf")]
         self._check(self._vtysh("configure terminal", *lines))
         down = self._wait(lambda: [f"{vni} (VRF {vrf})" for vrf, vni in l3.items() if not self._l3vni_up(vrf, vni)])
         if down:

@@ -682,6 +682,43 @@ def netns_l3vnis(config: str) -> dict[str, int]:
     return {vrf: vni for vrf, vni in sorted(vnis.items()) if vrf in bound}
 
 
+def vrf_bgp_stanzas(config: str, leave_out: tuple[str, ...] = ()) -> dict[str, list[str]]:
+    """Per VRF, its ``router bgp <asn> vrf <vrf>`` stanza of an frr.conf as vtysh takes it line by line
+    (indent and ``!`` stripped, its ``exit``), without the lines that start with one of ``leave_out``."""
+    out: dict[str, list[str]] = {}
+    vrf = ""
+    for line in config.splitlines():
+        words = line.split()
+        if line.startswith("router bgp ") and len(words) == 5 and words[3] == "vrf":
+            vrf = words[4]
+            out[vrf] = [line]
+        elif vrf and line == "exit":
+            out[vrf].append(line)
+            vrf = ""
+        elif not line.startswith(" "):
+            vrf = ""
+        elif vrf and line.strip() != "!" and not line.strip().startswith(leave_out):
+            out[vrf].append(line.strip())
+    return out
+
+
+def vrf_interface_stanzas(config: str) -> dict[str, list[list[str]]]:
+    """Per VRF, the ``interface <port> vrf <vrf>`` stanzas of an frr.conf, each as its lines (indent stripped,
+    without ``exit``/``!``)."""
+    out: dict[str, list[list[str]]] = {}
+    stanza: list[str] | None = None
+    for line in config.splitlines():
+        words = line.split()
+        if line.startswith("interface ") and len(words) == 4 and words[2] == "vrf":
+            stanza = [line]
+            out.setdefault(words[3], []).append(stanza)
+        elif not line.startswith(" "):
+            stanza = None
+        elif stanza is not None and line.strip() not in ("!", "exit"):
+            stanza.append(line.strip())
+    return out
+
+
 def l3vni_up(show_evpn_vni_json: str, vrf: str) -> bool:
     """zebra's ``show evpn vni <vni> json``: the VNI is an L3VNI of ``vrf`` whose VXLAN device and SVI zebra
     has mapped and sees up (``"state": "Up"``, zebra_vxlan.c ``zl3vni_print``); "" or an L2VNI: False."""

@@ -357,8 +357,15 @@ SAVE = ("set -e; vtysh -c 'show running-config no-header' > /etc/frr/frr.conf.ro
         "if [ -e /etc/frr/frr.conf ]; then cp -p /etc/frr/frr.conf /etc/frr/frr.conf.fabricgen-prev; else rm -f "
         "/etc/frr/frr.conf.fabricgen-prev; fi")
 RED_VNI = "vtysh -c 'show evpn vni 10011 json'"
-BIND_RED = "vtysh -c 'configure terminal' -c 'vrf red' -c 'vni 10011' -c exit-vrf"
-NETNS_VRFS = "vrf red\n vni 10011\n netns /run/netns/red\nexit-vrf\n!\nvrf blue\n vni 10013\nexit-vrf\n"
+BIND_RED = ("vtysh -c 'configure terminal' -c 'router bgp 65001 vrf red' -c 'bgp router-id 198.18.0.3' "
+            "-c 'no bgp default ipv4-unicast' -c 'address-family l2vpn evpn' -c exit-address-family -c exit "
+            "-c 'interface Ethernet0 vrf red' -c 'ip address 198.18.32.0/31' -c exit -c 'vrf red' -c 'vni 10011' "
+            "-c exit-vrf")
+NETNS_VRFS = ("vrf red\n vni 10011\n netns /run/netns/red\nexit-vrf\n!\nvrf blue\n vni 10013\nexit-vrf\n!\n"
+              "interface Ethernet0 vrf red\n ip address 198.18.32.0/31\nexit\n!\n"
+              "router bgp 65001 vrf red\n bgp router-id 198.18.0.3\n no bgp default ipv4-unicast\n !\n"
+              " address-family l2vpn evpn\n  route-target import 65000:10011\n exit-address-family\nexit\n")
+RUNNING = "vtysh -c 'show running-config'"
 # zebra's `show evpn vni 10011 json` (zebra_vxlan.c zl3vni_print; FRR 8.4 as the lab runs it)
 L3VNI = {"vni": 10011, "type": "L3", "vrf": "red", "tenantVrf": "red", "localVtepIp": "198.18.0.3",
          "vxlanIntf": "vx11", "sviIntf": "br11", "state": "Up", "sysMac": "ca:4e:9b:0e:cc:ed",
@@ -377,7 +384,9 @@ def _setup_driver(script_status: int, show_vrf: list[str], case: str = "getters"
         f"rm -f {SETUP}": [{}],
         "vtysh -c 'show vrf'": [{"stdout_text": text} for text in show_vrf],
         RED_VNI: [{"stdout_text": text} for text in red_vni],
-        BIND_RED: [{}], RUN_UNDO: [{}], f": > {UNDO}": [{}], **(extra or {})}
+        BIND_RED: [{}], RUN_UNDO: [{}], f": > {UNDO}": [{}],
+        RUNNING: [{"stdout_text": "frr version 8.4.4\nrouter bgp 65001\n bgp router-id 198.18.0.3\nexit\n"}],
+        **(extra or {})}
     d = driver(case, replies)
     d.SETUP_WAIT = 2.0
     d._candidate = NETNS_VRFS
@@ -395,14 +404,16 @@ def test_setup_script_runs_then_waits_for_zebra_to_bind_the_namespaces() -> None
 
 
 def test_setup_binds_a_new_l3vni_and_waits_until_zebra_has_it_up() -> None:
-    """A new tenant's L3VNI: zebra first took its VXLAN device for an L2VNI; `vrf red / vni 10011` goes to
-    zebra alone, and the reload waits until zebra lists it up, so bgpd's routes of the VRF find it up."""
+    """A new tenant: its BGP instance but its import route targets first, then its ports' addresses (FRR
+    re-imports a VRF's EVPN routes when its VRF changes under them, and zebra then loses the router MACs),
+    then `vrf red / vni 10011`, and the reload waits until zebra lists the L3VNI up; the route targets that
+    import the other leaves' routes come only with the reload."""
     down = json.dumps({**L3VNI, "state": "Down", "sviIntf": "None"})
     d = _setup_driver(0, ["vrf red id 3 netns /run/netns/red\n"], red_vni=("% VNI 10011 does not exist\n", down,
                                                                             json.dumps(L3VNI)))
     assert d.fabricgen_setup("#!/bin/sh\n") == ["setup script run; zebra bound VRF red",
                                                 "L3VNI 10011 (VRF red) up in zebra before the reload"]
-    assert sent(d)[-4:] == [RED_VNI, BIND_RED, RED_VNI, RED_VNI]
+    assert sent(d)[-5:] == [RED_VNI, RUNNING, BIND_RED, RED_VNI, RED_VNI]
 
 
 def test_setup_failures_undo_what_the_script_created() -> None:

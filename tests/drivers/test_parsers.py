@@ -334,3 +334,57 @@ def test_moved_port_failures_only_forgive_ports_gone_to_a_tenant_vrf() -> None:
     assert moved_port_failures(line + "% Unknown command: neighbor 198.18.16.1 bfd\n", cand) == []
     assert moved_port_failures('"router bgp 65001 -- no" we failed to remove this command\n', cand) == []
     assert moved_port_failures("", cand) == []
+
+
+TENANT_CONF = """vrf red
+ vni 10011
+ netns /run/netns/red
+exit-vrf
+!
+vrf blue
+ vni 10013
+exit-vrf
+!
+interface Ethernet0 vrf red
+ description gpu_leaf:gpu0001:eth0
+ ip address 198.18.32.0/31
+exit
+!
+router bgp 4200000000
+ bgp router-id 198.18.0.3
+exit
+!
+router bgp 4200000000 vrf red
+ bgp router-id 198.18.0.3
+ !
+ address-family l2vpn evpn
+  route-target import 65000:10011
+ exit-address-family
+exit
+!
+router bgp 4200000000 vrf blue
+ no bgp default ipv4-unicast
+exit
+"""
+
+
+def test_tenant_vrf_parsers_for_the_setup_order() -> None:
+    """What napalm_frr's setup reads to apply a new tenant VRF in FRR's safe order: the netns VRFs' L3VNIs
+    (blue has no namespace: a Linux VRF, not set up by the script), each VRF's BGP head and router id, and
+    whether zebra lists an L3VNI up for its VRF (`show evpn vni <vni> json`)."""
+    assert P.netns_l3vnis(TENANT_CONF) == {"red": 10011}
+    assert P.vrf_interface_stanzas(TENANT_CONF) == {
+        "red": [["interface Ethernet0 vrf red", "description gpu_leaf:gpu0001:eth0", "ip address 198.18.32.0/31"]]}
+    assert P.vrf_bgp_stanzas(TENANT_CONF) == {
+        "red": ["router bgp 4200000000 vrf red", "bgp router-id 198.18.0.3", "address-family l2vpn evpn",
+                "route-target import 65000:10011", "exit-address-family", "exit"],
+        "blue": ["router bgp 4200000000 vrf blue", "no bgp default ipv4-unicast", "exit"]}
+    assert P.vrf_bgp_stanzas(TENANT_CONF, leave_out=("route-target import",))["red"] == [
+        "router bgp 4200000000 vrf red", "bgp router-id 198.18.0.3", "address-family l2vpn evpn",
+        "exit-address-family", "exit"]
+    up = {"vni": 10011, "type": "L3", "vrf": "red", "tenantVrf": "red", "state": "Up", "sviIntf": "br11"}
+    assert P.l3vni_up(json.dumps(up), "red")
+    assert not P.l3vni_up(json.dumps({**up, "state": "Down"}), "red")
+    assert not P.l3vni_up(json.dumps(up), "blue")
+    assert not P.l3vni_up(json.dumps({**up, "type": "L2"}), "red")
+    assert not P.l3vni_up("% VNI 10011 does not exist", "red") and not P.l3vni_up("", "red")

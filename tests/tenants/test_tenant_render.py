@@ -63,11 +63,12 @@ def test_frr_lab_fabric_passes_frr_parser(mechanism: str, tmp_path: Path) -> Non
     if mechanism == "evpn-vxlan":
         assert "vrf green\n vni 10003\n netns /run/netns/green\nexit-vrf\n" in leaf
         kernel = (configs / "lab-leaf03" / "tenants.sh").read_text()  # the Linux side FRR binds to
-        # each object it creates journals its own removal (deploy undoes exactly that after a failed commit)
-        assert '[ -e /run/netns/green ] || { ip netns add green; journal "ip netns del green"; }\n' in kernel
-        assert ("if ip link show Ethernet16 >/dev/null 2>&1; then\n  ip link set Ethernet16 netns /run/netns/green\n"
-                '  journal "ip -n green link set Ethernet16 netns \\$\\$ && ip link set Ethernet16 up"\nfi\n') in kernel
-        assert '  journal "ip -n green link del vx3"\n' in kernel and '  journal "ip -n green link del br3"\n' in kernel
+        # each object it creates is recorded with its removal (tests below run the script)
+        assert ("if [ ! -e /run/netns/green ]; then\n  ip netns add green\n  journal \"rm -f $state/green\"\n"
+                "  record green '[ ! -e /run/netns/green ] || ip netns del green'\nfi\n") in kernel
+        assert "then\n  ip link set Ethernet16 netns /run/netns/green\n  record green 'if ip -n green link show " \
+               "Ethernet16 >/dev/null 2>&1; then ip -n green link set Ethernet16 netns $$ && ip link set Ethernet16 " \
+               "up; fi'\nfi\n" in kernel
         assert plan.tenancy is not None
         vtep = plan.switches["lab-leaf03"].loopback
         assert (f"ip link add vx3 mtu {plan.tenancy.tenant_mtu} type vxlan id 10003 local {vtep} dstport 4789 "
@@ -218,11 +219,10 @@ exit 0
 """
 
 
-def test_the_journal_of_tenants_sh_undoes_what_it_created_newest_first(tmp_path: Path) -> None:
-    """tenants.sh under a real shell with `ip`, `nsenter` and `sysctl` stand-ins (no namespace is made here):
-    with FABRICGEN_UNDO it journals one removal per object it creates; the journal read newest first (as
-    napalm_frr `_undo_setup` runs it) deletes the bridge and the VXLAN device, moves the port back to the
-    shell's own namespace (`$$`, expanded when the undo runs) and up, then deletes the namespace."""
+def _run_tenants_sh(tmp_path: Path, vrfs: int, undo: str) -> tuple[Path, str]:
+    """tenants.sh of tlab-leaf03 with its first ``vrfs`` tenants, run by a real shell against `ip`, `nsenter`
+    and `sysctl` stand-ins that record each call (no namespace is made); its namespace and state directories
+    in ``tmp_path``.  Returns (the calls file, the script's stdout)."""
     import dataclasses
     import os
     import subprocess
@@ -233,29 +233,64 @@ def test_the_journal_of_tenants_sh_undoes_what_it_created_newest_first(tmp_path:
     plan = load_plan(ROOT / "inventory" / "lab" / "tenants.yaml")
     kernel = kernel_tenancy(plan.switches["tlab-leaf03"], plan)
     assert kernel is not None
-    one = dataclasses.replace(kernel, netns_dir=str(tmp_path / "netns"), vrfs=kernel.vrfs[:1])
-    script = environment().get_template("frr/tenants.sh.j2").render(k=one)
+    mine = dataclasses.replace(kernel, netns_dir=str(tmp_path / "netns"), state_dir=str(tmp_path / "state"),
+                               vrfs=kernel.vrfs[:vrfs])
+    script = environment().get_template("frr/tenants.sh.j2").render(k=mine)
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
+    bin_dir.mkdir(exist_ok=True)
     for tool in ("ip", "nsenter", "sysctl"):
         (bin_dir / tool).write_text(STUB)
         (bin_dir / tool).chmod(0o755)
-    journal, calls = tmp_path / "undo.sh", tmp_path / "calls"
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "CALLS": str(calls),
-           "FABRICGEN_UNDO": str(journal)}
-    subprocess.run(["sh", "-c", script], env=env, check=True)
-    v = one.vrfs[0]
-    port = v.ports[0]
-    assert journal.read_text().splitlines() == [
-        f"ip netns del {v.name}", f"ip -n {v.name} link set {port} netns $$ && ip link set {port} up",
-        f"ip -n {v.name} link del {v.vxlan}", f"ip -n {v.name} link del {v.bridge}"]
+    calls = tmp_path / "calls"
     calls.write_text("")
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "CALLS": str(calls), "FABRICGEN_UNDO": undo}
+    out = subprocess.run(["sh", "-c", script], env=env, check=True, capture_output=True, text=True)
+    return calls, out.stdout
+
+
+def test_the_journal_of_tenants_sh_undoes_what_it_created_newest_first(tmp_path: Path) -> None:
+    """With FABRICGEN_UNDO, tenants.sh journals one removal per object it creates; the journal read newest
+    first (as napalm_frr `_undo_setup` runs it) deletes the bridge and the VXLAN device, moves the port back to
+    the undo shell's own namespace (`$$`, expanded when the undo runs) and up, deletes the namespace, then the
+    tenant's record."""
+    import os
+    import subprocess
+
+    journal = tmp_path / "undo.sh"
+    calls, _ = _run_tenants_sh(tmp_path, 1, str(journal))
+    state = tmp_path / "state"
+    lines = journal.read_text().splitlines()
+    assert [line.split(";")[0] for line in lines] == [
+        f"rm -f {state}/red", f"[ ! -e {tmp_path}/netns/red ] || ip netns del red",
+        "if ip -n red link show Ethernet0 >/dev/null 2>&1", "if ip -n red link show vx11 >/dev/null 2>&1",
+        "if ip -n red link show br11 >/dev/null 2>&1"]
+    assert (state / "red").read_text().splitlines() == lines[1:]  # the tenant's record: the same, kept
+    calls.write_text("")
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "CALLS": str(calls)}
     undo = subprocess.run(["sh", "-c", f"tac {journal} | sh -e & echo $!; wait"], env=env, check=True,
                           capture_output=True, text=True)
     shell = undo.stdout.split()[0]  # the undo shell's PID: its network namespace is the one the port returns to
     assert calls.read_text().splitlines() == [
-        f"ip -n {v.name} link del {v.bridge}", f"ip -n {v.name} link del {v.vxlan}",
-        f"ip -n {v.name} link set {port} netns {shell}", f"ip link set {port} up", f"ip netns del {v.name}"]
-    calls.write_text("")
-    subprocess.run(["sh", "-c", script], env={**env, "FABRICGEN_UNDO": ""}, check=True)  # boot: no journal
-    assert journal.read_text().count("\n") == 4
+        "ip -n red link show br11", "ip -n red link del br11", "ip -n red link show vx11", "ip -n red link del vx11",
+        "ip -n red link show Ethernet0", f"ip -n red link set Ethernet0 netns {shell}", "ip link set Ethernet0 up"]
+    assert not (state / "red").exists()  # (no /run/netns/red here, so no `ip netns del`)
+
+
+def test_tenants_sh_removes_a_tenant_the_build_dropped_by_its_record_alone(tmp_path: Path) -> None:
+    """A run of a build without tenant green removes what an earlier run created for green, newest first,
+    from green's record, and nothing of the tenants it keeps; a tenant without a record is left alone."""
+    _run_tenants_sh(tmp_path, 2, "")  # red and green, as at boot: records, no journal
+    state = tmp_path / "state"
+    assert sorted(p.name for p in state.iterdir()) == ["green", "red"]
+    (tmp_path / "netns").mkdir()
+    (tmp_path / "netns" / "green").write_text("")  # green's namespace, as `ip netns add` left it
+    calls, out = _run_tenants_sh(tmp_path, 1, "")
+    assert out.splitlines()[0] == "tenant green is no longer in the build: removing what fabricgen created for it"
+    removal = calls.read_text().splitlines()
+    first = removal.index("ip -n green link show br12")
+    assert removal[first:first + 8] == [
+        "ip -n green link show br12", "ip -n green link del br12", "ip -n green link show vx12",
+        "ip -n green link del vx12", "ip -n green link show Ethernet8", "ip -n green link set Ethernet8 netns "
+        + removal[first + 5].split()[-1], "ip link set Ethernet8 up", "ip netns del green"]
+    assert not [c for c in removal if " del " in c and "green" not in c]  # red kept: nothing of it removed
+    assert sorted(p.name for p in state.iterdir()) == ["red"]

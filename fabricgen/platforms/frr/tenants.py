@@ -39,6 +39,9 @@ TAG_MAP = "RM-TENANT-TAG"
 # the VRF.  The config carries the same line so frr-reload.py leaves it alone (FRR 8.4 cannot bind a
 # namespace from the config itself: "Can not associate NS", or "already configured" once zebra bound it).
 NETNS_DIR = "/run/netns"
+# What tenants.sh created for each tenant, one removal command a line (its ownership record, read by the next
+# run to remove a tenant the build dropped): in /run, which a reboot clears with the namespaces and devices.
+TENANT_STATE_DIR = "/run/fabricgen/tenants"
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +129,7 @@ class KernelTenancy:
 
     hostname: str
     netns_dir: str
+    state_dir: str  # TENANT_STATE_DIR: the tenants' ownership records
     evpn: bool
     vtep: str  # the VXLAN source address: the loopback the underlay advertises
     mtu: int  # the tenant MTU (the VXLAN device's, so the bridge's)
@@ -133,15 +137,17 @@ class KernelTenancy:
 
 
 def kernel_tenancy(sw: Switch, plan: Plan) -> KernelTenancy | None:
-    """The Linux side of a switch's tenants (None: it has none).  This kernel has no `vrf` device type, so
-    a VRF is a network namespace, FRR's netns VRF backend (`zebra -n`, FRR docs "VRF" / "Network Namespaces")."""
+    """The Linux side of a leaf's tenants (None: the fabric has none, or the switch is no leaf).  This kernel
+    has no `vrf` device type, so a VRF is a network namespace, FRR's netns VRF backend (`zebra -n`, FRR docs
+    "VRF" / "Network Namespaces").  A leaf left without tenants still gets its script: it removes what an
+    earlier build's tenants had there."""
     t = plan.tenancy
-    mine = t.on(sw.hostname) if t is not None else []
-    if t is None or not mine:
+    if t is None or sw.role != "leaf":
         return None
+    mine = t.on(sw.hostname)
     vrfs = tuple(KernelVrf(tp.name, tp.vni, tuple(port for leaf, port in tp.ports if leaf == sw.hostname),
                            f"vx{tp.id}", f"br{tp.id}") for tp in mine)
-    return KernelTenancy(sw.hostname, NETNS_DIR, t.evpn, sw.loopback, t.tenant_mtu, vrfs)
+    return KernelTenancy(sw.hostname, NETNS_DIR, TENANT_STATE_DIR, t.evpn, sw.loopback, t.tenant_mtu, vrfs)
 
 
 def boot_config(frr_conf: str) -> str:
