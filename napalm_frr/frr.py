@@ -167,6 +167,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         self._sides_committed: list[S.Placed] = []  # changed by this session's last commit: what rollback() undoes
         self._frr_unchanged: bool | None = None  # compare_config found nothing for FRR to do (None: not compared)
         self._rollback_saved = False  # fabricgen_setup saved the rollback point before it changed anything
+        self._new_l3vnis: dict[str, int] = {}  # VRF -> L3VNI that fabricgen_setup bound (checked after the reload)
         self._setup_journal: str | None = None  # what this session's setup script created (_undo_setup)
 
     # ------------------------------------------------------------------ connection
@@ -567,6 +568,8 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         except CommandErrorException as exc:
             raise ReplaceConfigException(f"{self.hostname}: cannot install the candidate: {exc}") from exc
         reason = self._apply_installed()
+        if not reason and self._new_l3vnis:
+            reason = self._settle_l3vnis()
         if not reason and self.repair_daemons:
             try:
                 self._repair_daemons(self._candidate or "")
@@ -833,6 +836,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         notes = [f"setup script run; zebra bound VRF {', '.join(sorted(wanted))}" if wanted else "setup script run"]
         notes += [line for line in res.stdout.splitlines() if line.startswith("tenant ")]  # what it removed
         l3 = {vrf: vni for vrf, vni in P.netns_l3vnis(self._candidate or "").items() if not self._l3vni_up(vrf, vni)}
+        self._new_l3vnis = l3
         if not l3:
             return notes
         bgp = P.vrf_bgp_stanzas(self._candidate or "", leave_out=("route-target import",))
@@ -848,6 +852,66 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
                                "(`show evpn vni <vni>`: its VXLAN device and bridge)", "", True)
         return [*notes, f"L3VNI {', '.join(f'{vni} (VRF {vrf})' for vrf, vni in l3.items())} up in zebra before "
                         "the reload"]
+
+    SETTLE = 3.0  # seconds a new tenant VRF's routes may go without their VTEP's router MAC after the reload
+
+    def _settle_l3vnis(self) -> str:
+        """After the reload that added tenant VRFs: every remote VTEP the kernel routes a new VRF's traffic to
+        (``ip -n <vrf> route show proto bgp``: ``via <vtep> dev <svi> onlink``) must have the neighbour entry
+        zebra installs with its router MAC (``ip -n <vrf> neigh``: ``<vtep> lladdr <rmac> NOARP``).  Where
+        one is missing for SETTLE seconds, the VRF's L3VNI is bound again: ``no vni`` makes bgpd withdraw the
+        VRF's routes and zebra drop the L3VNI with every router MAC it counted; once the routes are gone,
+        ``vni`` brings the L3VNI back and bgpd re-sends the routes to a fresh one, each with its router MAC.
+        This undoes FRR 8.4's loss (see ``fabricgen_setup``) should anything still re-import the VRF during
+        the reload.  "" when every VRF forwards, else why not (the commit then fails and is undone)."""
+        self.reload_notes += [f"L3VNI {vni} (VRF {vrf}) bound again after the reload: zebra had lost the router "
+                              f"MAC of VTEP {', '.join(gone)}" for vrf, vni, gone in self._rebind_silent()]
+        left = {vrf: self._vteps_without_mac(vrf) for vrf in self._new_l3vnis}
+        left = {vrf: gone for vrf, gone in left.items() if gone}
+        self._new_l3vnis = {}
+        return "; ".join(f"VRF {vrf}: no router MAC for VTEP {', '.join(gone)} after binding its L3VNI again"
+                         for vrf, gone in left.items())
+
+    def _rebind_silent(self) -> list[tuple[str, int, list[str]]]:
+        deadline = time.monotonic() + self.SETTLE
+        while True:
+            silent = {vrf: self._vteps_without_mac(vrf) for vrf in self._new_l3vnis}
+            silent = {vrf: gone for vrf, gone in silent.items() if gone}
+            if not silent or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        done = []
+        for vrf, gone in sorted(silent.items()):
+            vni = self._new_l3vnis[vrf]
+
+            def withdrawn(vrf: str = vrf) -> list[str]:
+                return ["routes"] if self._vrf_bgp_routes(vrf) else []
+
+            def forwarding(vrf: str = vrf, vni: int = vni) -> list[str]:
+                ok = self._l3vni_up(vrf, vni) and self._vrf_bgp_routes(vrf) and not self._vteps_without_mac(vrf)
+                return [] if ok else ["pending"]
+
+            self._check(self._vtysh("configure terminal", f"vrf {vrf}", f"no vni {vni}", "exit-vrf"))
+            self._wait(withdrawn)
+            self._check(self._vtysh("configure terminal", f"vrf {vrf}", f"vni {vni}", "exit-vrf"))
+            self._wait(forwarding)
+            done.append((vrf, vni, gone))
+        return done
+
+    def _vrf_bgp_routes(self, vrf: str) -> list[dict[str, Any]]:
+        """The kernel's BGP routes in a netns VRF (``ip -j``)."""
+        res = self._run(self._priv(f"ip -n {shlex.quote(vrf)} -j route show proto bgp"))
+        return P.ip_json(res.stdout) if res.ok else []
+
+    def _vteps_without_mac(self, vrf: str) -> list[str]:
+        """The VTEPs the VRF's routes go through that have no resolved neighbour entry."""
+        vteps = {str(r["gateway"]) for r in self._vrf_bgp_routes(vrf) if r.get("gateway")}
+        if not vteps:
+            return []
+        res = self._run(self._priv(f"ip -n {shlex.quote(vrf)} -j neigh show"))
+        known = {str(n["dst"]) for n in (P.ip_json(res.stdout) if res.ok else [])
+                 if n.get("lladdr") and not set(n.get("state", [])) & {"FAILED", "INCOMPLETE"}}
+        return sorted(vteps - known)
 
     def _wait(self, pending: Callable[[], list[str]]) -> list[str]:
         """Poll ``pending`` until it is empty or SETUP_WAIT has passed; what is left."""
