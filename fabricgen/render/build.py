@@ -63,11 +63,22 @@ def inside(root: str | Path, *names: str) -> Path:
 Job = tuple[str, list[str]]  # (kind, names): kind is "switches", "hosts" or "fabric"
 
 
-def _write(root: str, rel: str, text: str | bytes, hashes: dict[str, str]) -> Path:
-    """Write one output file and note its hash for the manifest (no second read of what was just written)."""
+def _write(root: str, rel: str, text: str | bytes, hashes: dict[str, str], mode: int | None = None) -> str:
+    """Write one output file and note its hash for the manifest (no second read of what was just written).
+
+    `mode`: set on the open file (executable scripts), where a chmod by path would look the name up again.
+    """
     data = text if isinstance(text, bytes) else text.encode("utf-8")
-    path = inside(root, *rel.split("/"))
-    path.write_bytes(data)
+    path = os.path.join(inside(root, *rel.split("/")))
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
     hashes[rel] = manifest.text_sha256(data)
     return path
 
@@ -94,11 +105,10 @@ def _run_job(args: tuple[Job, str]) -> tuple[int, int, dict[str, str]]:
         servers = {s.name: s for s in plan.hosts()}
         inside(root, record.output_dir).mkdir(exist_ok=True)
         files = 0
+        env, mode = environment(), 0o755 if record.executable else None
         for name in names:
-            for fname, text in render_host(servers[name], plan, environment()).items():
-                path = _write(root, f"{record.output_dir}/{fname}", text, hashes)
-                if record.executable:
-                    path.chmod(0o755)
+            for fname, text in render_host(servers[name], plan, env).items():
+                _write(root, f"{record.output_dir}/{fname}", text, hashes, mode)
                 files += 1
         return files, 0, hashes
     if kind == "plan":
