@@ -104,7 +104,7 @@ def _run_job(args: tuple[Job, str]) -> tuple[int, int, dict[str, str]]:
         for host in names:
             outputs = render_switch(plan.switches[host], plan, env)
             with contextlib.suppress(FileExistsError):
-                os.mkdir(_inside(root, f"configs/{host}"))
+                os.mkdir(inside(root, "configs", host))  # the host name refused whole if it is not one name
             for name, text in outputs.items():
                 _write(root, f"configs/{host}/{name}", text, hashes)
                 files += 1
