@@ -365,12 +365,9 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
     # ------------------------------------------------------------------ config: paths
 
     @property
-    def rollback_path(self) -> str:
-        return f"{self.frr_config_path}.rollback"
-
-    @property
-    def startup_backup_path(self) -> str:
-        return f"{self.frr_config_path}.fabricgen-prev"
+    def frr_file(self) -> S.DeviceFile:
+        """frr.conf and its rollback, staging and previous copies (named like the service files')."""
+        return S.DeviceFile(self.frr_config_path)
 
     def _new_token(self) -> str:
         return secrets.token_hex(6)
@@ -465,7 +462,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
 
     def _install(self, src: str) -> None:
         dst = shlex.quote(self.frr_config_path)
-        tmp = shlex.quote(self.frr_config_path + ".fabricgen-new")
+        tmp = shlex.quote(self.frr_file.staging)
         self._check(self._frr_sh(
             f"set -e; cp {shlex.quote(src)} {tmp}; "
             f"chown --reference={dst} {tmp} 2>/dev/null || true; "
@@ -477,10 +474,10 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
 
     def _save_rollback_point(self) -> None:
         """``show running-config`` -> ``<frr.conf>.rollback``; the startup file -> ``<frr.conf>.fabricgen-prev``."""
-        r = shlex.quote(self.rollback_path)
-        rn = shlex.quote(self.rollback_path + ".new")
+        r = shlex.quote(self.frr_file.rollback)
+        rn = shlex.quote(self.frr_file.rollback + ".new")
         c = shlex.quote(self.frr_config_path)
-        prev = shlex.quote(self.startup_backup_path)
+        prev = shlex.quote(self.frr_file.previous)
         show = f"{self.vtysh_bin} -c 'show running-config no-header'"
         try:
             self._check(self._frr_sh(
@@ -529,21 +526,21 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         byte when it matches that running config (else the running config is saved: saved = running
         after every rollback); return "" or the reason it failed."""
         try:
-            self._install(self.rollback_path)
+            self._install(self.frr_file.rollback)
             res = self._reload()
         except Exception as exc:  # noqa: BLE001 - report every failure path, never raise past the caller
             return f"restoring the rollback point failed: {type(exc).__name__}: {exc}"
         if not res.ok:
             return f"frr-reload --reload of the rollback point exited {res.exit_status}: {res.error_text()[:2000]}"
         c = shlex.quote(self.frr_config_path)
-        prev = shlex.quote(self.startup_backup_path)
+        prev = shlex.quote(self.frr_file.previous)
         res = self._run(self._frr_sh(f"if [ -e {prev} ]; then cp -p {prev} {c}; fi"))
         if not res.ok:
             return f"restoring {self.frr_config_path} failed: {res.error_text()[:2000]}"
         if not self.verify_reload or not self._saved_equals_running():
             return ""
         try:  # the previous startup file never matched the running config: save the running one
-            self._install(self.rollback_path)
+            self._install(self.frr_file.rollback)
         except CommandErrorException as exc:
             return str(exc)
         return self._saved_equals_running()
@@ -585,9 +582,9 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
                 f"{self.hostname}: commit failed, previous config restored: {reason}")
 
     def _frr_rollback(self) -> None:
-        res = self._run(self._frr_sh(f"test -s {shlex.quote(self.rollback_path)}"))
+        res = self._run(self._frr_sh(f"test -s {shlex.quote(self.frr_file.rollback)}"))
         if not res.ok:
-            raise CommandErrorException(f"{self.hostname}: no rollback point at {self.rollback_path}")
+            raise CommandErrorException(f"{self.hostname}: no rollback point at {self.frr_file.rollback}")
         reason = self._undo_and_restore()
         if reason:
             raise CommandErrorException(f"{self.hostname}: rollback failed: {reason}")
@@ -1036,8 +1033,8 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
             holder = {}
         if isinstance(holder, dict) and holder.get("run") in takeover:
             # the dead run's leftovers go with its lock: uploaded candidates, a half-installed frr.conf
-            leftovers = " ".join([*(shlex.quote(f"{self.frr_config_path}{suffix}")
-                                    for suffix in (".fabricgen-new", ".rollback.new")),
+            leftovers = " ".join([*(shlex.quote(path) for path in (self.frr_file.staging,
+                                                                   self.frr_file.rollback + ".new")),
                                   *(shlex.quote(p.staging) for p in self.services.values())])
             self._check(self._frr_sh(f"umask 077; cat > {lock} && find {d} -name 'fabricgen-*' -delete && "
                                      f"rm -f {leftovers}"), stdin=text)

@@ -48,12 +48,11 @@ SERVICE_FILES = {PTP4L_CONF: ServiceFile(PTP4L_CONF, "ptp4l_config_path", PTP4L_
 
 
 @dataclass(frozen=True, slots=True)
-class Placed:
-    """A service file as one driver places it: its device path and unit (optional_args applied)."""
+class DeviceFile:
+    """A file fabricgen installs on the device and the files it keeps beside it, named alike for frr.conf
+    and every service file (a dead run's leftovers are found by these names)."""
 
-    spec: ServiceFile
     path: str
-    service: str
 
     @property
     def rollback(self) -> str:
@@ -62,7 +61,21 @@ class Placed:
 
     @property
     def staging(self) -> str:
+        """The new file, copied beside the old one and then moved over it (one rename: never half-written)."""
         return f"{self.path}.fabricgen-new"
+
+    @property
+    def previous(self) -> str:
+        """The file as it was on disk before the last commit (frr.conf: running and startup may differ)."""
+        return f"{self.path}.fabricgen-prev"
+
+
+@dataclass(frozen=True, slots=True)
+class Placed(DeviceFile):
+    """A service file as one driver places it: its device path and unit (optional_args applied)."""
+
+    spec: ServiceFile
+    service: str
 
 
 @dataclass
@@ -80,8 +93,8 @@ class Candidate:
 
 
 def placed(args: dict[str, Any]) -> dict[str, Placed]:
-    return {name: Placed(spec, str(args.get(spec.path_option, spec.path)),
-                         str(args.get(spec.service_option, spec.service)))
+    return {name: Placed(path=str(args.get(spec.path_option, spec.path)), spec=spec,
+                         service=str(args.get(spec.service_option, spec.service)))
             for name, spec in SERVICE_FILES.items()}
 
 

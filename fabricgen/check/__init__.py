@@ -4,6 +4,7 @@ Every checker returns `Finding`s (base/findings.py) so results merge and print t
 
     sonic_yang.py  SONiC config_db.json against SONiC's YANG models (libyang)        rule "sonic-yang"
     frr_parser.py  FRR configs through FRR's own parser (vtysh --dryrun)              rule "frr-parse"
+    frr_shapes.py  which frr.confs FRR's parser cannot tell apart: vtysh runs once per shape
     (platforms/nxos/check.py: NX-OS structure over its indentation tree              rules "nxos-*")
     (platforms/facts.py: per-device RoCE facts; platforms/<os>/extract.py fills them from its files)
     roce.py        fabric-wide RoCE invariants over per-device facts                rules "roce-*"

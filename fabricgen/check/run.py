@@ -213,10 +213,11 @@ def _frr_salt() -> str:
     import shutil
 
     from fabricgen.base import findings
-    from fabricgen.check import cache, frr_parser
+    from fabricgen.check import cache, frr_parser, frr_shapes
 
     vtysh = shutil.which("vtysh") or ""
-    return cache.digest([cache.files_digest([Path(frr_parser.__file__), Path(findings.__file__), Path(cache.__file__)]),
+    return cache.digest([cache.files_digest([Path(frr_parser.__file__), Path(frr_shapes.__file__),
+                                             Path(findings.__file__), Path(cache.__file__)]),
                          _stat(Path(vtysh).resolve()) if vtysh else "no vtysh"])
 
 

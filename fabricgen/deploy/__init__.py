@@ -1,7 +1,9 @@
 """Deploy: push a checked build with nornir + napalm, one change at a time, interruptible and resumable.
 
-Modules: ``run`` (the run: build, lock, journal, Ctrl-C, waves), ``phases`` (one device: lock,
-diff, commit, check, rollback), ``impact`` (what each diff hunk does to traffic), ``waves`` (which
+Modules: ``run`` (the run: build, selection, threads, Ctrl-C, summary), ``context`` (its options and
+shared state), ``device`` (one device's change, journaled), ``locking`` (fabric lock, journal, device
+locks), ``rollout`` (refusals up front, waves, validation between them), ``phases`` (the napalm steps:
+lock, diff, commit, check, rollback), ``impact`` (what each diff hunk does to traffic), ``waves`` (which
 switches may change together), ``drain`` (graceful shutdown around a change), ``state`` (fabric
 lock and journal), ``report`` (outcomes and summary), ``cli`` (``fabricgen deploy``).
 
@@ -16,13 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from fabricgen.deploy.cli import register_cli
+    from fabricgen.deploy.context import DeployOptions
     from fabricgen.deploy.phases import CHECK_TIMEOUT
     from fabricgen.deploy.report import DeployReport, DeviceOutcome
-    from fabricgen.deploy.run import Abandoned, DeployOptions, run_deploy
+    from fabricgen.deploy.run import Abandoned, run_deploy
     from fabricgen.deploy.state import DeployRefused
 
 _HOME = {"register_cli": "cli", "CHECK_TIMEOUT": "phases", "DeployReport": "report", "DeviceOutcome": "report",
-         "Abandoned": "run", "DeployOptions": "run", "run_deploy": "run", "DeployRefused": "state"}
+         "Abandoned": "run", "DeployOptions": "context", "run_deploy": "run", "DeployRefused": "state"}
 
 __all__ = ["CHECK_TIMEOUT", "Abandoned", "DeployOptions", "DeployRefused", "DeployReport", "DeviceOutcome",
            "register_cli", "run_deploy"]

@@ -29,8 +29,9 @@ def _error(text: str) -> int:
 
 def cmd_deploy(args: argparse.Namespace) -> int:
     from fabricgen.connect import target
+    from fabricgen.deploy.context import DeployOptions  # nornir (the [deploy] extra), like run
     from fabricgen.deploy.report import print_report
-    from fabricgen.deploy.run import Abandoned, DeployOptions, run_deploy  # nornir: the [deploy] extra
+    from fabricgen.deploy.run import Abandoned, run_deploy
     from fabricgen.deploy.state import DeployRefused
     from fabricgen.plan.build import load_plan
     from fabricgen.render import manifest

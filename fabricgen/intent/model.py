@@ -5,179 +5,53 @@ addresses, ASNs, thresholds) is computed by the later pipeline steps.  The file
 is read by `intent_file` (bounded, typed YAML); loading maps every validation
 error back to its YAML path and line number, with its fix.
 
-Every string field has a type that fits where the value goes (`HostLabel`,
-`HostPrefix`, `Token`, `Text`, `MacAddress`); every number field rejects booleans
-(`Int`, `Float`) and non-finite values.  New fields use these types.
+Every string field has a type that fits where the value goes and every number field rejects
+booleans: the types live in `fields`.  The larger sections have modules of their own: `tenants`
+(tenancy, tenants), `ptp` and `load_balancing` (ecmp); this module holds the rest, the `Intent`
+that gathers them and its cross-section rules, and loading.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import re
-import unicodedata
-from collections.abc import Callable
-from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
-from pydantic_core import PydanticCustomError
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationError, field_validator, model_validator
 
 from fabricgen.catalog.registry import SWITCH_PLATFORMS
 from fabricgen.errors import FabricError, Problem
 from fabricgen.intent import reader as intent_file
+from fabricgen.intent.fields import (
+    Flag,
+    Float,
+    HostLabel,
+    HostPrefix,
+    Int,
+    IntentModel,
+    Ratio,
+    Speed,
+    Text,
+    Token,
+    invalid,
+    number,
+    parse_ratio,
+)
+from fabricgen.intent.load_balancing import Ecmp
+from fabricgen.intent.ptp import Ptp, check_grandmaster_group
+from fabricgen.intent.tenants import MAX_TENANT_ID, Tenancy, Tenant, check_tenants
 
 NIC_SPEEDS = (100, 200, 400, 800)
 PORT_SPEEDS = (25, 50, 100, 200, 400, 800, 1600)
 PLATFORMS = SWITCH_PLATFORMS  # one record each in fabricgen.catalog.registry
-Role = Literal["leaf", "spine", "super_spine"]
 
 
-def invalid(problem: str, fix: str, at: str = "") -> PydanticCustomError:
-    """A validation error that carries its fix; `load_intent` prints it as `problem (fix: fix)`.
-
-    `at` names the field (relative to the model that raises) a cross-field rule blames.
-    """
-    return PydanticCustomError("fabricgen", "{problem}", {"problem": problem, "fix": fix, "at": at})
-
-
-# --------------------------------------------------------------------------- strings
-#
-# Every string of the intent ends up in a file name, a hostname or a config line, so
-# each has a type that fits where it goes.  New string fields use one of these; the
-# templates escape nothing by hand because the model guarantees the values.
-
-_LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
-_TOKEN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-_TEXT_CHARS = frozenset(map(chr, range(0x20, 0x7F)))
-_MAC = re.compile(r"[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}")
-
-
-def _shown(ch: str) -> str:
-    """A character as an operator can read it in an error message: '/' or U+000A LINE FEED."""
-    if ch.isprintable() and ch != " " and ch.isascii():
-        return repr(ch)
-    return f"U+{ord(ch):04X} {unicodedata.name(ch, 'control character')}"
-
-
-def _string_check(what: str, allowed: frozenset[str], max_len: int, rule: str,
-                  shape: Callable[[str], bool] = lambda v: True) -> Callable[[str], str]:
-    """A validator: only `allowed` characters, at most `max_len` of them, and `shape` holds."""
-
-    def check(value: str) -> str:
-        for i, ch in enumerate(value):
-            if ch not in allowed:
-                raise invalid(f"character {i + 1} of {what} is {_shown(ch)}, which is not allowed there", rule)
-        if len(value) > max_len:
-            raise invalid(f"{what} has {len(value)} characters, more than {max_len}", rule)
-        if not shape(value):
-            raise invalid(f"{value!r} is not {what}", rule)
-        return value
-
-    return check
-
-
-def _label(max_len: int, prefix: bool) -> Callable[[str], str]:
-    if prefix:
-        return _string_check("a hostname prefix", _LABEL_CHARS, max_len,
-                             f"use 1-{max_len} characters from a-z, 0-9 and '-', starting with a letter or digit",
-                             lambda v: v[:1].isalnum())
-    return _string_check("a hostname label (RFC 1123)", _LABEL_CHARS, max_len,
-                         f"use 1-{max_len} characters from a-z, 0-9 and '-', "
-                         "starting and ending with a letter or digit",
-                         lambda v: v[:1].isalnum() and v[-1:].isalnum())
-
-
-def _mac_check(value: str) -> str:
-    if not _MAC.fullmatch(value):
-        raise invalid(f"{value!r} is not a MAC address", "write six hex octets separated by ':' (00:cc:cc:cc:cc:cc)")
-    if int(value[:2], 16) & 1:
-        raise invalid(f"{value!r} is a multicast MAC address", "use a unicast MAC (even first octet)")
-    return value.lower()
-
-
-HostLabel = Annotated[str, AfterValidator(_label(32, prefix=False))]
-"""A lower-case RFC 1123 label: a fabric name, anything that becomes a hostname or a file name."""
-HostPrefix = Annotated[str, AfterValidator(_label(32, prefix=True))]
-"""The start of a hostname that digits complete (`gpu` -> gpu0001): may end with '-'."""
-Token = Annotated[str, AfterValidator(_string_check(
-    "a name", _TOKEN_CHARS, 64,
-    "use 1-64 characters from A-Z, a-z, 0-9, '.', '_' and '-', starting with a letter or digit",
-    lambda v: v[:1].isalnum() and ".." not in v))]
-"""One word naming a vendor thing (a SKU, a platform name): letters, digits, '.', '_', '-'."""
-Text = Annotated[str, AfterValidator(_string_check(
-    "a one-line text", _TEXT_CHARS, 128,
-    "keep it to one line of at most 128 printable ASCII characters (no newline, tab or control character)"))]
-"""Free text that lands in a config comment or description: one printable ASCII line."""
-MacAddress = Annotated[str, AfterValidator(_mac_check)]
-"""A unicast MAC address, normalised to lower case."""
-
-
-# --------------------------------------------------------------------------- numbers
-
-
-def _number(value: Any) -> Any:
-    """YAML's true/false/yes/no are booleans: never let one count as 1 or 0."""
-    if isinstance(value, bool):
-        raise invalid(f"{str(value).lower()} is a boolean where a number is expected", "write a number")
-    return value
-
-
-def _flag(value: Any) -> Any:
-    if not isinstance(value, bool):
-        raise invalid(f"{value!r} is not a boolean", "write true or false")
-    return value
-
-
-def _parse_speed(value: Any) -> Any:
-    """Accept 400, "400", "400G", "400g", "400Gb" as 400 (Gb/s)."""
-    if isinstance(value, str):
-        m = re.fullmatch(r"\s*(\d+)\s*(g|gb|gbps|gbe)?\s*", value, re.IGNORECASE | re.ASCII)
-        if not m:
-            raise invalid(f"speed {value!r} is not a speed", "write it like 400G")
-        return int(m.group(1))
-    return _number(value)
-
-
-def _parse_ratio(value: Any) -> Any:
-    """Accept "1:1", "3:1", 1, 1.5 as a down:up bandwidth ratio."""
-    if isinstance(value, str):
-        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)\s*", value, re.ASCII)
-        if not m:
-            raise invalid(f"oversubscription {value!r} is not a down:up ratio", "write it like '1:1' or '3:1'")
-        down, up = Fraction(m.group(1)), Fraction(m.group(2))
-        if not down or not up:
-            raise invalid(f"oversubscription {value!r} has a zero side", "write two positive numbers, like '1:1'")
-        return float(down / up)
-    return _number(value)
-
-
-Int = Annotated[int, BeforeValidator(_number)]
-Float = Annotated[float, BeforeValidator(_number)]
-Flag = Annotated[bool, BeforeValidator(_flag)]
-Speed = Annotated[int, BeforeValidator(_parse_speed)]
-Ratio = Annotated[float, BeforeValidator(_parse_ratio)]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class FabricMeta(_Model):
+class FabricMeta(IntentModel):
     name: HostLabel = Field(description="fabric name, used as hostname prefix")
     description: Text = ""
 
 
-class Servers(_Model):
+class Servers(IntentModel):
     count: Int = Field(ge=1)
     gpus_per_server: Int = Field(default=8, ge=1, le=16)
     nics_per_server: Int = Field(default=8, ge=1, le=16)
@@ -196,7 +70,7 @@ class Servers(_Model):
 EndpointRole = Literal["storage", "ufm", "management", "other"]
 
 
-class Endpoint(_Model):
+class Endpoint(IntentModel):
     """A group of non-GPU hosts on the leaves' server ports: storage nodes, UFM / management appliances.
 
     Each host has one port on one leaf (per plane).  `per: leaf` puts `count` of them on every
@@ -215,7 +89,7 @@ class Endpoint(_Model):
 LARGEST_CHASSIS = "16-slot modular chassis (Arista 7816R3 / Juniper PTX10016)"
 MAX_CHASSIS_PORTS = 576
 Cage = Literal["osfp", "qsfp-dd", "qsfp112", "qsfp56", "qsfp28"]
-Breakout = Annotated[Literal[1, 2, 4, 8], BeforeValidator(_number)]
+Breakout = Annotated[Literal[1, 2, 4, 8], BeforeValidator(number)]
 
 
 def _port_speed(v: int) -> int:
@@ -224,7 +98,7 @@ def _port_speed(v: int) -> int:
     return v
 
 
-class PortGroup(_Model):
+class PortGroup(IntentModel):
     """The logical ports one direction (down to servers, or up to the next tier) runs on its cages."""
 
     speed: Speed
@@ -240,7 +114,7 @@ class PortGroup(_Model):
 SKU_DERIVED = ("ports", "port_speed", "breakout", "lanes_per_port")
 
 
-class SwitchModel(_Model):
+class SwitchModel(IntentModel):
     """A role's switch: a hardware SKU whose own data gives its ports, or generic numbers."""
 
     model: Text = "generic"
@@ -311,7 +185,7 @@ class SwitchModel(_Model):
         return self.port_speed // self.breakout
 
 
-class SwitchModels(_Model):
+class SwitchModels(IntentModel):
     leaf: SwitchModel
     spine: SwitchModel | None = None
     super_spine: SwitchModel | None = None
@@ -326,7 +200,7 @@ def _platform(value: str) -> str:
 Platform = Annotated[str, AfterValidator(_platform)]
 
 
-class Platforms(_Model):
+class Platforms(IntentModel):
     leaf: Platform = "sonic"
     spine: Platform = "nxos"
     super_spine: Platform = "nxos"
@@ -336,7 +210,7 @@ class Platforms(_Model):
         "release's YANG models where they are present, and deploy labels GCU changes by it")
 
 
-class TierRatios(_Model):
+class TierRatios(IntentModel):
     """Down:up bandwidth target per tier (e.g. Meta's 7:1 above the spines)."""
 
     leaf: Ratio = 1.0
@@ -359,11 +233,11 @@ def _tier_ratios(value: Any) -> Any:
     """A single ratio is the leaf target (spines stay non-blocking); a mapping gives each tier's."""
     if not isinstance(value, str | int | float):
         return value
-    return {"leaf": _at_least_one(float(_parse_ratio(value)))}
+    return {"leaf": _at_least_one(float(parse_ratio(value)))}
 
 
-class Topology(_Model):
-    tiers: Annotated[Literal[1, 2, 3], BeforeValidator(_number)] = 2
+class Topology(IntentModel):
+    tiers: Annotated[Literal[1, 2, 3], BeforeValidator(number)] = 2
     rail_optimized: Flag = True
     planes: Int = Field(default=1, ge=1, le=8)
     oversubscription: Annotated[TierRatios, BeforeValidator(_tier_ratios)] = Field(
@@ -371,7 +245,7 @@ class Topology(_Model):
                                           "or per tier {leaf:, spine:}")
     scalable_unit: Int | None = Field(
         default=None, ge=1, description="servers per scalable unit (SU); default: what one rail leaf holds")
-    rails_per_leaf: Annotated[Literal[1, 2, 4, 8], BeforeValidator(_number)] = Field(
+    rails_per_leaf: Annotated[Literal[1, 2, 4, 8], BeforeValidator(number)] = Field(
         default=1, description="rails one leaf carries (rail-optimized designs smaller than a scalable unit)")
     leaf_uplinks: Int | None = Field(
         default=None, ge=1, description="uplinks per leaf; default: what the oversubscription target allows"
@@ -449,7 +323,7 @@ def pools_overlap(a: ipaddress.IPv4Network | ipaddress.IPv6Network,
     return a4 is not None and b4 is not None and a4.overlaps(b4)
 
 
-class Addressing(_Model):
+class Addressing(IntentModel):
     loopbacks: IPv4Pool
     p2p: IPv4Pool = Field(description="pool for /31 fabric links")
     gpu: IPv4Pool = Field(description="pool for GPU-NIC /31s")
@@ -469,14 +343,14 @@ class Addressing(_Model):
         return self
 
 
-class Bfd(_Model):
+class Bfd(IntentModel):
     enabled: Flag = True
     min_tx_ms: Int = Field(default=300, ge=10, le=10000)
     min_rx_ms: Int = Field(default=300, ge=10, le=10000)
     multiplier: Int = Field(default=3, ge=2, le=50)
 
 
-class Bgp(_Model):
+class Bgp(IntentModel):
     asn_scheme: Literal["multi-as", "same-tier"] = "multi-as"
     leaf_asn_base: Int = Field(default=4_200_000_000, ge=1, le=4_294_967_294)
     spine_asn_base: Int = Field(default=4_200_100_000, ge=1, le=4_294_967_294)
@@ -495,53 +369,7 @@ class Bgp(_Model):
         return self
 
 
-class AdaptiveRouting(_Model):
-    enabled: Flag = False
-    mode: Literal["flowlet", "per-packet"] = "flowlet"
-    flowlet_aging_us: Int = Field(default=500, ge=1, le=2_000_000)
-    mac_address: MacAddress = "00:cc:cc:cc:cc:cc"
-
-
-class TierHash(_Model):
-    """One tier's hash seed and rotation: different per tier, so consecutive hops do not repeat a choice."""
-
-    seed: Int = Field(ge=0, le=65535, description="NX-OS `universal-id`; SONiC takes it from DEVICE_METADATA.type")
-    rotate: Int = Field(default=0, ge=0, le=63, description="NX-OS `rotate` (0-63 of the 64-bit hash key)")
-
-
-class TierHashes(_Model):
-    """Per tier, defaults distinct: SONiC's own per-type values (orchagent switch.json.j2) and 50/5 on top."""
-
-    leaf: TierHash = TierHash(seed=10, rotate=10)
-    spine: TierHash = TierHash(seed=25, rotate=0)
-    super_spine: TierHash = TierHash(seed=50, rotate=5)
-
-
-class Ecmp(_Model):
-    algorithm: Literal["crc32", "crc16", "xor"] = Field(
-        default="crc32", description="the hash the analysis models; rendered where the platform selects one (SONiC "
-        "SWITCH_HASH ecmp_hash_algorithm) when set explicitly")
-    seeds: TierHashes = TierHashes()
-    qp_hashing: Flag = Field(default=False, description="hash on the RoCE BTH destination QP (UDF)")
-    hash_fields: tuple[Literal["src-ip", "dst-ip", "l4-src-port", "l4-dst-port", "ip-protocol"], ...] = (
-        "src-ip",
-        "dst-ip",
-        "l4-src-port",
-        "l4-dst-port",
-        "ip-protocol",
-    )
-    adaptive_routing: AdaptiveRouting = AdaptiveRouting()
-
-    @field_validator("hash_fields")
-    @classmethod
-    def _entropy(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        if "l4-src-port" not in v:
-            raise invalid("the hash leaves out 'l4-src-port': RoCEv2 carries its flow entropy in the UDP source port",
-                          "add l4-src-port to ecmp.hash_fields")
-        return v
-
-
-class EcnThreshold(_Model):
+class EcnThreshold(IntentModel):
     min_bytes: Int = Field(ge=1024)
     max_bytes: Int = Field(ge=1024)
     probability: Int = Field(ge=1, le=100)
@@ -554,7 +382,7 @@ class EcnThreshold(_Model):
         return self
 
 
-class PfcWatchdog(_Model):
+class PfcWatchdog(IntentModel):
     enabled: Flag = True
     detection_ms: Int = Field(default=200, ge=100, le=5000)
     restoration_ms: Int = Field(default=200, ge=100, le=60000)
@@ -562,7 +390,7 @@ class PfcWatchdog(_Model):
     action: Literal["drop", "forward", "alert"] = "drop"
 
 
-class Headroom(_Model):
+class Headroom(IntentModel):
     """ASIC constants of SONiC's dynamic headroom formula (defaults: NVIDIA Spectrum-4)."""
 
     cell_size: Int = Field(default=192, ge=64, le=4096)
@@ -572,12 +400,12 @@ class Headroom(_Model):
     lossless_mtu: Int = Field(default=1024, ge=64, le=9216)
 
 
-class Bandwidth(_Model):
+class Bandwidth(IntentModel):
     roce: Int = Field(default=50, ge=0, le=100)
     default: Int = Field(default=50, ge=0, le=100)
 
 
-class NicSettings(_Model):
+class NicSettings(IntentModel):
     trust: Literal["dscp", "pcp"] = "dscp"
     cnp_dscp: Int | None = Field(default=None, ge=0, le=63, description="default: the fabric's CNP DSCP")
     ecn_capable: Flag = True
@@ -586,7 +414,7 @@ class NicSettings(_Model):
         "more QPs give ECMP more flows to spread (`fabricgen analyze ecmp` shows the what-if)")
 
 
-class Qos(_Model):
+class Qos(IntentModel):
     roce_dscp: tuple[Int, ...] = (26,)
     cnp_dscp: Int = Field(default=48, ge=0, le=63)
     roce_tc: Int = Field(default=3, ge=0, le=7, description="traffic class, PFC priority and queue of RoCE")
@@ -621,7 +449,7 @@ class Qos(_Model):
         return self.lossless_tcs if self.lossless_tcs is not None else (self.roce_tc,)
 
 
-class Health(_Model):
+class Health(IntentModel):
     """Limits of `fabricgen validate --health`: counter deltas between two reads `window_seconds` apart.
 
     Rates are per minute, so a limit means the same whatever the window.  A lossless fabric drops
@@ -642,64 +470,7 @@ class Health(_Model):
                                  description="RoCE-queue packets a window needs before its ECN share is judged")
 
 
-PtpProfile = Literal["default-1588", "g8275.1", "g8275.2"]
-# Each profile's domain range and default (IEEE 1588-2019 default profile: 0-127, default 0; ITU-T G.8275.1:
-# 24-43, default 24; G.8275.2: 44-63, default 44).
-PTP_DOMAINS: dict[str, tuple[int, int, int]] = {"default-1588": (0, 127, 0), "g8275.1": (24, 43, 24),
-                                                "g8275.2": (44, 63, 44)}
-ClockTier = Literal["leaf", "spine", "super_spine"]
-
-
-class PtpGrandmaster(_Model):
-    """Where the grandmasters attach: the hosts of one `endpoints:` group, on the leaves' server ports."""
-
-    endpoints: HostPrefix = Field(description="name of the endpoints: group whose hosts are the grandmasters; "
-                                              "the first host is the preferred one, the others stand by")
-    priority1: Int = Field(default=10, ge=0, le=254, description="priority1 of the preferred grandmaster "
-                                                                  "(standbys: one more each); lower wins the BMCA")
-
-
-class PtpThresholds(_Model):
-    """What `validate --ptp` accepts.  Defaults are hardware-timestamping values: ANTA's PTP tests (offset
-    within +-1000 ns, last sync under 60 s) and NVIDIA Cumulus's PTP monitor (mean path delay 200 ns)."""
-
-    offset_ns: Int = Field(default=1000, ge=1, le=1_000_000_000, description="largest |offset from master|")
-    path_delay_ns: Int = Field(default=200, ge=1, le=1_000_000_000, description="largest mean path delay")
-    last_sync_s: Int = Field(default=60, ge=1, le=86_400, description="longest time since the last sync")
-
-
-class Ptp(_Model):
-    """PTP (IEEE 1588) as a fabric service: boundary clocks on the switches, the servers' NICs as clients."""
-
-    profile: PtpProfile = "default-1588"
-    domain: Int | None = Field(default=None, ge=0, le=127, description="default: the profile's default domain")
-    grandmaster: PtpGrandmaster
-    boundary_clocks: tuple[ClockTier, ...] = Field(
-        default=("leaf", "spine", "super_spine"), description="tiers whose switches run a boundary clock "
-        "(tiers the fabric lacks are ignored)")
-    servers: Flag = Field(default=True, description="the GPU servers' NICs sync as PTP clients")
-    timestamping: Literal["hardware", "software"] = Field(
-        default="hardware", description="linuxptp's time_stamping; software only for labs (no PHC)")
-    dscp: Int = Field(default=46, ge=0, le=63, description="DSCP of PTP event and general messages (EF)")
-    thresholds: PtpThresholds = PtpThresholds()
-
-    @model_validator(mode="after")
-    def _domain_in_profile(self) -> Ptp:
-        lo, hi, _ = PTP_DOMAINS[self.profile]
-        if self.domain is not None and not lo <= self.domain <= hi:
-            raise invalid(f"domain {self.domain} is outside the {self.profile} profile's domains {lo}-{hi}",
-                          f"use a domain from {lo} to {hi}, or leave it out ({PTP_DOMAINS[self.profile][2]})",
-                          at="domain")
-        if len(set(self.boundary_clocks)) != len(self.boundary_clocks):
-            raise invalid("a tier is listed twice", "list each tier once", at="boundary_clocks")
-        return self
-
-    @property
-    def domain_number(self) -> int:
-        return self.domain if self.domain is not None else PTP_DOMAINS[self.profile][2]
-
-
-class Cabling(_Model):
+class Cabling(IntentModel):
     """Cable length per tier in metres; drives optic choice and PFC headroom."""
 
     gpu_leaf_m: Float = Field(default=3, gt=0, le=10_000)
@@ -707,85 +478,7 @@ class Cabling(_Model):
     spine_super_spine_m: Float = Field(default=150, gt=0, le=10_000)
 
 
-# --------------------------------------------------------------------------- tenants
-
-# Linux caps an interface name at 15 characters (IFNAMSIZ - 1); a tenant name becomes part of one
-# (the lab's `<leaf>-<tenant>` namespace, the VXLAN/bridge devices `vx<id>`/`br<id>`), and SONiC's
-# VRF name is `Vrf<name>` (sonic-vrf.yang: pattern "Vrf[a-zA-Z0-9_-]+").
-TENANT_NAME_LEN = 12
-TenantName = Annotated[str, AfterValidator(_label(TENANT_NAME_LEN, prefix=False))]
-_MEMBER = re.compile(r"(?P<first>[a-z0-9][a-z0-9-]*?)(?:-(?P<last>[a-z][a-z0-9-]*[0-9]))?(?::(?P<nics>\d+(?:-\d+)?))?",
-                     re.ASCII)
-MAX_TENANT_ID = 1000  # its L3VNI VLAN (3000 + id) stays a VLAN id; fits a type-1 RD's 2-byte number
-
-
-def parse_member(text: str) -> tuple[str, str, tuple[int, int] | None]:
-    """`gpu0001`, `gpu0001-gpu0008` (servers), `gpu0003:0-3` (NICs 0..3 of a server or range): (first, last, nics).
-
-    A name that itself has a '-' (prefix `gpu-`) parses as one server when the plan has it
-    (fabricgen.plan.tenants); the split here is only the range reading.
-    """
-    m = _MEMBER.fullmatch(text)
-    if m is None:
-        raise ValueError(text)
-    nics = m.group("nics")
-    span: tuple[int, int] | None = None
-    if nics is not None:
-        lo, _, hi = nics.partition("-")
-        span = (int(lo), int(hi or lo))
-        if span[0] > span[1]:
-            raise ValueError(text)
-    return m.group("first"), m.group("last") or m.group("first"), span
-
-
-def _member(value: str) -> str:
-    try:
-        parse_member(value)
-    except ValueError:
-        raise invalid(f"{value!r} is not a server, a server range or a server's NICs",
-                      "write gpu0001 (a server), gpu0001-gpu0008 (servers) or gpu0003:0-3 (NICs 0..3, "
-                      "tenancy.scope: gpu)") from None
-    return value
-
-
-Member = Annotated[str, AfterValidator(_member)]
-
-
-class Tenancy(_Model):
-    """How tenants are isolated (Juniper's AI multitenancy JVD: server vs GPU isolation; Nokia EDA: leaking vs EVPN).
-
-    `server` scope puts a tenant's VRF on every leaf of the stripes (scalable units) its servers sit
-    in; `gpu` scope only on the leaves wired to its NICs.  `vrf-lite` leaks each tenant's routes
-    through the default VRF with no encapsulation; `evpn-vxlan` carries them as EVPN type-5 routes
-    in an L3VNI per tenant.
-    """
-
-    scope: Literal["server", "gpu"] = "server"
-    mechanism: Literal["vrf-lite", "evpn-vxlan"] = "evpn-vxlan"
-    vni_base: Int = Field(default=10_000, ge=1, le=16_777_215 - MAX_TENANT_ID,
-                          description="a tenant's L3VNI is vni_base + its id")
-    table_base: Int = Field(default=1_000, ge=1, le=4_000_000,
-                            description="a tenant's VRF table (Linux/FRR) is table_base + its id")
-    rt_admin: Int = Field(default=65_000, ge=1, le=65_535,
-                          description="administrator field of every route target (<rt_admin>:<vni>): the same on "
-                          "every leaf, whatever its ASN")
-    outer: Literal["ipv4", "ipv6"] = Field(default="ipv4", description="VXLAN outer header: 50 or 70 bytes")
-
-
-class Tenant(_Model):
-    """A tenant: the servers (or, with scope gpu, the NICs) it owns, and the tenants it may reach."""
-
-    name: TenantName
-    id: Int = Field(ge=1, le=MAX_TENANT_ID, description="the tenant's number: its VNI, VRF table, RD and RT "
-                    "derive from it, so adding or renaming a tenant renumbers nothing")
-    servers: list[Member] = Field(min_length=1, max_length=4096)
-    vni: Int | None = Field(default=None, ge=1, le=16_777_215, description="default: tenancy.vni_base + id")
-    reach: list[TenantName] = Field(default_factory=list, max_length=64,
-                                    description="other tenants whose routes this one imports (leaked by intent)")
-    description: Text = ""
-
-
-class Intent(_Model):
+class Intent(IntentModel):
     fabric: FabricMeta
     servers: Servers
     switch_models: SwitchModels
@@ -803,14 +496,7 @@ class Intent(_Model):
 
     @model_validator(mode="after")
     def _ptp_grandmaster_group(self) -> Intent:
-        if self.ptp is None:
-            return self
-        names = [ep.name for ep in self.endpoints]
-        if self.ptp.grandmaster.endpoints not in names:
-            raise invalid(f"no endpoints: group is named {self.ptp.grandmaster.endpoints!r}",
-                          "add an endpoints: group for the grandmasters (e.g. {name: gm, role: other, count: 1, "
-                          "per: su}) and name it here" if not names else f"use one of: {', '.join(names)}",
-                          at="ptp.grandmaster.endpoints")
+        check_grandmaster_group(self.ptp, [ep.name for ep in self.endpoints])
         return self
 
     tenancy: Tenancy | None = Field(default=None, description="isolation scope and mechanism of `tenants`")
@@ -818,35 +504,7 @@ class Intent(_Model):
 
     @model_validator(mode="after")
     def _tenants_apart(self) -> Intent:
-        """Names, ids and VNIs are identities: two tenants sharing one would share a VRF, a VNI or an RT."""
-        if self.tenants and self.tenancy is None:
-            raise invalid("tenants are listed but tenancy is missing", "add tenancy: {scope: server, mechanism: "
-                          "evpn-vxlan} (or vrf-lite, or scope gpu)", at="tenants")
-        seen: dict[tuple[str, object], int] = {}
-        for i, t in enumerate(self.tenants):
-            vni = t.vni if t.vni is not None else (self.tenancy.vni_base + t.id if self.tenancy else 0)
-            for what, value in (("name", t.name), ("id", t.id), ("vni", vni)):
-                first = seen.setdefault((what, value), i)
-                if first != i:
-                    field = "vni" if what == "vni" and t.vni is not None else ("id" if what == "vni" else what)
-                    raise invalid(f"tenant {t.name!r} has the {what} {value} of tenants.{first} "
-                                  f"({self.tenants[first].name!r})", f"give tenants.{i} a {what} of its own"
-                                  + (" (its vni is tenancy.vni_base + id unless given)" if what == "vni" else ""),
-                                  at=f"tenants.{i}.{field}")
-        names = {t.name for t in self.tenants}
-        for i, t in enumerate(self.tenants):
-            for j, other in enumerate(t.reach):
-                if other == t.name or other not in names:
-                    raise invalid(f"tenant {t.name!r} may reach {other!r}, " + (
-                        "itself" if other == t.name else "which is not a tenant"),
-                        f"list other tenants' names ({', '.join(sorted(names - {t.name})) or 'none'})",
-                        at=f"tenants.{i}.reach.{j}")
-            if self.tenancy is not None and self.tenancy.scope == "server":
-                for j, member in enumerate(t.servers):
-                    if parse_member(member)[2] is not None:
-                        raise invalid(f"{member!r} gives NICs of a server, but tenancy.scope is server (whole "
-                                      "servers)", "list whole servers, or use tenancy.scope: gpu",
-                                      at=f"tenants.{i}.servers.{j}")
+        check_tenants(self.tenants, self.tenancy)
         return self
 
     @model_validator(mode="after")

@@ -21,8 +21,8 @@ from collections import Counter
 
 from fabricgen.catalog.registry import capabilities, load, platform
 from fabricgen.errors import Problem
-from fabricgen.intent.model import AdaptiveRouting as AdaptiveRoutingIntent
-from fabricgen.intent.model import Ecmp
+from fabricgen.intent.load_balancing import AdaptiveRouting as AdaptiveRoutingIntent
+from fabricgen.intent.load_balancing import Ecmp
 from fabricgen.plan.model import ROLES, AdaptiveRouting, Plan, Switch, SwitchHash
 
 MAX_NAMED = 4

@@ -480,7 +480,7 @@ class Plan:
 # --------------------------------------------------------------------------- tenants
 
 
-L3VNI_VLAN_BASE = 3000  # + tenant id (at most intent.model.MAX_TENANT_ID = 1000): VLANs 3001..4000
+L3VNI_VLAN_BASE = 3000  # + tenant id (at most intent.tenants.MAX_TENANT_ID = 1000): VLANs 3001..4000
 
 
 @dataclass(slots=True)

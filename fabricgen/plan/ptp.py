@@ -23,7 +23,8 @@ import re
 from collections import deque
 from typing import Literal
 
-from fabricgen.intent.model import Intent, Ptp
+from fabricgen.intent.model import Intent
+from fabricgen.intent.ptp import Ptp
 from fabricgen.plan.model import ClockKind, Plan, PtpClock, PtpPlan, PtpPort, Server
 
 BC_PRIORITY = 128  # IEEE 1588 default priority1/priority2: boundary clocks never outrank a grandmaster

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from fabricgen.catalog.registry import platform
 from fabricgen.errors import FabricError, Problem
-from fabricgen.intent.model import Intent, Tenant, parse_member
+from fabricgen.intent.model import Intent
+from fabricgen.intent.tenants import Tenant, parse_member
 from fabricgen.plan.model import NicAttachment, Plan, Server, Tenancy, TenantPlan
 
 # VXLAN encapsulation overhead on the wire, by outer IP family: outer Ethernet 14 + IP 20/40 +

@@ -223,7 +223,7 @@ def test_device_locks_are_all_or_nothing(tmp_path: Path, plan, monkeypatch: pyte
     from nornir.core.task import Result
 
     from fabricgen.base.ssh import DeviceLocked
-    from fabricgen.deploy import run
+    from fabricgen.deploy import locking, run
 
     build = manifest.load(render(tmp_path), plan)
     taken: list[str] = []
@@ -236,8 +236,8 @@ def test_device_locks_are_all_or_nothing(tmp_path: Path, plan, monkeypatch: pyte
         taken.append(task.host.name)
         return Result(host=task.host, result=None)
 
-    monkeypatch.setattr(run, "_lock_task", lock_task)
-    monkeypatch.setattr(run, "_unlock_task", lambda task, ctx: released.append(task.host.name) or Result(task.host))
+    monkeypatch.setattr(locking, "lock_task", lock_task)
+    monkeypatch.setattr(locking, "unlock_task", lambda task, ctx: released.append(task.host.name) or Result(task.host))
     monkeypatch.setattr(run, "deploy_device", lambda task, ctx: pytest.fail("a device was deployed"))
     with pytest.raises(DeployRefused, match="1 device.s. are locked by another deploy; no device was locked or "
                                             "changed:\nlab-leaf03: lab-leaf03: locked by another deploy: ops@far"):
@@ -309,8 +309,8 @@ def test_a_device_silent_mid_commit_is_undetermined_until_resume_reaches_it(
     from nornir.core.task import Result
     from rich.console import Console
 
+    from fabricgen.deploy import locking
     from fabricgen.deploy import report as R
-    from fabricgen.deploy import run
 
     build = manifest.load(render(tmp_path), plan)
     victim = "lab-leaf02"
@@ -323,8 +323,8 @@ def test_a_device_silent_mid_commit_is_undetermined_until_resume_reaches_it(
         return SilentMidCommit(configs[host.name], vanish=host.name == victim and link["now"] != "up")
 
     monkeypatch.setattr(Host, "get_connection", connection)
-    monkeypatch.setattr(run, "_lock_task", lambda task, ctx, takeover=None: Result(host=task.host, result=None))
-    monkeypatch.setattr(run, "_unlock_task", lambda task, ctx: Result(host=task.host))
+    monkeypatch.setattr(locking, "lock_task", lambda task, ctx, takeover=None: Result(host=task.host, result=None))
+    monkeypatch.setattr(locking, "unlock_task", lambda task, ctx: Result(host=task.host))
     report = run_deploy(plan, build, DeployOptions(check_timeout=1))
     assert report.hosts(R.UNDETERMINED) == [victim] and report.exit_code == 1
     assert sorted(report.changed) == sorted(h for h in plan.switches if h != victim)
@@ -354,7 +354,7 @@ def test_what_leaves_a_config_undetermined() -> None:
     from napalm.base.exceptions import CommandErrorException, CommandTimeoutException, ReplaceConfigException
 
     from fabricgen.base.ssh import ConfigUndetermined, ConnectionLost
-    from fabricgen.deploy.run import undetermined
+    from fabricgen.deploy.device import undetermined
 
     assert undetermined(ConnectionLost("gone")) and undetermined(CommandTimeoutException("600 s"))
     assert undetermined(ConfigUndetermined("commit failed AND restoring failed"))
@@ -419,14 +419,14 @@ def test_a_journal_the_disk_refuses_mid_run_stops_it_with_a_summary(tmp_path: Pa
     from nornir.core.inventory import Host
     from nornir.core.task import Result
 
-    from fabricgen.deploy import run
+    from fabricgen.deploy import locking
     from fabricgen.deploy.state import state_dir
 
     out = render(tmp_path)
     configs = {h: {"in": False} for h in plan.switches}
     monkeypatch.setattr(Host, "get_connection", lambda host, c, cfg: SilentMidCommit(configs[host.name], False))
-    monkeypatch.setattr(run, "_lock_task", lambda task, ctx, takeover=None: Result(host=task.host, result=None))
-    monkeypatch.setattr(run, "_unlock_task", lambda task, ctx: Result(host=task.host))
+    monkeypatch.setattr(locking, "lock_task", lambda task, ctx, takeover=None: Result(host=task.host, result=None))
+    monkeypatch.setattr(locking, "unlock_task", lambda task, ctx: Result(host=task.host))
     disk = disk_fills(monkeypatch, after=1 + 1 + len(plan.switches) + 1)  # ... and the first device's `diffed`
     assert main(["deploy", "-i", str(LAB), "-b", str(out), "--workers", "1"]) == 1
     text = capsys.readouterr()
@@ -463,7 +463,7 @@ def test_accept_undeployable_lists_per_device_what_it_did_not_deploy(tmp_path: P
     from nornir.core.inventory import Host
     from nornir.core.task import Result
 
-    from fabricgen.deploy import run
+    from fabricgen.deploy import locking
 
     data = yaml.safe_load(LAB.read_text())
     data["qos"] = {"ecn": {400: {"min_bytes": 50_000, "max_bytes": 100_000, "probability": 7}}, "mtu": 9000}
@@ -474,8 +474,8 @@ def test_accept_undeployable_lists_per_device_what_it_did_not_deploy(tmp_path: P
     configs = {h: {"in": False} for h in plan.switches}
     monkeypatch.setattr(Host, "get_connection", lambda host, c, cfg: LivePorts(
         configs[host.name], [i.name for i in plan.switches[host.name].interfaces]))
-    monkeypatch.setattr(run, "_lock_task", lambda task, ctx, takeover=None: Result(host=task.host, result=None))
-    monkeypatch.setattr(run, "_unlock_task", lambda task, ctx: Result(host=task.host))
+    monkeypatch.setattr(locking, "lock_task", lambda task, ctx, takeover=None: Result(host=task.host, result=None))
+    monkeypatch.setattr(locking, "unlock_task", lambda task, ctx: Result(host=task.host))
     argv = ["deploy", "-i", str(intent), "-b", str(out)]
     assert main(argv) == 2  # without it: refused, nothing touched
     assert "qos.ecn is set in the intent" in capsys.readouterr().err and not any(c["in"] for c in configs.values())
@@ -499,7 +499,7 @@ def test_deploy_and_validate_say_which_intent_build_and_fabric(tmp_path: Path, p
     from nornir.core.inventory import Host
     from nornir.core.task import Result
 
-    from fabricgen.deploy import run
+    from fabricgen.deploy import locking
     from fabricgen.validate import collect
     from fabricgen.validate.checks import Outcome, Report
 
@@ -507,8 +507,8 @@ def test_deploy_and_validate_say_which_intent_build_and_fabric(tmp_path: Path, p
     capsys.readouterr()
     configs = {h: {"in": False} for h in plan.switches}
     monkeypatch.setattr(Host, "get_connection", lambda host, c, cfg: SilentMidCommit(configs[host.name], False))
-    monkeypatch.setattr(run, "_lock_task", lambda task, ctx, takeover=None: Result(host=task.host, result=None))
-    monkeypatch.setattr(run, "_unlock_task", lambda task, ctx: Result(host=task.host))
+    monkeypatch.setattr(locking, "lock_task", lambda task, ctx, takeover=None: Result(host=task.host, result=None))
+    monkeypatch.setattr(locking, "unlock_task", lambda task, ctx: Result(host=task.host))
     assert main(["deploy", "-i", str(LAB), "-b", str(out), "--dry-run", "--lab-dir", str(tmp_path / "no-lab")]) == 0
     err = capsys.readouterr().err
     build = manifest.load(out, plan)

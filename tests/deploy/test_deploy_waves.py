@@ -224,8 +224,8 @@ def fake_devices(monkeypatch: pytest.MonkeyPatch, failing: str = "", validate: s
     devices the real (not dry) runs committed, in order."""
     from nornir.core.task import Result
 
+    from fabricgen.deploy import locking, phases, run
     from fabricgen.deploy import report as R
-    from fabricgen.deploy import run
     from fabricgen.deploy.state import CHECKED, FAILED
 
     batches: list[str] = []
@@ -233,7 +233,7 @@ def fake_devices(monkeypatch: pytest.MonkeyPatch, failing: str = "", validate: s
 
     def deploy_device(task, ctx):  # type: ignore[no-untyped-def]
         host = task.host.name
-        impact = run.phases.impact(ctx.plan.switches[host], run.phases.Diff(diff))
+        impact = phases.impact(ctx.plan.switches[host], phases.Diff(diff))
         if ctx.opts.dry_run:
             return Result(host=task.host, result=R.DeviceOutcome(host, "", R.CHANGED, diff=diff, impact=impact))
         batches.append(host)
@@ -244,9 +244,9 @@ def fake_devices(monkeypatch: pytest.MonkeyPatch, failing: str = "", validate: s
         return Result(host=task.host, result=out)
 
     monkeypatch.setattr(run, "deploy_device", deploy_device)
-    monkeypatch.setattr(run, "_lock_task", lambda task, ctx, takeover=None: Result(host=task.host, result=None))
-    monkeypatch.setattr(run, "_unlock_task", lambda task, ctx: Result(host=task.host))
-    monkeypatch.setattr(run, "_validate_between", lambda plan, ctx, wave: validate)
+    monkeypatch.setattr(locking, "lock_task", lambda task, ctx, takeover=None: Result(host=task.host, result=None))
+    monkeypatch.setattr(locking, "unlock_task", lambda task, ctx: Result(host=task.host))
+    monkeypatch.setattr(run, "validate_between", lambda plan, ctx, wave: validate)
     return batches
 
 
@@ -318,7 +318,7 @@ def test_health_is_judged_between_waves(lab: Plan, lab_build, monkeypatch: pytes
     from rich.console import Console
 
     from fabricgen import validate
-    from fabricgen.deploy import DeployOptions, run
+    from fabricgen.deploy import DeployOptions, context, rollout
     from fabricgen.deploy.waves import Wave
     from fabricgen.validate import Outcome, Report
 
@@ -332,9 +332,9 @@ def test_health_is_judged_between_waves(lab: Plan, lab_build, monkeypatch: pytes
     monkeypatch.setattr(validate, "run_validate", fake_validate)
 
     def between(**opts: object) -> str:
-        ctx = run._Context(lab, lab_build, DeployOptions(wave_timeout=0, **opts), threading.Event(),  # type: ignore[arg-type]
-                           Console(file=io.StringIO()), 1)
-        return run._validate_between(lab, ctx, Wave(1, ["lab-spine01"]))
+        ctx = context.RunContext(lab, lab_build, DeployOptions(wave_timeout=0, **opts), threading.Event(),  # type: ignore[arg-type]
+                                 Console(file=io.StringIO()), 1)
+        return rollout.validate_between(lab, ctx, Wave(1, ["lab-spine01"]))
 
     reason = between()
     assert calls[-1] == (("bgp", "ecmp", "routes"), float(lab.health.window_seconds))

@@ -18,8 +18,11 @@ is reported without aborting the rest (vendor reference §3.3).
 
 from __future__ import annotations
 
+import itertools
+import operator
 import re
 import socket
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import jinja2
@@ -79,8 +82,40 @@ def render(server: Server, plan: Plan, env: jinja2.Environment) -> dict[str, str
     return {f"{server.name}.sh": nic_script(server, plan, env)}
 
 
+# The strings of a server's script that are its own (name, and per NIC these NicLine fields); everything else
+# its template reads (the QoS policy, the MTU, each NIC's index, port, rail, plane and table) is its *shape*.
+_OWN_FIELDS = ("ifname", "leaf", "leaf_port", "address", "ip", "gateway", "network", "gid")
+_own = operator.attrgetter(*_OWN_FIELDS)
+_MARK = "\x00"  # a sentinel in the shape's render: NUL <index> NUL (no template or plan string holds NUL)
+_MARKS = re.compile(_MARK + r"(\d+)" + _MARK)
+
+
 def nic_script(server: Server, plan: Plan, env: jinja2.Environment | None = None) -> str:
-    """The bring-up script of one GPU server (see the module docstring)."""
+    """The bring-up script of one GPU server (see the module docstring).
+
+    The template runs once per script *shape* (`_Shape`): servers alike but for their own strings share one
+    render with those strings as `str.format` fields, which the other servers (16,384 at 128K GPUs) fill in.
+    """
+    env = env or environment()
+    context = _context(server, plan)
+    if context["ptp"] is not None:  # each NIC's ptp4l.conf is its own text: no shape
+        return _direct(env, context)
+    nics: list[NicLine] = context["nics"]  # type: ignore[assignment]
+    shape = _shape(env, context)
+    if shape.fmt is None:
+        return _direct(env, context)
+    text = shape.fmt.format(server.name, *(v for n in nics for v in _own(n)))
+    if not shape.proven:  # a shape's first server: filled in, it must be byte for byte the template's own render
+        direct = _direct(env, context)
+        if text != direct:  # the template tested or transformed one of the server's own strings
+            shape.fmt = None
+            return direct
+        shape.proven = True
+    return text
+
+
+def _context(server: Server, plan: Plan) -> dict[str, object]:
+    """What the template reads, computed here (Python computes; the template only lays out)."""
     policy: QosPolicy | None = plan.qos
     assert policy is not None, "plan has no QoS policy; build it with fabricgen.plan.build.build_plan"
     addressing = plan.settings.pools
@@ -92,23 +127,60 @@ def nic_script(server: Server, plan: Plan, env: jinja2.Environment | None = None
         ip = n.ip.split("/")[0]
         nics.append(NicLine(n.ifname, n.nic, n.port, n.port + 1, n.rail, n.plane, n.leaf, n.leaf_port, n.ip, ip,
                             n.gateway, _network(n.ip), nic_table(pos), roce_gid(ip)))
-    return (env or environment()).get_template(TEMPLATE).render(
-        server=server.name,
-        nics=nics,
-        mtu=_mtu(server, plan, policy.mtu),
-        pools=[str(addressing.gpu), str(addressing.loopbacks)],
-        trust=policy.nic_trust,
-        pfc_mask=pfc_mask(policy.lossless_tcs),
-        roce_dscp=",".join(str(d) for d in policy.roce_dscp),
-        roce_tos=policy.nic_roce_tos,
-        roce_prio=policy.roce_tc,
-        cnp_dscp=policy.nic_cnp_dscp,
-        cnp_prio=policy.cnp_tc,
-        ecn=1 if policy.nic_ecn else 0,
-        remap=remap,
-        qps=policy.nic_qps_per_connection,
-        ptp=ptp_clients(server, plan),
-    )
+    return {
+        "server": server.name,
+        "nics": nics,
+        "mtu": _mtu(server, plan, policy.mtu),
+        "pools": [str(addressing.gpu), str(addressing.loopbacks)],
+        "trust": policy.nic_trust,
+        "pfc_mask": pfc_mask(policy.lossless_tcs),
+        "roce_dscp": ",".join(str(d) for d in policy.roce_dscp),
+        "roce_tos": policy.nic_roce_tos,
+        "roce_prio": policy.roce_tc,
+        "cnp_dscp": policy.nic_cnp_dscp,
+        "cnp_prio": policy.cnp_tc,
+        "ecn": 1 if policy.nic_ecn else 0,
+        "remap": remap,
+        "qps": policy.nic_qps_per_connection,
+        "ptp": ptp_clients(server, plan),
+    }
+
+
+def _direct(env: jinja2.Environment, context: dict[str, object]) -> str:
+    return env.get_template(TEMPLATE).render(**context)
+
+
+@dataclass(slots=True)
+class _Shape:
+    """The NIC script of every server with one shape key, as a `str.format` string of the server's own strings."""
+
+    fmt: str | None  # None: the template runs for each server of this shape
+    proven: bool = False  # compared with a direct render once
+
+
+_SHAPES: dict[tuple[jinja2.Environment, tuple[object, ...]], _Shape] = {}
+
+
+def _shape(env: jinja2.Environment, context: dict[str, object]) -> _Shape:
+    """The server's shape, rendered on first use with a sentinel in place of each of its own strings."""
+    nics: list[NicLine] = context["nics"]  # type: ignore[assignment]
+    fixed = {k: v for k, v in context.items() if k not in ("server", "nics", "ptp")}
+    key = (env, (*((k, tuple(v) if isinstance(v, list) else v) for k, v in fixed.items()),
+                 *((n.nic, n.port, n.fw_port, n.rail, n.plane, n.table) for n in nics)))
+    shape = _SHAPES.get(key)
+    if shape is not None:
+        return shape
+    marks = (f"{_MARK}{i}{_MARK}" for i in itertools.count())
+    server = next(marks)
+    masked = [NicLine(**(n._asdict() | {f: next(marks) for f in _OWN_FIELDS})) for n in nics]
+    parts = _MARKS.split(_direct(env, {**fixed, "server": server, "nics": masked, "ptp": None}))
+    text = parts[::2]  # between the sentinels: the shape's own text
+    fmt = "".join(p.replace("{", "{{").replace("}", "}}") if i % 2 == 0 else "{" + p + "}"
+                  for i, p in enumerate(parts))
+    if len(_SHAPES) >= 256:  # one process may render many plans (tests, the lab): keep the cache small
+        _SHAPES.clear()
+    shape = _SHAPES[key] = _Shape(None if any(_MARK in t for t in text) else fmt)
+    return shape
 
 
 def ptp_clients(server: Server, plan: Plan) -> dict[str, object] | None:
