@@ -457,3 +457,34 @@ def test_a_failed_commit_after_the_setup_undoes_the_script_then_restores_frr() -
     assert len(reloads) == 2 and commands.count(SAVE) == 1  # saved once, before the script
     assert commands.index(SAVE) < commands.index(RUN_SETUP) < reloads[0] < commands.index(RUN_UNDO) < reloads[1]
     assert d._setup_journal is None  # the journal ran once: a later rollback() has nothing of the script left
+
+
+def test_after_the_reload_a_vtep_without_its_router_mac_gets_the_l3vni_bound_again() -> None:
+    """FRR 8.4 can lose a remote VTEP's router MAC when bgpd re-imports a new VRF's routes during the reload:
+    the kernel route stays (`via 198.18.0.4 dev br11 onlink`) but its neighbour is gone.  The driver binds the
+    L3VNI again (`no vni`, wait until the VRF's routes are withdrawn, `vni`), waits until every VTEP has its
+    neighbour, and says so; a VRF still without one fails the commit."""
+    routes = json.dumps([{"dst": "198.18.32.8/31", "gateway": "198.18.0.4", "dev": "br11", "protocol": "bgp",
+                          "flags": ["onlink"]}])
+    neigh = json.dumps([{"dst": "198.18.0.4", "dev": "br11", "lladdr": "0a:f9:12:cc:dc:91", "state": ["NOARP"]}])
+    unbind = "vtysh -c 'configure terminal' -c 'vrf red' -c 'no vni 10011' -c exit-vrf"
+    rebind = "vtysh -c 'configure terminal' -c 'vrf red' -c 'vni 10011' -c exit-vrf"
+    extra = {"ip -n red -j route show proto bgp": [{"stdout_text": routes}, {"stdout_text": "[]"},
+                                                   {"stdout_text": routes}],
+             "ip -n red -j neigh show": [{"stdout_text": "[]"}, {"stdout_text": neigh}],
+             unbind: [{}], rebind: [{}]}
+    d = _setup_driver(0, ["vrf red id 3 netns /run/netns/red\n"], extra=extra)
+    d.SETTLE = 0.0
+    d._new_l3vnis = {"red": 10011}
+    assert d._settle_l3vnis() == ""
+    assert d.reload_notes == ["L3VNI 10011 (VRF red) bound again after the reload: zebra had lost the router MAC "
+                              "of VTEP 198.18.0.4"]
+    commands = sent(d)
+    assert commands.index(unbind) < commands.index(rebind)
+    assert commands[commands.index(unbind) + 1] == "ip -n red -j route show proto bgp"  # withdrawn first
+    d = _setup_driver(0, ["vrf red id 3 netns /run/netns/red\n"], extra={
+        **extra, "ip -n red -j neigh show": [{"stdout_text": "[]"}], "ip -n red -j route show proto bgp": [
+            {"stdout_text": routes}, {"stdout_text": "[]"}, {"stdout_text": routes}]})
+    d.SETTLE = d.SETUP_WAIT = 0.0
+    d._new_l3vnis = {"red": 10011}
+    assert d._settle_l3vnis() == "VRF red: no router MAC for VTEP 198.18.0.4 after binding its L3VNI again"
