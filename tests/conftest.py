@@ -44,6 +44,15 @@ def serial_group(item: pytest.Item) -> str | None:
     return None
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto`: a worker per CPU, and one more for each live-lab group beyond the first.  A lab worker mostly
+    waits on its daemons (reloads, convergence, a silent peer's timeout), so with a worker per CPU the two lab
+    groups would hold both workers of a 2-core machine and the computing tests would wait for them."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # the number asked for (xdist's own hook reads it)
+    return len(os.sched_getaffinity(0)) + len({"lab", *LAB_GROUPS.values()}) - 1
+
+
 def shared_required() -> bool:
     """In CI (.ci/run sets $FABRICGEN_REQUIRE_SHARED; CI systems set CI=true) ../shared must be there."""
     return (os.environ.get(REQUIRE_SHARED, "") not in ("", "0")
