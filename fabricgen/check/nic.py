@@ -29,7 +29,7 @@ from fabricgen.catalog.registry import host_platform
 from fabricgen.catalog.rules import ids
 from fabricgen.plan.model import Plan, QosPolicy, Server
 from fabricgen.plan.qos import ECT0, ROCE_OPTIMIZED_CNP_DSCP
-from fabricgen.platforms.facts import DeviceFacts, PortFacts
+from fabricgen.platforms.facts import DeviceFacts, PortFacts, ip_text
 from fabricgen.platforms.host.render import parse_nic_header
 
 RULES = ids("script")  # catalog/rules.py documents each
@@ -298,7 +298,7 @@ class _Server:
             if (address, gateway) != (nic.ip, nic.gateway):
                 self.add(ADDRESS, loc, f"{nic.ifname} is set to {address} via {gateway}, the plan has {nic.ip} via "
                          f"{nic.gateway}", where)
-            if not _cidr(address) or str(ipaddress.ip_interface(address).network) != network:
+            if _network(address) != network:
                 self.add(ADDRESS, loc, f"{nic.ifname}: {network} is not the network of {address}", where)
             port = self._leaf_port(nic.leaf, nic.leaf_port)
             if port is not None and port.ipv4 and port.ipv4.split("/")[0] != gateway:
@@ -324,12 +324,23 @@ class _Server:
                          f"{nic.leaf} {nic.leaf_port}")
 
 
-def _cidr(text: str) -> bool:
+_IPV4_CIDR = re.compile(r"((?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(?:\.(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|"
+                        r"[1-9]?[0-9])){3})/(3[0-2]|[12]?[0-9])")
+
+
+def _network(text: str) -> str | None:
+    """str(ipaddress.ip_interface(text).network), None if not an interface address; the common
+    a.b.c.d/len computed directly (65,536 NICs at 32K GPUs)."""
+    m = _IPV4_CIDR.fullmatch(text)
+    if m is not None:
+        a, b, c, d = (int(x) for x in m.group(1).split("."))
+        length = int(m.group(2))
+        net = (a << 24 | b << 16 | c << 8 | d) & (0xFFFFFFFF << (32 - length)) & 0xFFFFFFFF
+        return f"{ip_text(net)}/{length}"
     try:
-        ipaddress.ip_interface(text)
+        return str(ipaddress.ip_interface(text).network)
     except ValueError:
-        return False
-    return True
+        return None
 
 
 _SideCache = dict[tuple[int, frozenset[int], frozenset[int]], SwitchSide]

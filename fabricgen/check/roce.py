@@ -23,6 +23,7 @@ a network-qos policy) are reported once and list the ports.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable
@@ -286,7 +287,7 @@ class _DeviceCheck:
                 self.ecn_range(port, e, pitf.speed)
 
     def ecn_range(self, port: PortFacts, e: Ecn, speed: int) -> None:
-        (min_lo, min_hi), (max_lo, max_hi), sources = vendor_ecn_range(speed)
+        (min_lo, min_hi), (max_lo, max_hi), sources = _vendor_ecn_range(speed)
         if min_lo <= e.min_bytes <= min_hi and max_lo <= e.max_bytes <= max_hi:
             return
         self.add(ECN_RANGE, e.loc, f"ECN {e.min_bytes} / {e.max_bytes} B ({e.source}) at {speed}G is outside the "
@@ -332,6 +333,10 @@ class _DeviceCheck:
             parts = " + ".join(f"{s} {w}" for s, w in shares.items() if w)
             loc = self.f.bandwidth_loc or pointer("SCHEDULER")
             self.add(BANDWIDTH, loc, f"shares of the non-strict queues sum to {total}, not 100 ({parts})", port.name)
+
+
+# the same few speeds on every port of the fabric (catalog.registry.vendor_ecn_range is a pure function of it)
+_vendor_ecn_range = functools.lru_cache(maxsize=64)(vendor_ecn_range)
 
 
 def _bgp_file(f: DeviceFacts) -> str:

@@ -252,9 +252,16 @@ def _shared_cages(groups: dict[tuple[object, ...], tuple[Cable, str]],
 def cage_plugs(physical: Physical) -> dict[tuple[str, int], int]:
     """Plugs in each used cage: one per integrated cable ending there, one for a transceiver module (its fibres
     plug into the module, not the cage).  A cage takes one plug."""
-    plugs: Counter[tuple[str, int]] = Counter()
+    integrated, moduled = _cage_uses(physical)
+    plugs: Counter[tuple[str, int]] = Counter(integrated)
+    plugs.update(moduled)
+    return dict(plugs)
+
+
+def _cage_uses(physical: Physical) -> tuple[list[tuple[str, int]], set[tuple[str, int]]]:
+    """Each integrated cable's distinct cages (one list, 400K cables at 128K GPUs), and the cages with a module."""
     moduled: set[tuple[str, int]] = set()
-    integrated: list[tuple[str, int]] = []  # each cable's distinct cages, counted at once (400K cables at 128K GPUs)
+    integrated: list[tuple[str, int]] = []
     for c in physical.cables:
         if len(c.a) == 1 and len(c.z) == 1:  # most cables: one link, two cages (one if both ends share it)
             a, z = c.a[0], c.z[0]
@@ -266,13 +273,15 @@ def cage_plugs(physical: Physical) -> dict[tuple[str, int], int]:
             moduled.update(cages)
         else:
             integrated += cages
-    plugs.update(integrated)
-    plugs.update(moduled)
-    return dict(plugs)
+    return integrated, moduled
 
 
 def overfull_cages(physical: Physical) -> list[tuple[str, int, int]]:
     """(device, 1-based cage, plugs) of every cage with more plugs than the one it takes."""
+    integrated, moduled = _cage_uses(physical)
+    distinct = set(integrated)
+    if len(distinct) == len(integrated) and moduled.isdisjoint(distinct):  # every plan fabricgen makes
+        return []
     return sorted((dev, cage + 1, n) for (dev, cage), n in cage_plugs(physical).items() if n > 1)
 
 
@@ -307,8 +316,8 @@ def cable_label(cable: Cable) -> str:
 def cabling_rows(plan: Plan, physical: Physical | None = None) -> str:
     """cabling.csv: one row per physical cable with both ends' cages, ports and modules."""
     phys = physical or build_physical(plan)
-    rows = [csv_line(["cable", "tier", "cable_type", "length_m", "a_device", "a_cage", "a_ports", "a_module",
-                      "z_ends", "z_module", "links"])]
+    rows = [["cable", "tier", "cable_type", "length_m", "a_device", "a_cage", "a_ports", "a_module", "z_ends",
+             "z_module", "links"]]
     lengths: dict[float, str] = {}
     for c in phys.cables:
         a0 = c.a[0]
@@ -317,15 +326,24 @@ def cabling_rows(plan: Plan, physical: Physical | None = None) -> str:
         else:
             a_ports, z_ends = ";".join(e.port for e in c.a), ";".join(f"{e.device}:{e.port}" for e in c.z)
         length = lengths.get(c.length_m) or lengths.setdefault(c.length_m, f"{c.length_m:g}")
-        row = [cable_label(c), c.tier, c.kind, length, a0.device, str(a0.cage + 1),
-               a_ports, c.a_module, z_ends, c.z_module, str(max(len(c.a), len(c.z)))]
-        rows.append(csv_line(row))
-    return "\n".join(rows) + "\n"
+        rows.append([cable_label(c), c.tier, c.kind, length, a0.device, str(a0.cage + 1),
+                     a_ports, c.a_module, z_ends, c.z_module, str(max(len(c.a), len(c.z)))])
+    return csv_text(rows)
+
+
+def csv_text(rows: list[list[str]]) -> str:
+    """The rows as csv.writer (QUOTE_MINIMAL, "\n") writes them: joined at once when, over the whole text, no
+    field holds a delimiter, quote or line end (every cabling plan fabricgen makes; 400K rows at 128K GPUs),
+    else row by row (`csv_line`)."""
+    text = "\n".join(map(",".join, rows)) + "\n"
+    plain = (text.count(",") == sum(map(len, rows)) - len(rows) and text.count("\n") == len(rows)
+             and '"' not in text and "\r" not in text and all(len(r) > 1 or r[0] for r in rows))
+    return text if plain else "".join(csv_line(r) + "\n" for r in rows)
 
 
 def csv_line(fields: list[str]) -> str:
     """One CSV row as csv.writer (QUOTE_MINIMAL) writes it, without its line end: the plain join when no field
-    needs quoting (every row fabricgen plans; 400K of them at 128K GPUs), else csv.writer's own."""
+    needs quoting, else csv.writer's own."""
     line = ",".join(fields)
     if line.count(",") == len(fields) - 1 and not _CSV_SPECIAL.intersection(line) and (line or len(fields) > 1):
         return line

@@ -10,6 +10,7 @@ processes (fork: the plan is shared copy-on-write, nothing is pickled).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -60,6 +61,14 @@ def inside(root: str | Path, *names: str) -> Path:
     return Path(root, *names)
 
 
+def _inside(root: str, rel: str) -> str:
+    """`inside(root, *rel.split("/"))` as a string, without building a Path (30K files at 128K GPUs)."""
+    names = rel.split("/")
+    if "" in names or "." in names or ".." in names or "\0" in rel:
+        inside(root, *names)  # raises, naming the component
+    return f"{root}/{rel}"
+
+
 Job = tuple[str, list[str]]  # (kind, names): kind is "switches", "hosts" or "fabric"
 
 
@@ -69,7 +78,7 @@ def _write(root: str, rel: str, text: str | bytes, hashes: dict[str, str], mode:
     `mode`: set on the open file (executable scripts), where a chmod by path would look the name up again.
     """
     data = text if isinstance(text, bytes) else text.encode("utf-8")
-    path = os.path.join(inside(root, *rel.split("/")))
+    path = _inside(root, rel)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
     try:
         if mode is not None:
@@ -89,11 +98,13 @@ def _run_job(args: tuple[Job, str]) -> tuple[int, int, dict[str, str]]:
     plan: Plan = pool.shared()
     hashes: dict[str, str] = {}
     if kind == "switches":
+        os.makedirs(inside(root, "configs"), exist_ok=True)
         env = environment()
         files = lines = 0
         for host in names:
             outputs = render_switch(plan.switches[host], plan, env)
-            inside(root, "configs", host).mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(inside(root, "configs", host))  # the host name refused whole if it is not one name
             for name, text in outputs.items():
                 _write(root, f"configs/{host}/{name}", text, hashes)
                 files += 1

@@ -325,3 +325,24 @@ def test_nic_mtu_body_differs_from_header(example: Rendered, tmp_path: Path) -> 
     line = _edit_script(hosts, SERVER, "MTU=", "MTU=9000")
     (f,) = only(check_nic_scripts(example.plan, hosts, example.facts), SERVER, "nic-mtu")
     assert f.location == f"L{line}" and "mtu 9000 here, its header says 9216" in f.message
+
+
+def test_network_is_ipaddress_network() -> None:
+    """nic._network computes a.b.c.d/len directly: the same text as ipaddress, which takes every other form."""
+    import ipaddress
+    import random
+
+    from fabricgen.check.nic import _network
+
+    def expected(text: str) -> str | None:
+        try:
+            return str(ipaddress.ip_interface(text).network)
+        except ValueError:
+            return None
+
+    rng = random.Random(3)
+    cases = ["198.19.0.1/31", "0.0.0.0/0", "255.255.255.255/32", "1.2.3.4", "1.2.3.04/24", "1.2.3.4/033",
+             "1.2.3.4/255.255.0.0", "2001:db8::1/64", "x", "1.2.3.4/33", "1.2.3.4/", "256.1.1.1/8", " 1.2.3.4/8"]
+    cases += [f"{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)}/{rng.randrange(34)}"
+              for _ in range(20000)]
+    assert [c for c in cases if _network(c) != expected(c)] == []

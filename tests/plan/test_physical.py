@@ -5,13 +5,23 @@ from __future__ import annotations
 import csv
 import io
 import random
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from fabricgen.intent.model import Intent
 from fabricgen.plan.build import build_plan
-from fabricgen.plan.physical import build_physical, csv_line, fibre_name, module_name, optic_name
+from fabricgen.plan.physical import (
+    Physical,
+    build_physical,
+    csv_line,
+    csv_text,
+    fibre_name,
+    module_name,
+    optic_name,
+    overfull_cages,
+)
 from fabricgen.render.summary import cabling_csv, summary
 from tests.conftest import small_intent
 
@@ -97,3 +107,34 @@ def test_csv_line_is_what_csv_writer_writes() -> None:
         out = io.StringIO()
         csv.writer(out, lineterminator="\n").writerow(row)
         assert csv_line(row) == out.getvalue()[:-1], row
+
+
+def test_csv_text_is_what_csv_writer_writes() -> None:
+    """The whole cabling.csv is joined at once when nothing in it needs quoting, else row by row: csv.writer's
+    bytes either way (plain tables, and tables with one awkward field somewhere)."""
+    rng = random.Random(2828)
+    plain, awkward = ["a", "Z", " ", ";", ":", "é", "-", "1", ""], [",", '"', "\r", "\n"]
+    for _ in range(2000):
+        rows = [["".join(rng.choice(plain) for _ in range(rng.randint(0, 4))) for _ in range(rng.randint(1, 11))]
+                for _ in range(rng.randint(1, 8))]
+        if rng.random() < 0.5:
+            row = rng.choice(rows)
+            row[rng.randrange(len(row))] += rng.choice(awkward)
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerows(rows)
+        assert csv_text(rows) == out.getvalue(), rows
+
+
+def test_overfull_cages_are_found() -> None:
+    """Two plugs in one cage (an integrated cable and a module, or two integrated cables) are named; the fast
+    all-clear of a real plan must not hide them."""
+    plan = plan_of(_twin(cabling={"gpu_leaf_m": 2, "leaf_spine_m": 150}))
+    physical = build_physical(plan)
+    assert overfull_cages(physical) == []
+    dac = next(c for c in physical.cables if not c.a_module and not c.z_module)
+    fibre = next(c for c in physical.cables if c.a_module)
+    twice = Physical([*physical.cables, dac], physical.modules, physical.ports)
+    a = dac.a[0]
+    assert (a.device, a.cage + 1, 2) in overfull_cages(twice)
+    shared = Physical([*physical.cables, replace(fibre, a=[a])], physical.modules, physical.ports)
+    assert (a.device, a.cage + 1, 2) in overfull_cages(shared)

@@ -151,6 +151,33 @@ def _split_key(key: str) -> tuple[str, str]:
     return name, rest
 
 
+# Memos of two pure parses that 2,048 ConfigDBs repeat 800,000 times with a handful of distinct texts (bounded,
+# so an odd fabric cannot grow them without limit).
+_MEMO_MAX = 4096
+_RANGES: dict[str, list[int]] = {}
+_PFC: dict[str, frozenset[int]] = {}
+
+
+def _key_range(text: str) -> list[int]:
+    """facts.key_range, remembered (callers only iterate it)."""
+    found = _RANGES.get(text)
+    if found is None:
+        found = key_range(text)
+        if len(_RANGES) < _MEMO_MAX:
+            _RANGES[text] = found
+    return found
+
+
+def _pfc_set(text: str) -> frozenset[int]:
+    """PORT_QOS_MAP pfc_enable "3,4" -> {3, 4}; a part that is not a number -> -1."""
+    found = _PFC.get(text)
+    if found is None:
+        found = frozenset(as_int(x, -1) for x in text.split(",") if x.strip())
+        if len(_PFC) < _MEMO_MAX:
+            _PFC[text] = found
+    return found
+
+
 def _sonic_ports(f: DeviceFacts, t: _SonicTables) -> None:
     ports = f.ports
     for name, entry in t.table("PORT").items():
@@ -178,7 +205,7 @@ def _sonic_ports(f: DeviceFacts, t: _SonicTables) -> None:
             port.maps = t.qos_maps(entry)
             port.maps_loc = f"/PORT_QOS_MAP/{n}/dscp_to_tc_map"
             if "pfc_enable" in entry:
-                port.pfc = frozenset(as_int(x, -1) for x in str(entry["pfc_enable"]).split(",") if x.strip())
+                port.pfc = _pfc_set(str(entry["pfc_enable"]))
                 port.pfc_loc = f"/PORT_QOS_MAP/{n}/pfc_enable"
                 port.pfc_on = bool(port.pfc)
         port.watchdog = isinstance(wd.get(name), dict)
@@ -189,7 +216,7 @@ def _sonic_ports(f: DeviceFacts, t: _SonicTables) -> None:
         if port is None or not isinstance(entry, dict):
             continue
         q = t.queue(key, entry)
-        for qi in key_range(rest):
+        for qi in _key_range(rest):
             port.queues[qi] = q
     for key, entry in t.table("BUFFER_PG").items():
         name, rest = _split_key(key)
@@ -198,7 +225,7 @@ def _sonic_ports(f: DeviceFacts, t: _SonicTables) -> None:
             continue
         loc = f"/BUFFER_PG/{escape_token(key)}/profile"
         x = t.lossless_profile(str(entry.get("profile", "")), loc) if isinstance(entry, dict) else None
-        for pg in key_range(rest):
+        for pg in _key_range(rest):
             port.pg_locs[pg] = loc
             if x is not None:
                 port.lossless[pg] = x
