@@ -10,7 +10,7 @@ Tables (`--write-docs` puts them into docs/benchmarks.md, with the date and the 
 * sizes: plan, render (without its default checks), the checks render runs alone (RoCE invariants, NIC
   consistency and the structural rules but the costly ones) and the full `check`; CPU s is user + system of
   the whole run, render workers included (and the checks, where they ran): on a shared machine the figure
-  to compare;
+  to compare; full check CPU s is the full check's alone (its workers and vtysh included);
 * vs pyavd: the same 528-switch eBGP fabric (16 spines x 512 leaves, 8,192 GPUs) planned and rendered by
   fabricgen (SONiC leaves, NX-OS spines; all workers, then one) and by pyavd 6.4 (eos_designs + eos_cli_config_gen:
   validate_inputs, get_avd_facts, get_device_structured_config and get_device_config per switch, each eos.cfg
@@ -97,22 +97,26 @@ plan = load_plan(intent)
 t1 = time.perf_counter()
 res = render_all(plan, out, workers=workers or None)
 t2 = time.perf_counter()
-fast = full = None
+fast = full = full_cpu = None
 if do_check:
     configs, hosts = Path(out) / "configs", Path(out) / "hosts"
     t = time.perf_counter()
     assert not fast_findings(plan, configs, hosts, structural=True)  # what render runs
     fast = time.perf_counter() - t
     t = time.perf_counter()
+    before = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
     findings = run_checks(plan, configs, hosts, full=True, cache=False)
     full = time.perf_counter() - t
+    after = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    full_cpu = sum(a.ru_utime + a.ru_stime - b.ru_utime - b.ru_stime for a, b in zip(after, before))
     assert not findings, findings[:3]
 me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
 self_rss, child_rss = me.ru_maxrss // 1024, kids.ru_maxrss // 1024
 cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime  # with the checks when they ran
 print(json.dumps({"switches": res.switches, "links": len(plan.links), "lines": res.lines, "files": res.files,
                   "plan_s": t1 - t0, "render_s": t2 - t1, "total_s": t2 - t0, "cpu_s": cpu,
-                  "rss_mb": self_rss, "worker_rss_mb": child_rss, "fast": fast, "full": full}))
+                  "rss_mb": self_rss, "worker_rss_mb": child_rss, "fast": fast, "full": full,
+                  "full_cpu": full_cpu}))
 """
 
 
@@ -193,7 +197,7 @@ def _best(results: list[dict[str, Any]]) -> dict[str, Any]:
     """The minimum of every figure over the runs (counts are the same in each)."""
     out = dict(results[0])
     for key, value in results[0].items():
-        if isinstance(value, float) or key.endswith(("_s", "_mb")) or key in ("fast", "full"):
+        if isinstance(value, float) or key.endswith(("_s", "_mb", "_cpu")) or key in ("fast", "full"):
             values = [r[key] for r in results if r.get(key) is not None]
             out[key] = min(values) if values else None
     return out
@@ -214,17 +218,17 @@ def _wall(cmd: list[str], baseline: Path | None = None) -> dict[str, Any]:
 
 def _sizes_table(rows: list[dict[str, Any]], base: dict[int, dict[str, Any]]) -> str:
     head = ["GPUs", "switches", "links", "config lines", "plan s", "render s", "plan+render s", "CPU s", "peak RSS MB",
-            "worker peak RSS MB", "fast checks s", "full check s"]
+            "worker peak RSS MB", "fast checks s", "full check s", "full check CPU s"]
     if base:
-        head += ["previous plan+render s", "previous CPU s", "previous full check s"]
+        head += ["previous plan+render s", "previous CPU s", "previous full check s", "previous full check CPU s"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = [f"{r['gpus']:,}", f"{r['switches']:,}", f"{r['links']:,}", f"{r['lines']:,}", f"{r['plan_s']:.2f}",
                  f"{r['render_s']:.2f}", f"{r['total_s']:.2f}", f"{r['cpu_s']:.1f}", str(r["rss_mb"]),
-                 str(r["worker_rss_mb"]), _num(r.get("fast")), _num(r.get("full"))]
+                 str(r["worker_rss_mb"]), _num(r.get("fast")), _num(r.get("full")), _num(r.get("full_cpu"))]
         if base:
             b = base[r["gpus"]]
-            cells += [f"{b['total_s']:.2f}", f"{b['cpu_s']:.1f}", _num(b.get("full"))]
+            cells += [f"{b['total_s']:.2f}", f"{b['cpu_s']:.1f}", _num(b.get("full")), _num(b.get("full_cpu"))]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

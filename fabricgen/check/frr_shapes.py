@@ -13,9 +13,12 @@ What `vtysh --dryrun` does with a line (FRR 8.4, the facts this module rests on)
   wins, and whether the line is ambiguous or incomplete, follows from those match results alone.
 * A daemon command (DEFSH) is not executed in a dry run: `cmd_execute` returns CMD_SUCCESS_DAEMON for it.
   vtysh's own node commands (DEFUNSH in vtysh/vtysh.c: `router bgp`, `interface`, `route-map` ...) only set
-  the node and read no argument.  The few commands libfrr runs inside vtysh (lib/command.c cmd_init:
-  `hostname`, `password`, `banner` ...) do read theirs; of these only `hostname` is abstracted, with its two
-  checks (config_hostname: the first byte alphanumeric, at most HOSTNAME_LEN = 255 bytes) kept in its class.
+  the node and read no argument.  The commands libfrr runs inside vtysh in config mode (lib/command.c
+  cmd_init: `hostname`, `domainname`) do read theirs; of these only `hostname` is abstracted, with its two
+  checks (config_hostname: the first byte alphanumeric, at most HOSTNAME_LEN = 255 bytes) kept in its class
+  (an IPv4 word starts with a digit: `domainname`'s isalpha check fails alike).  vtysh's exec-mode commands
+  (reached after a stray `exit` leaves config mode) answer alike whatever their argument, but for
+  `copy FILENAME running-config`, which reads the file: a file with a line that can be `copy` has no shape.
 
 The shape.  Words are replaced by a class; everything else (other words, whitespace, line breaks) is kept:
 
@@ -70,6 +73,9 @@ _ALNUM = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX
 # FRR's grammar lexer (lib/command_lex.l): a keyword, and a range with its two numbers
 _KEYWORD = re.compile(rb"[-+]?[a-zA-Z0-9*][-+_a-zA-Z0-9*]*")
 _RANGE = re.compile(rb"\(([-+]?[0-9]{1,20}) ?- ?([-+]?[0-9]{1,20})\)")
+# a line whose first word is `copy` or an abbreviation of it (the first line: _COPY.match, the others: search)
+_COPY = re.compile(r"[ \t\r]*(?:c|co|cop|copy)[ \t\r]")
+_COPY_AFTER_BREAK = re.compile(r"\n[ \t\r]*(?:c|co|cop|copy)[ \t\r]")
 MAX_LINE = 4000  # bytes; vtysh reads lines of up to VTY_BUFSIZ (4096) - 1
 HOSTNAME_LEN = 255  # lib/command.h
 
@@ -191,7 +197,7 @@ class Shaper:
         """The digest of a file's shape; None when the file must be checked on its own."""
         if "\x00" in text:
             return None
-        if long_line(text):
+        if long_line(text) or _COPY.match(text) or _COPY_AFTER_BREAK.search(text):
             return None
         get, line = self._lines.get, self.line
         lines = _IPV4_WORD.sub(A, text).split("\n")

@@ -86,6 +86,9 @@ def test_the_classes(facts: Grammar) -> None:
     assert key(" neighbor 198.18.0.1\x0bremote-as 5\n") != key(" neighbor 198.18.0.1 remote-as 5\n")
     assert Shaper(facts).word("198.18.0.1\x0bremote-as") == "\x00w"  # one word, only a variable takes it
     assert key("hostname a\x00\n") is None and key("hostname " + "a" * 5000 + "\n") is None
+    for copy in ("exit\nexit\n cop 198.18.0.1 running-config\n", "copy 198.18.0.1 running-config\n", "c\t1.2.3.4 x"):
+        assert key(copy) is None, copy  # vtysh reads a file of that name
+    assert key("exit\ncopyright 198.18.0.1\n") is not None
 
 
 # Bad values in the places the shape abstracts (and beside them): each breaks one member of the family.
