@@ -24,9 +24,33 @@ EXAMPLES = sorted((ROOT / "inventory" / "examples").glob("*.yaml"))
 REQUIRE_SHARED = "FABRICGEN_REQUIRE_SHARED"
 STATE_ENV = "FABRICGEN_STATE_DIR"  # fabricgen.deploy.state.STATE_ENV (read here before fabricgen is imported)
 YANG_MARK = "sonic_yang"  # every test that runs SONiC's YANG models; counted in the summary
-# pytest-xdist (`make test` runs `-n auto --dist loadgroup`): the live labs run one after another on one worker,
-# so does the live source-of-truth group, while the other tests share the remaining workers
+# pytest-xdist (`make test` runs `-n auto --dist loadgroup`): the tests of one group run one after another on one
+# worker, while the other tests share the remaining workers.  The live source-of-truth tests are one group; the live
+# labs are two, each on a worker of its own, so two labs run at once: a lab module in LAB_GROUPS runs beside the
+# modules of the other group, so the fabrics (lab names) and management subnets of the two groups must differ (`lab up`
+# refuses a name or subnet another live lab holds, so a clash fails, it never mixes two labs).  Two modules of one group
+# never overlap in time.  Why this split: docs/development.md, "Test time".
 SERIAL_GROUPS = {"lab": "lab", "sot_live": "sot"}
+LAB_GROUPS = {"tests/lab/test_deploy_faults.py": "lab-faults"}  # every other lab module: "lab"
+
+
+def serial_group(item: pytest.Item) -> str | None:
+    """The xdist group a test must run in, None for a test any worker may take."""
+    for marker, group in SERIAL_GROUPS.items():
+        if item.get_closest_marker(marker):
+            if marker == "lab":
+                return LAB_GROUPS.get(item.path.relative_to(ROOT).as_posix(), group)
+            return group
+    return None
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto`: a worker per CPU, and one more for each live-lab group beyond the first.  A lab worker mostly
+    waits on its daemons (reloads, convergence, a silent peer's timeout), so with a worker per CPU the two lab
+    groups would hold both workers of a 2-core machine and the computing tests would wait for them."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # the number asked for (xdist's own hook reads it)
+    return len(os.sched_getaffinity(0)) + len({"lab", *LAB_GROUPS.values()}) - 1
 
 
 def shared_required() -> bool:
@@ -73,10 +97,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "sonic_yang_models" in getattr(item, "fixturenames", ()):
             item.add_marker(YANG_MARK)
-        for marker, group in SERIAL_GROUPS.items():
-            if item.get_closest_marker(marker):
-                item.add_marker(pytest.mark.xdist_group(group))
-                break
+        group = serial_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)
@@ -85,10 +108,10 @@ def _serial_group_held(request: pytest.FixtureRequest) -> None:
     (pytest 9.2 silently drops the group: pytest-dev/pytest-xdist#1386)."""
     if "PYTEST_XDIST_WORKER" not in os.environ:
         return
-    for marker, group in SERIAL_GROUPS.items():
-        if request.node.get_closest_marker(marker) and not request.node.nodeid.endswith(f"@{group}"):
-            pytest.fail(f"{request.node.nodeid} runs outside its xdist group {group!r} (run with --dist loadgroup)",
-                        pytrace=False)
+    group = serial_group(request.node)
+    if group is not None and not request.node.nodeid.endswith(f"@{group}"):
+        pytest.fail(f"{request.node.nodeid} runs outside its xdist group {group!r} (run with --dist loadgroup)",
+                    pytrace=False)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

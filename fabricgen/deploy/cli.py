@@ -1,4 +1,4 @@
-"""`fabricgen deploy`: push the checked build; see fabricgen.deploy.run for what every option does."""
+"""`fabricgen deploy`: push the checked build; see fabricgen.deploy.run for the run and .context for every option."""
 
 from __future__ import annotations
 

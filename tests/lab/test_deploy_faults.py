@@ -5,11 +5,13 @@ deploys, Ctrl-C before and during a commit, SIGKILL mid-commit then ``--resume``
 bgpd restart, a server NIC at MTU 1500, undeployable settings, unknown host keys.  Every
 device must end consistent: its saved config equals its running config.  The tests share
 one lab and run in file order.
+
+The lab is inventory/lab/fabric.yaml under a fabric name and management subnet of its own, so it
+runs beside the other lab group's 2x4 lab (tests/conftest.py LAB_GROUPS) with the same topology.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -18,8 +20,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -40,29 +44,49 @@ pytestmark = [pytest.mark.lab, pytest.mark.usefixtures("lab_host")]
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB_INTENT = ROOT / "inventory" / "lab" / "fabric.yaml"
+FABRIC, MANAGEMENT = "flab", "198.19.250.0/24"  # the `lab` group's lab is "lab", 198.19.255.0/24
 NEW = "  transmit-interval 150\n"  # what the changed build adds to every switch (bfd profile)
 # Ctrl-C / SIGTERM to exit: the commit in flight finishes, gets up to GRACE (10 s) of check, may roll back; on a
 # loaded 2-core host a reload takes several seconds, so 15 s measured the machine's load more than the bound
 SUMMARY_WITHIN_S = 30.0
 
 
-@pytest.fixture(scope="module")
-def plan() -> Plan:
-    return load_plan(LAB_INTENT)
+def lab_intent(path: Path, edit: Callable[[dict[str, Any]], object] = lambda data: None) -> Path:
+    """The lab intent as this module runs it (its own fabric name and management subnet), edited, at ``path``."""
+    data = yaml.safe_load(LAB_INTENT.read_text())
+    data["fabric"]["name"], data["addressing"]["management"] = FABRIC, MANAGEMENT
+    edit(data)
+    path.write_text(yaml.safe_dump(data))
+    return path
 
 
 @pytest.fixture(scope="module")
-def builds(plan: Plan, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Build]]:
+def intent(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return lab_intent(tmp_path_factory.mktemp("intent") / "fabric.yaml")
+
+
+@pytest.fixture(scope="module")
+def plan(intent: Path) -> Plan:
+    return load_plan(intent)
+
+
+def bfd_150(data: dict[str, Any]) -> None:
+    data["bgp"]["bfd"]["min_tx_ms"] = 150
+
+
+def timers_2_6(data: dict[str, Any]) -> None:
+    data["bgp"]["keepalive"], data["bgp"]["holdtime"] = 2, 6
+
+
+@pytest.fixture(scope="module")
+def builds(plan: Plan, intent: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Build]]:
     """Two builds in one directory (so they share the deploy lock): the lab intent, and BFD at 150 ms."""
     root = tmp_path_factory.mktemp("builds")
-    data = yaml.safe_load(LAB_INTENT.read_text())
-    data["bgp"]["bfd"]["min_tx_ms"] = 150
-    changed = root / "changed.yaml"
-    changed.write_text(yaml.safe_dump(data))
+    changed = lab_intent(root / "changed.yaml", bfd_150)
     out = {}
-    for name, intent in (("base", LAB_INTENT), ("changed", changed)):
-        assert main(["render", "-i", str(intent), "-o", str(root / name)]) == 0
-        out[name] = (intent, manifest.load(root / name, load_plan(intent)))
+    for name, source in (("base", intent), ("changed", changed)):
+        assert main(["render", "-i", str(source), "-o", str(root / name)]) == 0
+        out[name] = (source, manifest.load(root / name, load_plan(source)))
     return out
 
 
@@ -102,6 +126,21 @@ def on_new(lab: LabState, host: str) -> bool:
     return NEW in running(lab, host)
 
 
+def every_switch(plan: Plan, check: Callable[[str], bool]) -> dict[str, bool]:
+    """``check`` of every switch, all at once (each runs commands in its own switch's namespace)."""
+    with ThreadPoolExecutor(len(plan.switches)) as pool:
+        return dict(zip(plan.switches, pool.map(check, plan.switches), strict=True))
+
+
+def not_new_or_inconsistent(plan: Plan, lab: LabState) -> list[str]:
+    """The switches not on the changed build, or whose saved config is not their running one."""
+    return [h for h, ok in every_switch(plan, lambda h: on_new(lab, h) and consistent(lab, h)).items() if not ok]
+
+
+def inconsistent(plan: Plan, lab: LabState) -> list[str]:
+    return [h for h, ok in every_switch(plan, lambda h: consistent(lab, h)).items() if not ok]
+
+
 def wait_for(predicate: Callable[[], bool], timeout: float = 60.0, what: str = "condition", poll: float = 1.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -115,15 +154,10 @@ def failures(plan: Plan, lab: LabState, checks: tuple[str, ...], **kw: object) -
     return run_validate(plan, checks, lab_dir=lab.workdir, **kw).failures  # type: ignore[arg-type]
 
 
-@functools.cache
-def lab_plan() -> Plan:
-    return load_plan(LAB_INTENT)
-
-
-def phases(build: Build, pid: int | None = None) -> dict[str, str]:
-    """Device phases of the journal (of the deploy running as ``pid``, if given)."""
+def phases(plan: Plan, pid: int | None = None) -> dict[str, str]:
+    """Device phases of the journal of ``plan``'s fabric (of the deploy running as ``pid``, if given)."""
     try:
-        data = json.loads(journal_path(lab_plan()).read_text())
+        data = json.loads(journal_path(plan).read_text())
     except (OSError, ValueError):
         return {}
     if pid is not None and data.get("owner", {}).get("pid") != pid:
@@ -176,10 +210,7 @@ def test_a_dry_run_shows_exactly_the_changed_lines(plan: Plan, builds: dict[str,
 def test_a_bgp_timer_change_is_labelled_refused_above_the_limit_and_checked_live(
         plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
-    data = yaml.safe_load(LAB_INTENT.read_text())
-    data["bgp"]["keepalive"], data["bgp"]["holdtime"] = 2, 6
-    intent = tmp_path / "timers.yaml"
-    intent.write_text(yaml.safe_dump(data))
+    intent = lab_intent(tmp_path / "timers.yaml", timers_2_6)
     assert main(["render", "-i", str(intent), "-o", str(tmp_path / "build")]) == 0
     argv = ["deploy", "-i", str(intent), "-b", str(tmp_path / "build"), "--lab-dir", lab.workdir]
     before = {h: running(lab, h) for h in plan.switches}
@@ -200,7 +231,7 @@ def test_a_bgp_timer_change_is_labelled_refused_above_the_limit_and_checked_live
                    for o in report.outcomes.values())
         wait_for(lambda: not failures(timers, lab, ("bgp", "timers")), 60, "sessions on the new timers")
         # a hold time changed by hand: the sessions keep the one they negotiated until reset, and validate says so
-        leaf = plan.switches["lab-leaf01"]
+        leaf = plan.switches[f"{FABRIC}-leaf01"]
         node_exec(lab.workdir, leaf.hostname, ["vtysh", "-c", "configure terminal", "-c", f"router bgp {leaf.asn}",
                                                "-c", "timers bgp 1 3"])
         stale = failures(plan, lab, ("timers",), limit=leaf.hostname)
@@ -219,7 +250,7 @@ def test_two_concurrent_deploys_from_different_directories(plan: Plan, builds: d
                                                             lab: LabState, tmp_path: Path) -> None:
     """Issue 23 D2: the fabric lock is the fabric's, not the build directory's: never two intents at once."""
     intent, changed = builds["changed"]
-    assert main(["render", "-i", str(LAB_INTENT), "-o", str(tmp_path / "other" / "build")]) == 0
+    assert main(["render", "-i", str(builds["base"][0]), "-o", str(tmp_path / "other" / "build")]) == 0
     elsewhere = manifest.load(tmp_path / "other" / "build", plan)
     assert elsewhere.root.parent != changed.root.parent
     first = cli(intent, changed, lab, "--workers", "1")
@@ -229,7 +260,7 @@ def test_two_concurrent_deploys_from_different_directories(plan: Plan, builds: d
         deploy(plan, elsewhere, lab)
     out, err = first.communicate(timeout=120)
     assert first.returncode == 0, out + err
-    assert all(on_new(lab, h) and consistent(lab, h) for h in plan.switches)  # one intent everywhere
+    assert not not_new_or_inconsistent(plan, lab)  # one intent everywhere
     assert lock.holder() is None
 
 
@@ -237,7 +268,7 @@ def test_a_device_locked_by_another_machine_stops_the_whole_deploy(
         plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState) -> None:
     """Issue 23 D2: device locks are taken for every switch before any commit, all or nothing; --break-lock
     takes over a holder fabricgen cannot see alive and the journal records whose lock it was."""
-    victim = "lab-leaf03"
+    victim = f"{FABRIC}-leaf03"
     locks = {h: Path(lab.nodes[h].dir) / "etc-frr" / ".fabricgen" / "deploy.lock" for h in plan.switches}
     holder = {"run": "20261202T000000Z-abcdef", "owner": "ops@other-host pid 4242", "since": "2026-12-02T00:00:00Z"}
     locks[victim].write_text(json.dumps(holder) + "\n")
@@ -273,37 +304,47 @@ def interrupt_when(proc: subprocess.Popen[str], ready: Callable[[], bool], sig: 
 def test_ctrl_c_before_a_commit(plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState) -> None:
     intent, changed = builds["changed"]
     proc = cli(intent, changed, lab, "--workers", "1")
-    sent = interrupt_when(proc, lambda: "checked" in phases(changed, proc.pid).values(), signal.SIGINT)
+    sent = interrupt_when(proc, lambda: "checked" in phases(plan, proc.pid).values(), signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     took = time.monotonic() - sent
     assert proc.returncode == 130 and took < SUMMARY_WITHIN_S, (took, out, err)
     assert "deploy summary (INTERRUPTED by Ctrl-C)" in out and "deploy --resume" in out
     assert "Traceback" not in out + err
-    done = [h for h, p in phases(changed).items() if p == "checked"]
+    done = [h for h, p in phases(plan).items() if p == "checked"]
     assert done and len(done) < len(plan.switches)
-    for host in plan.switches:
-        assert on_new(lab, host) == (host in done), host
-        assert consistent(lab, host), host
+    assert {h for h, new in every_switch(plan, lambda h: on_new(lab, h)).items() if new} == set(done)
+    assert not inconsistent(plan, lab)
     resumed = cli(intent, changed, lab, "--resume")
     out, err = resumed.communicate(timeout=120)
     assert resumed.returncode == 0, out + err
-    assert all(on_new(lab, h) and consistent(lab, h) for h in plan.switches)
+    assert not not_new_or_inconsistent(plan, lab)
+
+
+SIGNALS = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+
+
+def interrupted_mid_commit(plan: Plan, deployed: tuple[Path, Build], lab: LabState, sig: int) -> tuple[str, str]:
+    """Deploy one switch at a time in the CLI and send ``sig`` while a commit runs.  What every interrupt must end
+    with: exit 128 + signal within SUMMARY_WITHIN_S, the summary naming the signal and --resume, no traceback, no
+    device left mid-commit, every switch consistent.  Returns the CLI's stdout and stderr."""
+    intent, build = deployed
+    proc = cli(intent, build, lab, "--workers", "1")
+    sent = interrupt_when(proc, lambda: "committing" in phases(plan, proc.pid).values(), sig)
+    out, err = proc.communicate(timeout=60)
+    took = time.monotonic() - sent
+    assert proc.returncode == 128 + sig and took < SUMMARY_WITHIN_S, (took, out, err)
+    assert f"deploy summary (INTERRUPTED by {SIGNALS[sig]})" in out and "deploy --resume" in out
+    assert "Traceback" not in out + err
+    after = phases(plan)
+    assert "committing" not in after.values() and "committed" not in after.values(), after
+    assert set(after.values()) <= {"checked", "rolled_back", "interrupted"}, after
+    assert not inconsistent(plan, lab)
+    return out, err
 
 
 def test_ctrl_c_during_a_commit(plan: Plan, builds: dict[str, tuple[Path, Build]], lab: LabState) -> None:
-    intent, base = builds["base"]
-    proc = cli(intent, base, lab, "--workers", "1")
     try:
-        sent = interrupt_when(proc, lambda: "committing" in phases(base, proc.pid).values(), signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-        took = time.monotonic() - sent
-        assert proc.returncode == 130 and took < SUMMARY_WITHIN_S, (took, out, err)
-        assert "deploy summary (INTERRUPTED by Ctrl-C)" in out
-        after = phases(base)
-        assert "committing" not in after.values() and "committed" not in after.values(), after
-        assert set(after.values()) <= {"checked", "rolled_back", "interrupted"}, after
-        for host in plan.switches:
-            assert consistent(lab, host), host
+        interrupted_mid_commit(plan, builds["base"], lab, signal.SIGINT)
     finally:  # the next tests start from the base, whatever happened here
         back_to_base(plan, builds, lab)
 
@@ -313,24 +354,14 @@ def test_sigterm_during_a_commit_is_an_interrupt_not_a_kill(plan: Plan, builds: 
     """Issue 23 D9: SIGTERM (systemd, CI, kill) ends like Ctrl-C: the commit in flight finishes or rolls back,
     the summary names the signal, exit 143, no traceback, every switch consistent, and --resume finishes."""
     intent, changed = builds["changed"]
-    proc = cli(intent, changed, lab, "--workers", "1")
     try:
-        sent = interrupt_when(proc, lambda: "committing" in phases(changed, proc.pid).values(), signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
-        took = time.monotonic() - sent
-        assert proc.returncode == 143 and took < SUMMARY_WITHIN_S, (took, out, err)
+        _, err = interrupted_mid_commit(plan, builds["changed"], lab, signal.SIGTERM)
         assert "interrupted (SIGTERM): no new devices" in err
-        assert "deploy summary (INTERRUPTED by SIGTERM)" in out and "deploy --resume" in out
-        assert "Traceback" not in out + err
-        after = phases(changed)
-        assert set(after.values()) <= {"checked", "rolled_back", "interrupted"}, after
-        assert "interrupted" in after.values()
-        for host in plan.switches:
-            assert consistent(lab, host), host
+        assert "interrupted" in phases(plan).values()
         resumed = cli(intent, changed, lab, "--resume")
         out, err = resumed.communicate(timeout=120)
         assert resumed.returncode == 0, out + err
-        assert all(on_new(lab, h) and consistent(lab, h) for h in plan.switches)
+        assert not not_new_or_inconsistent(plan, lab)
     finally:
         back_to_base(plan, builds, lab)
 
@@ -339,9 +370,9 @@ def test_sigkill_mid_commit_then_resume(plan: Plan, builds: dict[str, tuple[Path
                                         capsys: pytest.CaptureFixture[str]) -> None:
     intent, changed = builds["changed"]
     proc = cli(intent, changed, lab, "--workers", "1")
-    interrupt_when(proc, lambda: "committing" in phases(changed, proc.pid).values(), signal.SIGKILL)
+    interrupt_when(proc, lambda: "committing" in phases(plan, proc.pid).values(), signal.SIGKILL)
     proc.communicate(timeout=30)
-    stuck = [h for h, p in phases(changed).items() if p == "committing"]
+    stuck = [h for h, p in phases(plan).items() if p == "committing"]
     assert stuck
     # a plain deploy refuses to start over the half-done run, naming the device mid-commit
     assert main(["deploy", "-i", str(intent), "-b", str(changed.root), "--lab-dir", lab.workdir]) == 2
@@ -350,7 +381,7 @@ def test_sigkill_mid_commit_then_resume(plan: Plan, builds: dict[str, tuple[Path
     resumed = cli(intent, changed, lab, "--resume")
     out, err = resumed.communicate(timeout=120)
     assert resumed.returncode == 0, out + err
-    assert all(on_new(lab, h) and consistent(lab, h) for h in plan.switches)
+    assert not not_new_or_inconsistent(plan, lab)
     changed_plan = load_plan(intent)
     wait_for(lambda: not failures(changed_plan, lab, ("bgp", "config", "persisted"), build=changed), 60,
              "running and saved configs to equal the build")
@@ -359,10 +390,7 @@ def test_sigkill_mid_commit_then_resume(plan: Plan, builds: dict[str, tuple[Path
 
 def timers_build(tmp_path: Path) -> tuple[Path, Plan, Build]:
     """The lab intent with keepalive/hold 2/6 (the lab runs 1/3), rendered."""
-    data = yaml.safe_load(LAB_INTENT.read_text())
-    data["bgp"]["keepalive"], data["bgp"]["holdtime"] = 2, 6
-    intent = tmp_path / "timers.yaml"
-    intent.write_text(yaml.safe_dump(data))
+    intent = lab_intent(tmp_path / "timers.yaml", timers_2_6)
     assert main(["render", "-i", str(intent), "-o", str(tmp_path / "build")]) == 0
     timers = load_plan(intent)
     return intent, timers, manifest.load(tmp_path / "build", timers)
@@ -374,12 +402,12 @@ def test_resume_after_a_timer_change_killed_before_its_session_reset(
     every device whose config already went in (it used to say "unchanged" and leave the old timers)."""
     intent, timers, build = timers_build(tmp_path)
     proc = cli(intent, build, lab)  # every switch at once: the reloads overlap
-    interrupt_when(proc, lambda: "committed" in phases(build, proc.pid).values(), signal.SIGKILL)
+    interrupt_when(proc, lambda: "committed" in phases(plan, proc.pid).values(), signal.SIGKILL)
     proc.communicate(timeout=30)
-    left = phases(build)
+    left = phases(plan)
     reloaded = [h for h, p in left.items() if p in ("committing", "committed") and "timers bgp 2 6" in running(lab, h)]
     assert reloaded, left  # devices whose config went in while the run still owed them a session reset
-    data = json.loads(journal_path(lab_plan()).read_text())
+    data = json.loads(journal_path(plan).read_text())
     assert all(data["devices"][h]["actions"] == ["reset-bgp"] for h in reloaded), data["devices"]
     try:
         report = run_deploy(timers, build, DeployOptions(lab_dir=lab.workdir, resume=True))
@@ -403,10 +431,10 @@ def test_management_link_down_mid_commit_then_resume(
 
     intent, changed = builds["changed"]
     proc = cli(intent, changed, lab, "--workers", "1")
-    wait_for(lambda: "committing" in phases(changed, proc.pid).values() or proc.poll() is not None, 60,
+    wait_for(lambda: "committing" in phases(plan, proc.pid).values() or proc.poll() is not None, 60,
              "a commit to start", poll=0.01)
     assert proc.poll() is None, "the deploy finished before its management link could be taken down"
-    victim = next(h for h, p in phases(changed, proc.pid).items() if p == "committing")
+    victim = next(h for h, p in phases(plan, proc.pid).items() if p == "committing")
     node_exec(lab.workdir, victim, ["ip", "link", "set", "mgmt0", "down"])
     state_dir = Path(lab.nodes[victim].dir) / "etc-frr" / ".fabricgen"
     down_at = datetime.now(UTC).replace(microsecond=0)
@@ -421,7 +449,7 @@ def test_management_link_down_mid_commit_then_resume(
     silent = int(re.search(r"no answer for (\d+)s", line).group(1))  # type: ignore[union-attr]
     assert SILENT_PEER_SECONDS <= silent < SILENT_PEER_SECONDS + 15, line  # given up at the bound, not at 600 s
     assert "`fabricgen deploy --resume` retries it once it answers" in out and "undetermined: " + victim in out
-    data = json.loads(journal_path(lab_plan()).read_text())
+    data = json.loads(journal_path(plan).read_text())
     given_up = datetime.strptime(data["devices"][victim]["at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
     assert (given_up - down_at).total_seconds() < SILENT_PEER_SECONDS + 30, (down_at, given_up)
     assert data["state"] == "undetermined" and data["devices"][victim]["phase"] == "undetermined", data
@@ -436,7 +464,7 @@ def test_management_link_down_mid_commit_then_resume(
     resumed = cli(intent, changed, lab, "--resume")
     out, err = resumed.communicate(timeout=180)
     assert resumed.returncode == 0, out + err
-    assert all(on_new(lab, h) and consistent(lab, h) for h in plan.switches)
+    assert not not_new_or_inconsistent(plan, lab)
     assert not (state_dir / "deploy.lock").exists()
     assert not list(state_dir.glob("fabricgen-*")), list(state_dir.iterdir())  # no candidate left behind
     changed_plan = load_plan(intent)
@@ -464,7 +492,7 @@ def test_lone_bgpd_restart_is_repaired(plan: Plan, builds: dict[str, tuple[Path,
     """A bgpd restarted alone lost its config: deploy repairs it.  It also runs FRR's built-in profile, not the
     config's `frr defaults datacenter` (FRR reads that only when a daemon starts): validate names it until
     bgpd restarts from the config (issue 23 D4)."""
-    leaf = "lab-leaf01"
+    leaf = f"{FABRIC}-leaf01"
     restart_bgpd(lab, leaf)
     status = {n.name: n for n in lab_status(lab.workdir).nodes}
     assert status[leaf].daemons["bgpd"], "lab status reads the pidfile of the restarted daemon"
@@ -511,10 +539,7 @@ def test_undeployable_changes_are_refused(plan: Plan, lab: LabState, tmp_path: P
                                           capsys: pytest.CaptureFixture[str]) -> None:
     for name, qos in (("ecn", {"ecn": {400: {"min_bytes": 50_000, "max_bytes": 100_000, "probability": 7}}}),
                       ("mtu", {"mtu": 9000})):
-        data = yaml.safe_load(LAB_INTENT.read_text())
-        data["qos"] = qos
-        intent = tmp_path / f"{name}.yaml"
-        intent.write_text(yaml.safe_dump(data))
+        intent = lab_intent(tmp_path / f"{name}.yaml", lambda data: data.update(qos=qos))  # noqa: B023 - called here
         assert main(["render", "-i", str(intent), "-o", str(tmp_path / name)]) == 0
         before = {h: running(lab, h) for h in plan.switches}
         rc = main(["deploy", "-i", str(intent), "-b", str(tmp_path / name), "--lab-dir", lab.workdir])
