@@ -851,18 +851,19 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
                         "the reload"]
 
     SETTLE = 3.0  # seconds a new tenant VRF's routes may go without their VTEP's router MAC after the reload
+    REBINDS = 3  # times a VRF's L3VNI is bound again while a VTEP of its routes still has no router MAC
 
     def _settle_l3vnis(self) -> str:
         """After the reload that added tenant VRFs: every remote VTEP the kernel routes a new VRF's traffic to
         (``ip -n <vrf> route show proto bgp``: ``via <vtep> dev <svi> onlink``) must have the neighbour entry
-        zebra installs with its router MAC (``ip -n <vrf> neigh``: ``<vtep> lladdr <rmac> NOARP``).  Where
-        one is missing for SETTLE seconds, the VRF's L3VNI is bound again: ``no vni`` makes bgpd withdraw the
-        VRF's routes and zebra drop the L3VNI with every router MAC it counted; once the routes are gone,
-        ``vni`` brings the L3VNI back and bgpd re-sends the routes to a fresh one, each with its router MAC.
-        This undoes FRR 8.4's loss (see ``fabricgen_setup``) should anything still re-import the VRF during
-        the reload.  Always "": a VRF still without a router MAC is a note in the deploy report, not a failed
-        commit (undoing it would not make the tenant forward either; live, this still happens in about one
-        deploy in three: docs/tenants.md "Not done yet")."""
+        zebra installs with its router MAC (``ip -n <vrf> neigh``: ``<vtep> lladdr <rmac> NOARP``).  Where one
+        is missing for SETTLE seconds, the VRF's L3VNI is bound again, up to REBINDS times: ``no vni`` makes
+        bgpd withdraw the VRF's routes and zebra drop the L3VNI with every router MAC it counted; once the
+        routes are gone, ``vni`` brings the L3VNI back and bgpd re-sends the routes to a fresh one, each with
+        its router MAC.  This undoes FRR 8.4's loss (see ``fabricgen_setup``) should anything still re-import
+        the VRF during the reload.  Always "": a VRF still without a router MAC is a note in the deploy report,
+        not a failed commit (undoing it would not make the tenant forward either; docs/tenants.md "Not done
+        yet")."""
         self.reload_notes += [f"L3VNI {vni} (VRF {vrf}) bound again after the reload: zebra had lost the router "
                               f"MAC of VTEP {', '.join(gone)}" for vrf, vni, gone in self._rebind_silent()]
         left = {vrf: self._vteps_without_mac(vrf) for vrf in self._new_l3vnis}
@@ -882,20 +883,28 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         done = []
         for vrf, gone in sorted(silent.items()):
             vni = self._new_l3vnis[vrf]
-
-            def withdrawn(vrf: str = vrf) -> list[str]:
-                return ["routes"] if self._vrf_bgp_routes(vrf) else []
-
-            def forwarding(vrf: str = vrf, vni: int = vni) -> list[str]:
-                ok = self._l3vni_up(vrf, vni) and self._vrf_bgp_routes(vrf) and not self._vteps_without_mac(vrf)
-                return [] if ok else ["pending"]
-
-            self._check(self._vtysh("configure terminal", f"vrf {vrf}", f"no vni {vni}", "exit-vrf"))
-            self._wait(withdrawn)
-            self._check(self._vtysh("configure terminal", f"vrf {vrf}", f"vni {vni}", "exit-vrf"))
-            self._wait(forwarding)
+            for _ in range(self.REBINDS):
+                self._rebind(vrf, vni)
+                if not self._vteps_without_mac(vrf):
+                    break
             done.append((vrf, vni, gone))
         return done
+
+    def _rebind(self, vrf: str, vni: int) -> None:
+        """Bind the VRF's L3VNI again (``no vni`` until bgpd has withdrawn its routes, then ``vni`` until they
+        are back with their router MACs, or SETUP_WAIT has passed)."""
+
+        def withdrawn() -> list[str]:
+            return ["routes"] if self._vrf_bgp_routes(vrf) else []
+
+        def forwarding() -> list[str]:
+            ok = self._l3vni_up(vrf, vni) and self._vrf_bgp_routes(vrf) and not self._vteps_without_mac(vrf)
+            return [] if ok else ["pending"]
+
+        self._check(self._vtysh("configure terminal", f"vrf {vrf}", f"no vni {vni}", "exit-vrf"))
+        self._wait(withdrawn)
+        self._check(self._vtysh("configure terminal", f"vrf {vrf}", f"vni {vni}", "exit-vrf"))
+        self._wait(forwarding)
 
     def _vrf_bgp_routes(self, vrf: str) -> list[dict[str, Any]]:
         """The kernel's BGP routes in a netns VRF (``ip -j``)."""

@@ -11,7 +11,9 @@ provisioned Linux + FRR switch would.  Then, over real pings between the servers
   outer (VXLAN) header, where their PFC classifier looks;
 * a dry run of the same build changes nothing, and adding a fourth tenant gives a dry-run diff that touches
   that tenant's lines and nothing else, labelled by what it does;
-* deploying that fourth tenant to the running lab makes it complete in every leaf's VRF and isolated.
+* deploying that fourth tenant to the running lab makes it complete, isolated and forwarding (all its own
+  pairs answer), and deploying the 3-tenant build again removes exactly what fabricgen created for it and
+  puts its ports back in the default VRF.
 """
 
 from __future__ import annotations
@@ -308,11 +310,11 @@ def test_validate_tenants_passes_then_names_a_leaked_route(plan: Plan, lab: LabS
 def test_deploy_adds_a_tenant_to_the_running_fabric(plan: Plan, lab: LabState, tmp_path: Path) -> None:
     """`fabricgen deploy` of a fourth tenant (amber: the two servers left in the default VRF) onto the running
     lab: each of its leaves runs its tenants.sh (amber's namespace, its ports moved in), waits for zebra to bind
-    it, applies amber's BGP instance, ports and L3VNI and waits until zebra has the L3VNI up, reloads FRR and
-    passes the post-commit check; every leaf's VRF amber then holds amber's L3VNI and all of its subnets as
-    zebra sees them, no pair between amber and another VRF answers, red keeps its reach, and a dry run of the
-    same build changes nothing.  (amber's own pairs answered in 2 of 3 runs: docs/tenants.md "Not done
-    yet".)  Runs last: it leaves the lab with four tenants."""
+    it, binds amber's L3VNI and waits until zebra has it up, reloads FRR and passes the post-commit check; every
+    leaf's VRF amber then holds amber's L3VNI and all of its subnets as zebra sees them, every pair of amber's
+    NICs answers a full-size ping of the tenant MTU with don't-fragment, no pair between amber and another VRF
+    answers, red keeps its reach, and a dry run of the same build changes nothing.  It leaves the lab with four
+    tenants, for the removal test after it."""
     from fabricgen.platforms.frr.tenants import ROUTES_COMMAND, VNI_COMMAND, parse_live
     from fabricgen.validate.tenants import tenant_subnets
 
@@ -327,7 +329,7 @@ def test_deploy_adds_a_tenant_to_the_running_fabric(plan: Plan, lab: LabState, t
     for leaf in leaves:
         notes = report.outcomes[leaf].notes
         assert any("zebra bound VRF" in n and "amber" in n for n in notes), notes
-        assert f"L3VNI {vni} (VRF amber) up in zebra before the reload" in notes, notes  # the order it came in
+        assert f"L3VNI {vni} (VRF amber) up in zebra before the reload" in notes, notes
     subnets = {s for s, t in tenant_subnets(grown).items() if t == "amber"}
     assert len(subnets) == 4
     deadline = time.monotonic() + CONVERGE_S
@@ -354,6 +356,60 @@ def test_deploy_adds_a_tenant_to_the_running_fabric(plan: Plan, lab: LabState, t
              f"{'reached' if got[x, y] else 'no answer'}" for x, y in pairs if got[x, y] != want[x, y]]
     assert wrong == []
     assert sum(want.values()) == 1 and len(pairs) - 1 == 2 * 4 * 12
+    # amber's own pairs: all 8 ordered pairs of NICs of its two servers (each across the spines), full size, DF
+    own = [(x, y) for x in amber for y in amber if x[0] != y[0]]
+    assert len(own) == 8
+    deadline = time.monotonic() + 15  # the data plane follows the routes read back above within a second or two
+    while True:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            answered = list(pool.map(lambda p: ping(lab, p[0], p[1], grown.tenancy.tenant_mtu), own))
+        silent = [f"{x[0]}:{x[1]} -> {y[0]}:{y[1]}" for (x, y), ok in zip(own, answered, strict=True) if not ok]
+        if not silent or time.monotonic() > deadline:
+            break
+        time.sleep(1.0)
+    assert silent == [], "amber's own pairs silent; zebra's router MACs of L3VNI " + str(vni) + ":\n" + "\n".join(
+        f"{leaf}: {node_exec(lab.workdir, leaf, ['vtysh', '-c', f'show evpn rmac vni {vni}']).stdout}"
+        for leaf in sorted(leaves))
     again = run_deploy(grown, manifest.load(out, grown), DeployOptions(lab_dir=lab.workdir, dry_run=True))
     assert again.failed == {} and again.changed == {}  # deployed = the build: saved and running agree
 
+
+def test_deploy_removes_a_tenant_and_returns_its_ports(plan: Plan, lab: LabState, tmp_path: Path) -> None:
+    """Removing amber again (the lab's own 3-tenant build, deployed onto the 4-tenant lab the test above
+    left): the dry run shows only amber's leaves changing, labelled above hitless, and says tenants.sh runs
+    first; the deploy's tenants.sh removes, by amber's record alone, what fabricgen created for amber (its
+    bridge, VXLAN device and namespace; its ports moved back and up), FRR drops amber's VRF, and each port is
+    back in the default VRF with its planned address.  Then the whole reachability matrix holds again: every
+    same-VRF pair (amber's servers back in the default VRF among them) answers at its MTU with DF, no
+    cross-VRF pair answers.  Runs last."""
+    (tmp_path / "amber").mkdir()
+    grown, _ = with_amber(tmp_path / "amber")
+    assert grown.tenancy is not None
+    amber = grown.tenancy.tenants["amber"]
+    leaves = set(amber.leaves)
+    wait_converged(plan, lab)
+    build = manifest.load(build_checked(plan, tmp_path), plan)
+    dry = run_deploy(plan, build, DeployOptions(lab_dir=lab.workdir, dry_run=True))
+    assert dry.failed == {} and set(dry.changed) == leaves
+    for leaf in leaves:
+        outcome = dry.outcomes[leaf]
+        assert outcome.impact is not None and outcome.impact.worst is not None
+        assert outcome.impact.worst.label != "hitless", outcome.impact.worst
+        assert any("removes what it created for a tenant the build no longer has" in n for n in outcome.notes)
+        assert "-vrf amber" in dry.changed[leaf].splitlines()
+    report = run_deploy(plan, build, DeployOptions(lab_dir=lab.workdir))
+    assert report.failed == {}, {h: o.reason for h, o in report.outcomes.items() if o.reason}
+    assert set(report.changed) == leaves and set(report.unchanged) == set(plan.switches) - leaves
+    addresses = {(leaf, port): next(i.ipv4 for i in plan.switches[leaf].interfaces if i.name == port)
+                 for leaf, port in amber.ports}
+    for (leaf, port), address in sorted(addresses.items()):
+        notes = report.outcomes[leaf].notes
+        assert "tenant amber is no longer in the build: removing what fabricgen created for it" in notes, notes
+        gone = node_exec(lab.workdir, leaf, ["sh", "-c", "ls /run/netns /run/fabricgen/tenants"]).stdout.split()
+        assert "amber" not in gone and {"red", "green", "blue"} <= set(gone)
+        shown = node_exec(lab.workdir, leaf, ["ip", "-o", "-4", "addr", "show", "dev", port]).stdout
+        assert f" {address} " in shown and node_exec(lab.workdir, leaf, ["ip", "link", "show", port]).returncode == 0
+    assert grown.tenancy is not None and plan.tenancy is not None
+    check_matrix(plan, lab, deadline_s=CONVERGE_S)
+    again = run_deploy(plan, build, DeployOptions(lab_dir=lab.workdir, dry_run=True))
+    assert again.failed == {} and again.changed == {}
