@@ -12,7 +12,7 @@ provisioned Linux + FRR switch would.  Then, over real pings between the servers
 * a dry run of the same build changes nothing, and adding a fourth tenant gives a dry-run diff that touches
   that tenant's lines and nothing else, labelled by what it does;
 * deploying that fourth tenant to the running lab makes it complete, isolated and forwarding (all its own
-  pairs answer).
+  pairs answer), and deploying the 3-tenant build again is refused on its leaves, which keep it whole.
 """
 
 from __future__ import annotations
@@ -312,8 +312,8 @@ def test_deploy_adds_a_tenant_to_the_running_fabric(plan: Plan, lab: LabState, t
     it, binds amber's L3VNI and waits until zebra has it up, reloads FRR and passes the post-commit check; every
     leaf's VRF amber then holds amber's L3VNI and all of its subnets as zebra sees them, every pair of amber's
     NICs answers a full-size ping of the tenant MTU with don't-fragment, no pair between amber and another VRF
-    answers, red keeps its reach, and a dry run of the same build changes nothing.  Runs last: it leaves the
-    lab with four tenants."""
+    answers, red keeps its reach, and a dry run of the same build changes nothing.  Runs next to last: it
+    leaves the lab with four tenants, for the refusal test."""
     from fabricgen.platforms.frr.tenants import ROUTES_COMMAND, VNI_COMMAND, parse_live
     from fabricgen.validate.tenants import tenant_subnets
 
@@ -371,3 +371,24 @@ def test_deploy_adds_a_tenant_to_the_running_fabric(plan: Plan, lab: LabState, t
         for leaf in sorted(leaves))
     again = run_deploy(grown, manifest.load(out, grown), DeployOptions(lab_dir=lab.workdir, dry_run=True))
     assert again.failed == {} and again.changed == {}  # deployed = the build: saved and running agree
+
+
+def test_deploy_refuses_to_remove_a_running_tenant(plan: Plan, lab: LabState, tmp_path: Path) -> None:
+    """The lab's own 3-tenant build deployed onto the 4-tenant lab the test above left: removing amber by deploy
+    is refused on each of amber's leaves before anything changes (its tenants.sh names amber and exits), so each
+    of those leaves fails -- not undetermined -- and keeps amber whole: its namespace is still there and a dry
+    run of the 4-tenant build still finds nothing to change.  (Removal ahead of FRR's reload left every leaf
+    undetermined, measured live: docs/tenants.md "Not done yet".)  Runs last."""
+    (tmp_path / "amber").mkdir()
+    grown, out = with_amber(tmp_path / "amber")
+    assert grown.tenancy is not None
+    leaves = set(grown.tenancy.tenants["amber"].leaves)
+    report = run_deploy(plan, manifest.load(build_checked(plan, tmp_path), plan), DeployOptions(lab_dir=lab.workdir))
+    assert set(report.failed) == leaves, {h: o.reason for h, o in report.outcomes.items() if o.reason}
+    for leaf in leaves:
+        reason = report.outcomes[leaf].reason or ""
+        assert "tenant amber runs here (fabricgen created it) but the build no longer has it" in reason, reason
+        assert "undetermined" not in reason, reason
+        assert "amber" in node_exec(lab.workdir, leaf, ["ls", "/run/netns"]).stdout.split()
+    again = run_deploy(grown, manifest.load(out, grown), DeployOptions(lab_dir=lab.workdir, dry_run=True))
+    assert again.failed == {} and again.changed == {}  # amber's leaves run the 4-tenant build as before
