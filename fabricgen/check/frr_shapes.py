@@ -142,17 +142,12 @@ class Shaper:
 
     def __init__(self, facts: Grammar | None) -> None:
         self.grammar = facts
-        self._words: dict[str, str] = {}
-        self._lines: dict[str, str] = {}
-
-    def word(self, w: str) -> str:
-        """The class of a word on a line whose words only the matcher sees (module doc); itself if none."""
-        cls = self._words.get(w)
-        if cls is None:
-            cls = self._words[w] = self._classify(w)
-        return cls
+        # each word and each line is classified once: a fabric's files repeat them thousands of times
+        self.word: Callable[[str], str] = functools.cache(self._classify)
+        self.line: Callable[[str], str] = functools.cache(self._abstract)
 
     def _classify(self, w: str) -> str:
+        """The class of a word on a line whose words only the matcher sees (module doc); itself if none."""
         g = self.grammar
         if g is None or w[0] == "\x00" or g.keyword_prefix(w):
             return w
@@ -168,14 +163,8 @@ class Shaper:
             return w
         return f"\x00h{int(w[0] in _ALNUM)}{int(len(w.encode()) <= HOSTNAME_LEN)}"
 
-    def line(self, line: str) -> str:
-        """One line (its IPv4 words already abstracted) with its abstractable words replaced."""
-        out = self._lines.get(line)
-        if out is None:
-            out = self._lines[line] = self._abstract(line)
-        return out
-
     def _abstract(self, line: str) -> str:
+        """One line (its IPv4 words already abstracted) with its abstractable words replaced."""
         parts = _SPLIT.split(line)  # word, separator, word, ... (the first word "" if the line is indented)
         words = parts[0::2]
         first = 1 if words and not words[0] else 0
@@ -199,9 +188,8 @@ class Shaper:
             return None
         if long_line(text) or _COPY.match(text) or _COPY_AFTER_BREAK.search(text):
             return None
-        get, line = self._lines.get, self.line
         lines = _IPV4_WORD.sub(A, text).split("\n")
-        return hashlib.sha256("\n".join([get(x) or line(x) for x in lines]).encode()).hexdigest()
+        return hashlib.sha256("\n".join(map(self.line, lines)).encode()).hexdigest()
 
 
 def long_line(text: str) -> bool:
