@@ -37,6 +37,21 @@ def to_json(value: Any) -> str:
     return orjson.dumps(value, option=_JSON).decode()
 
 
+def member_json(value: Any) -> str:
+    """`to_json(value)` laid out as the value of a top-level key: each line break indented one level more.
+    JSON strings hold no raw newline (orjson escapes it), so every newline is a line break of the layout."""
+    return to_json(value).replace("\n", "\n  ")
+
+
+def to_json_of_members(members: dict[str, str]) -> str:
+    """`to_json` of a dict, byte for byte, from each value's `member_json`: lets a renderer serialise a value
+    that many files share once (SONiC's QoS and buffer tables) and splice it in."""
+    if not members:
+        return "{}"
+    return "{\n" + ",\n".join(f"  {orjson.dumps(key).decode()}: {text}" for key, text in sorted(members.items())) \
+        + "\n}"
+
+
 _COMPACT = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
 
 
