@@ -88,9 +88,23 @@ from fabricgen.napalm_kit import (
     known_hosts_option,
     redact,
 )
-from napalm_frr import parsers as P
 from napalm_frr import services as S
-from napalm_frr.config import canonical_lines, missing_policy, touched_stanzas
+from napalm_frr.config import canonical_lines, missing_policy, sanitize_frr_config, touched_stanzas, unified_diff
+from napalm_frr.parsers.bgp import parse_bgp_neighbors, parse_bgp_neighbors_detail
+from napalm_frr.parsers.decode import ip_json, load_json, natural_key
+from napalm_frr.parsers.facts import parse_frr_defaults, parse_key_values, parse_show_version, parse_uptime
+from napalm_frr.parsers.interfaces import parse_interfaces, parse_interfaces_counters, parse_interfaces_ip
+from napalm_frr.parsers.lldp import parse_lldp_neighbors, parse_lldp_neighbors_detail
+from napalm_frr.parsers.reload import frr_reload_errors, moved_port_failures, parse_frr_reload_test
+from napalm_frr.parsers.routes import count_ecmp_paths, parse_route
+from napalm_frr.parsers.tenant_vrfs import (
+    bound_vrfs,
+    l3vni_up,
+    netns_l3vnis,
+    netns_vrfs,
+    vrf_bgp_stanzas,
+    vrf_interface_stanzas,
+)
 
 log = logging.getLogger(__name__)
 READ_ONLY = "(read-only: not on the device)"  # a read_only driver's candidate "path" (FrrDriver._on_file)
@@ -231,7 +245,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         return self._frr_sh(" ".join([self.vtysh_bin] + [f"-c {shlex.quote(c)}" for c in commands]))
 
     def _vtysh_json(self, command: str) -> Any:
-        return P.load_json(self._check(self._vtysh(command)), command)
+        return load_json(self._check(self._vtysh(command)), command)
 
     def _lldpcli(self, args: str) -> str:
         return self._priv(f"{self.lldpcli_bin} {args}")
@@ -250,24 +264,24 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
     )
 
     def _ip_link(self) -> list[dict[str, Any]]:
-        data = P.load_json(self._check(self._host_sh("ip -j -d -s link show")), "ip -j -d -s link show")
+        data = load_json(self._check(self._host_sh("ip -j -d -s link show")), "ip -j -d -s link show")
         return data if isinstance(data, list) else []
 
     def _interface_names(self) -> list[str]:
         return sorted((str(link.get("ifname")) for link in self._ip_link() if link.get("ifname")),
-                      key=P.natural_key)
+                      key=natural_key)
 
     def get_facts(self) -> models.FactsDict:
         """Facts: os_version and hostname from ``show version`` (FRR's configured hostname),
         uptime from /proc/uptime, serial/model from DMI when readable (else "")."""
-        os_version, frr_hostname = P.parse_show_version(self._check(self._vtysh("show version")))
-        kv = P.parse_key_values(self._check(self._host_sh(self._FACTS_PROBE)))
+        os_version, frr_hostname = parse_show_version(self._check(self._vtysh("show version")))
+        kv = parse_key_values(self._check(self._host_sh(self._FACTS_PROBE)))
         system_hostname = kv.get("hostname", "")
         hostname = frr_hostname or system_hostname.split(".")[0]
         fqdn = system_hostname if "." in system_hostname and system_hostname.startswith(hostname) else hostname
         return {
             "os_version": os_version,
-            "uptime": P.parse_uptime(kv.get("uptime", "")),
+            "uptime": parse_uptime(kv.get("uptime", "")),
             "interface_list": self._interface_names(),
             "vendor": self.vendor,
             "serial_number": kv.get("serial", ""),
@@ -280,34 +294,34 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         links = self._ip_link()
         frr = self._vtysh_json("show interface json")
         now = self._check(self._frr_sh("date '+%Y/%m/%d %H:%M:%S'")).strip()
-        return P.parse_interfaces(links, frr if isinstance(frr, dict) else {}, now)
+        return parse_interfaces(links, frr if isinstance(frr, dict) else {}, now)
 
     def get_interfaces_counters(self) -> dict[str, models.InterfaceCounterDict]:
-        return P.parse_interfaces_counters(self._ip_link())
+        return parse_interfaces_counters(self._ip_link())
 
     def get_interfaces_ip(self) -> dict[str, models.InterfacesIPDict]:
-        data = P.load_json(self._check(self._host_sh("ip -j addr show")), "ip -j addr show")
-        return P.parse_interfaces_ip(data if isinstance(data, list) else [])
+        data = load_json(self._check(self._host_sh("ip -j addr show")), "ip -j addr show")
+        return parse_interfaces_ip(data if isinstance(data, list) else [])
 
     def _lldp_doc(self) -> dict[str, Any]:
-        data = P.load_json(self._check(self._lldpcli("show neighbors -f json")), "lldpcli show neighbors")
+        data = load_json(self._check(self._lldpcli("show neighbors -f json")), "lldpcli show neighbors")
         return data if isinstance(data, dict) else {}
 
     def get_lldp_neighbors(self) -> dict[str, list[models.LLDPNeighborDict]]:
-        return P.parse_lldp_neighbors(self._lldp_doc())
+        return parse_lldp_neighbors(self._lldp_doc())
 
     def get_lldp_neighbors_detail(self, interface: str = "") -> models.LLDPNeighborsDetailDict:
-        return P.parse_lldp_neighbors_detail(self._lldp_doc(), interface)
+        return parse_lldp_neighbors_detail(self._lldp_doc(), interface)
 
     def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
         summary = self._vtysh_json("show bgp vrf all summary json")
         neighbors = self._vtysh_json("show bgp vrf all neighbors json")
-        return P.parse_bgp_neighbors(summary if isinstance(summary, dict) else {},
+        return parse_bgp_neighbors(summary if isinstance(summary, dict) else {},
                                      neighbors if isinstance(neighbors, dict) else {})
 
     def get_bgp_neighbors_detail(self, neighbor_address: str = "") -> dict[str, models.PeerDetailsDict]:
         neighbors = self._vtysh_json("show bgp vrf all neighbors json")
-        return P.parse_bgp_neighbors_detail(neighbors if isinstance(neighbors, dict) else {},
+        return parse_bgp_neighbors_detail(neighbors if isinstance(neighbors, dict) else {},
                                             neighbor_address)
 
     def get_route_to(  # type: ignore[override]  # napalm's base says one RouteDict; its drivers return a list
@@ -326,12 +340,12 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         if protocol and not destination:
             cmd += f" {protocol.lower()}"
         data = self._vtysh_json(cmd + " json")
-        return P.parse_route(data if isinstance(data, dict) else {}, protocol)
+        return parse_route(data if isinstance(data, dict) else {}, protocol)
 
     def get_ecmp_paths(self, prefix: str) -> int:
         """Number of FIB-installed next hops of the best route to ``prefix`` (0 = no route)."""
         routes = self.get_route_to(prefix)
-        return P.count_ecmp_paths(routes)
+        return count_ecmp_paths(routes)
 
     def get_config(self, retrieve: str = "all", full: bool = False, sanitized: bool = False,
                    format: str = "text") -> models.ConfigDict:
@@ -347,8 +361,8 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         if retrieve in ("all", "candidate"):
             out["candidate"] = self._candidate or ""
         if sanitized:
-            out = {"running": P.sanitize_frr_config(out["running"]), "startup": P.sanitize_frr_config(out["startup"]),
-                   "candidate": P.sanitize_frr_config(out["candidate"])}
+            out = {"running": sanitize_frr_config(out["running"]), "startup": sanitize_frr_config(out["startup"]),
+                   "candidate": sanitize_frr_config(out["candidate"])}
         return out
 
     def cli(self, commands: list[str], encoding: str = "text") -> dict[str, str | dict[str, Any]]:
@@ -359,7 +373,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         for command in commands:
             res = self._run(command)
             text = res.stdout if res.ok else res.stdout + res.stderr
-            out[command] = P.load_json(text, command) if encoding == "json" and res.ok else text
+            out[command] = load_json(text, command) if encoding == "json" and res.ok else text
         return out
 
     # ------------------------------------------------------------------ config: paths
@@ -427,9 +441,9 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         """``frr-reload.py --test`` against the running config: (lines to delete, lines to add)."""
         res = self._on_file(path, lambda f: f"{self.frr_reload} --test {f}")
         if not res.ok:
-            detail = redact(P.frr_reload_errors(res.stderr)) or res.error_text()
+            detail = redact(frr_reload_errors(res.stderr)) or res.error_text()
             raise ReplaceConfigException(f"{self.hostname}: frr-reload --test failed:\n{detail}")
-        return P.parse_frr_reload_test(res.stdout)
+        return parse_frr_reload_test(res.stdout)
 
     def _frr_diff(self, path: str, text: str, fromfile: str = "running", tofile: str = "candidate") -> str:
         """Unified diff running -> candidate in FRR's own stanza order, "" when FRR would change nothing;
@@ -447,12 +461,12 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
             saved = self._run(self._frr_sh(f"cat {shlex.quote(self.frr_config_path)}"))
             old, new = canonical_lines(saved.stdout if saved.ok else ""), canonical_lines(text)
             fromfile = f"saved ({self.frr_config_path})"
-            diff = P.unified_diff(old, new, fromfile, tofile)
+            diff = unified_diff(old, new, fromfile, tofile)
             self.last_sides = [(fromfile, tofile, old, new)] if diff else None
             return diff
         old, new = canonical_lines(self._check(self._vtysh("show running-config"))), canonical_lines(text)
         old, new = touched_stanzas(old, to_delete + to_add), touched_stanzas(new, to_delete + to_add)
-        diff = P.unified_diff(old, new, fromfile, tofile)
+        diff = unified_diff(old, new, fromfile, tofile)
         if diff:
             self.last_sides = [(fromfile, tofile, old, new)]
             return diff
@@ -495,7 +509,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
             return f"frr-reload --reload did not complete: {type(exc).__name__}: {exc}"
         if not res.ok:
             failed = f"frr-reload --reload exited {res.exit_status}:\n{res.error_text()[:4000]}"
-            moved = P.moved_port_failures(res.stdout + "\n" + res.stderr, self._candidate or "")
+            moved = moved_port_failures(res.stdout + "\n" + res.stderr, self._candidate or "")
             if not moved:
                 return failed
             # a tenant's port moved into its VRF's namespace (the setup script): frr-reload cannot delete its old
@@ -640,7 +654,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         for c in self._sides.values():
             if c.changed:
                 old, new = (c.device or "").splitlines(), c.text.splitlines()
-                diff += P.unified_diff(old, new, c.placed.path, c.placed.spec.name)
+                diff += unified_diff(old, new, c.placed.path, c.placed.spec.name)
                 sides.append((c.placed.path, c.placed.spec.name, old, new))
         self.last_sides = sides if known and sides else None
         return diff
@@ -825,20 +839,20 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
             self._run(self._priv(f"rm -f {shlex.quote(path)}"))
         if not res.ok:
             self._setup_failed(f"the setup script exited {res.exit_status}", res.error_text()[:2000], False)
-        wanted = P.netns_vrfs(self._candidate or "")
-        missing = self._wait(lambda: sorted(wanted - P.bound_vrfs(self._check(self._vtysh("show vrf")))))
+        wanted = netns_vrfs(self._candidate or "")
+        missing = self._wait(lambda: sorted(wanted - bound_vrfs(self._check(self._vtysh("show vrf")))))
         if missing:
             self._setup_failed(f"zebra has not bound the namespace of VRF {', '.join(missing)} within "
                                f"{self.SETUP_WAIT:.0f}s of the setup script (is zebra running with -n?)", "", False)
         notes = [f"setup script run; zebra bound VRF {', '.join(sorted(wanted))}" if wanted else "setup script run"]
         notes += [line for line in res.stdout.splitlines() if line.startswith("tenant ")]  # what it removed
-        l3 = {vrf: vni for vrf, vni in P.netns_l3vnis(self._candidate or "").items() if not self._l3vni_up(vrf, vni)}
+        l3 = {vrf: vni for vrf, vni in netns_l3vnis(self._candidate or "").items() if not self._l3vni_up(vrf, vni)}
         self._new_l3vnis = l3
         if not l3:
             return notes
-        bgp = P.vrf_bgp_stanzas(self._candidate or "", leave_out=("route-target import",))
-        running = P.vrf_bgp_stanzas(self._check(self._vtysh("show running-config")))
-        ports = P.vrf_interface_stanzas(self._candidate or "")
+        bgp = vrf_bgp_stanzas(self._candidate or "", leave_out=("route-target import",))
+        running = vrf_bgp_stanzas(self._check(self._vtysh("show running-config")))
+        ports = vrf_interface_stanzas(self._candidate or "")
         lines = [c for vrf in l3 if vrf in bgp and vrf not in running for c in bgp[vrf]]
         lines += [c for vrf in l3 for stanza in ports.get(vrf, []) for c in (*stanza, "exit")]
         lines += [c for vrf, vni in l3.items() for c in (f"vrf {vrf}", f"vni {vni}", "exit-vrf")]
@@ -909,7 +923,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
     def _vrf_bgp_routes(self, vrf: str) -> list[dict[str, Any]]:
         """The kernel's BGP routes in a netns VRF (``ip -j``)."""
         res = self._run(self._priv(f"ip -n {shlex.quote(vrf)} -j route show proto bgp"))
-        return P.ip_json(res.stdout) if res.ok else []
+        return ip_json(res.stdout) if res.ok else []
 
     def _vteps_without_mac(self, vrf: str) -> list[str]:
         """The VTEPs the VRF's routes go through that have no resolved neighbour entry."""
@@ -917,7 +931,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         if not vteps:
             return []
         res = self._run(self._priv(f"ip -n {shlex.quote(vrf)} -j neigh show"))
-        known = {str(n["dst"]) for n in (P.ip_json(res.stdout) if res.ok else [])
+        known = {str(n["dst"]) for n in (ip_json(res.stdout) if res.ok else [])
                  if n.get("lladdr") and not set(n.get("state", [])) & {"FAILED", "INCOMPLETE"}}
         return sorted(vteps - known)
 
@@ -932,7 +946,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
 
     def _l3vni_up(self, vrf: str, vni: int) -> bool:
         res = self._run(self._vtysh(f"show evpn vni {vni} json"))
-        return res.ok and P.l3vni_up(res.stdout, vrf)
+        return res.ok and l3vni_up(res.stdout, vrf)
 
     def _setup_failed(self, why: str, detail: str, frr_changed: bool) -> NoReturn:
         """Undo what the setup created (and FRR's L3VNI lines, ``frr_changed``), then raise: the commit never
@@ -975,7 +989,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         script = (f"for d in $({vtysh} -c 'show daemons'); do printf '%s ' \"$d\"; "
                   f"{vtysh} -d \"$d\" -c 'show running-config' | sed -n 's/^frr defaults //p' | head -n 1; "
                   f"echo; done")
-        return P.parse_frr_defaults(self._check(self._frr_sh(script)))
+        return parse_frr_defaults(self._check(self._frr_sh(script)))
 
     def _saved_text(self) -> str:
         res = self._run(self._frr_sh(f"cat {shlex.quote(self.frr_config_path)}"))
@@ -1010,7 +1024,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         """Saved config vs the loaded candidate ("" = equal) in FRR's order: what a reboot would load."""
         if self._candidate is None:
             return ""
-        return P.unified_diff(canonical_lines(self._saved_text()), canonical_lines(self._candidate),
+        return unified_diff(canonical_lines(self._saved_text()), canonical_lines(self._candidate),
                               f"saved ({self.frr_config_path})", "build")
 
     @property
