@@ -291,3 +291,10 @@ def test_rerender_is_byte_identical(all_frr: Plan) -> None:
 def test_network_helper_matches_ipaddress() -> None:
     for p in ("198.18.32.1/31", "198.18.32.0/31", "198.18.0.9/32", "198.19.255.255/15", "198.18.7.3/24"):
         assert frr_common._network(p) == str(ipaddress.ip_interface(p).network)
+
+
+@pytest.mark.parametrize("prefix", ["198.18.32.0/31", "198.18.32.1/31", "198.18.32.6/31", "198.18.32.7/30",
+                                    "198.18.32.130/25", "127.64.255.254/31", "198.18.0.9/32", "2001:db8::3/127"])
+def test_network_of_an_interface_address(prefix: str) -> None:
+    """`_network` (integer arithmetic, and a leaf's even end of a /31 as it is) is what `ipaddress` says."""
+    assert frr_common._network(prefix) == str(ipaddress.ip_interface(prefix).network)

@@ -40,7 +40,9 @@ BFD_PROFILE = "FABRIC"
 ROUTE_MAP_IMPORT = "RM-IMPORT"
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a switch has one per neighbour or local prefix (64 to 257 at 128K GPUs), and a frozen dataclass's
+# __init__ (object.__setattr__ per field) costs 3.5 times a plain one's.
+@dataclass(slots=True)
 class PrefixListEntry:
     seq: int
     prefix: str
@@ -106,7 +108,9 @@ class BfdProfile:
                    None if mult == d["detect_multiplier"] else mult)
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a switch has one per neighbour or local prefix (64 to 257 at 128K GPUs), and a frozen dataclass's
+# __init__ (object.__setattr__ per field) costs 3.5 times a plain one's.
+@dataclass(slots=True)
 class Neighbor:
     ip: str
     remote_as: int
@@ -114,7 +118,9 @@ class Neighbor:
     bfd_profile: str  # "" = no BFD
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a switch has one per neighbour or local prefix (64 to 257 at 128K GPUs), and a frozen dataclass's
+# __init__ (object.__setattr__ per field) costs 3.5 times a plain one's.
+@dataclass(slots=True)
 class AfNeighbor:
     ip: str
     route_map_in: str
@@ -182,6 +188,8 @@ def _network(prefix: str) -> str:
     IPv4 by integer arithmetic: `ipaddress` costs ~10 us a call, and a 32K-GPU fabric has 32K of these.
     """
     addr, _, plen = prefix.partition("/")
+    if plen == "31" and addr[-1] in "02468" and ":" not in addr:  # a leaf's end of a GPU /31 is its network
+        return prefix
     if ":" in addr or not plen:
         return str(ipaddress.ip_interface(prefix).network)
     a, b, c, d = (int(x) for x in addr.split("."))
