@@ -652,9 +652,9 @@ def parse_frr_defaults(text: str) -> dict[str, str]:
     return out
 
 
-def netns_vrfs(config: str) -> set[str]:
-    """The VRFs an frr.conf binds to a network namespace (``vrf X`` with a ``netns <path>`` line)."""
-    out: set[str] = set()
+def netns_lines(config: str) -> dict[str, str]:
+    """Each VRF an frr.conf binds to a network namespace and its ``netns <path>`` line (stripped)."""
+    out: dict[str, str] = {}
     vrf = ""
     for line in config.splitlines():
         if line.startswith("vrf ") and len(line.split()) == 2:
@@ -662,8 +662,13 @@ def netns_vrfs(config: str) -> set[str]:
         elif not line.startswith(" "):
             vrf = ""
         elif vrf and line.split()[:1] == ["netns"]:
-            out.add(vrf)
+            out[vrf] = line.strip()
     return out
+
+
+def netns_vrfs(config: str) -> set[str]:
+    """The VRFs an frr.conf binds to a network namespace (``vrf X`` with a ``netns <path>`` line)."""
+    return set(netns_lines(config))
 
 
 def netns_l3vnis(config: str) -> dict[str, int]:
@@ -745,7 +750,8 @@ def bound_vrfs(show_vrf: str) -> set[str]:
             if len(words) >= 4 and words[0] == "vrf" and words[2] == "id"}
 
 
-_FAILED_REMOVE_RE = re.compile(r'"interface (\S+) -- [^"]*" we failed to remove this command')
+FAILED_REMOVE = "we failed to remove this command"  # frr-reload.py's words for a line it could not delete
+_FAILED_REMOVE_RE = re.compile(r'"interface (\S+) -- [^"]*" ' + FAILED_REMOVE)
 
 
 def moved_port_failures(output: str, candidate: str) -> list[str]:

@@ -80,3 +80,32 @@ def test_removing_or_changing_a_tenant_is_not_hitless(tmp_path: Path) -> None:
     labels = {(c.sign, c.text): i.label for h in hunks_from_sides("frr.conf", old, gone) for c, i in
               zip(h.changes, [frr_rule(c) for c in h.changes], strict=True)}
     assert labels["-", "router bgp 4200000000 vrf red"] == Label.BGP_RESET
+
+
+def test_removing_a_tenant_diffs_only_its_lines_labelled_tenant_removed(tmp_path: Path) -> None:
+    """The 3-tenant build against a switch running amber too (as FRR prints it): only amber's lines change; its
+    VRF and BGP instance say "tenant amber removed" (bgp-reset: its routes are withdrawn), its port's lines
+    are a port-flap (the port leaves amber's namespace), and nothing of red, green or blue changes."""
+    from fabricgen.platforms.frr.change import label_removed_tenants
+
+    doc = yaml.safe_load(LAB.read_text())
+    doc["tenants"].append({"name": "amber", "id": 14, "servers": ["gpu0004", "gpu0008"]})
+    grown = tmp_path / "grown.yaml"
+    grown.write_text(yaml.safe_dump(doc))
+    running = as_frr_prints(render(grown, tmp_path / "a"), ["blue", "red", "green", "amber"])
+    after = render(LAB, tmp_path / "b")
+    hunks = hunks_from_sides("frr.conf", canonical_lines(running), canonical_lines(after))
+    label_frr(hunks, frr_rule)
+    label_removed_tenants(hunks)
+    labels = {(c.sign, c.text): i for h in hunks for c, i in zip(h.changes, h.impacts, strict=True)}
+    assert not [k for k in labels if any(f"vrf {t}" in k[1] for t in ("red", "green", "blue"))]
+    for line in ("vrf amber", "router bgp 4200000000 vrf amber", "vni 10014"):
+        assert labels["-", line].label == Label.BGP_RESET and labels["-", line].why.startswith("tenant amber removed")
+    for key in (("-", "interface Ethernet24 vrf amber"), ("+", "interface Ethernet24"),
+                ("+", "ip address 198.18.32.6/31")):
+        assert labels[key].label == Label.PORT_FLAP and "port Ethernet24 goes back" in labels[key].why, (key, labels[key])
+    assert labels["+", "ip prefix-list PL-LOCAL-V4 seq 20 permit 198.18.32.6/31"].label == Label.HITLESS
+    # every other changed line is amber's too (its stanzas) or a stanza end
+    rest = {k: i.why for k, i in labels.items() if not i.why.startswith("tenant amber removed")
+            and "198.18.32.6/31" not in k[1]}
+    assert set(rest) <= {("-", "exit-address-family"), ("-", "exit"), ("+", "exit")}, rest
