@@ -724,15 +724,6 @@ def vrf_interface_stanzas(config: str) -> dict[str, list[list[str]]]:
     return out
 
 
-def ip_json(text: str) -> list[dict[str, Any]]:
-    """iproute2's ``-j`` output (a JSON list of objects); [] for anything else."""
-    try:
-        doc = json.loads(text or "[]")
-    except ValueError:
-        return []
-    return [x for x in doc if isinstance(x, dict)] if isinstance(doc, list) else []
-
-
 def l3vni_up(show_evpn_vni_json: str, vrf: str) -> bool:
     """zebra's ``show evpn vni <vni> json``: the VNI is an L3VNI of ``vrf`` whose VXLAN device and SVI zebra
     has mapped and sees up (``"state": "Up"``, zebra_vxlan.c ``zl3vni_print``); "" or an L2VNI: False."""

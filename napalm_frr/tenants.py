@@ -29,7 +29,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from napalm.base.exceptions import ReplaceConfigException
 
-from fabricgen.napalm_kit import CommandResult, ConfigUndetermined
+from fabricgen.napalm_kit import (
+    CommandResult,
+    ConfigUndetermined,
+    ip_json,
+    kernel_routes_command,
+    neighbours_command,
+    vteps_without_mac,
+)
 from napalm_frr import parsers as P
 
 # `tenants.sh` (fabricgen/platforms/frr/templates/tenants.sh.j2) names each tenant it finds a record of that the
@@ -333,18 +340,16 @@ class TenantSetup:
 
     def _vrf_bgp_routes(self, vrf: str) -> list[dict[str, Any]]:
         """The kernel's BGP routes in a netns VRF (``ip -j``)."""
-        res = self._run(self._priv(f"ip -n {shlex.quote(vrf)} -j route show proto bgp"))
-        return P.ip_json(res.stdout) if res.ok else []
+        res = self._run(self._priv(kernel_routes_command(vrf)))
+        return ip_json(res.stdout) if res.ok else []
 
     def _vteps_without_mac(self, vrf: str) -> list[str]:
-        """The VTEPs the VRF's routes go through that have no resolved neighbour entry."""
-        vteps = {str(r["gateway"]) for r in self._vrf_bgp_routes(vrf) if r.get("gateway")}
-        if not vteps:
+        """The VTEPs the VRF's routes go through that have no resolved neighbour entry (their router MAC)."""
+        routes = self._vrf_bgp_routes(vrf)
+        if not routes:
             return []
-        res = self._run(self._priv(f"ip -n {shlex.quote(vrf)} -j neigh show"))
-        known = {str(n["dst"]) for n in (P.ip_json(res.stdout) if res.ok else [])
-                 if n.get("lladdr") and not set(n.get("state", [])) & {"FAILED", "INCOMPLETE"}}
-        return sorted(vteps - known)
+        res = self._run(self._priv(neighbours_command(vrf)))
+        return vteps_without_mac(routes, ip_json(res.stdout) if res.ok else [])
 
     def _wait(self, pending: Callable[[], list[str]]) -> list[str]:
         """Poll ``pending`` until it is empty or SETUP_WAIT has passed; what is left."""

@@ -277,8 +277,9 @@ def foreign_lines(diff: str, tenant: str, ports: set[str], addresses: set[str]) 
 
 
 def test_validate_tenants_passes_then_names_a_leaked_route(plan: Plan, lab: LabState) -> None:
-    """`validate --tenants` on the running lab: the sampled matrix and every switch's VRFs pass; a route of
-    green's put into red's VRF by hand is then named, on its switch, and nothing else fails."""
+    """`validate --tenants` on the running lab: the sampled matrix, every switch's VRFs and every tenant VRF's
+    router-MAC neighbours pass; a route of green's put into red's VRF by hand is then named, on its switch, and
+    nothing else fails."""
     from fabricgen.validate import run_validate
     from fabricgen.validate.tenants import tenant_sample, tenant_subnets
 
@@ -288,6 +289,9 @@ def test_validate_tenants_passes_then_names_a_leaked_route(plan: Plan, lab: LabS
     pings = sum(len(p) for p in tenant_sample(plan).pings.values())
     assert sum(1 for o in report.outcomes if o.item.count("->") == 1) == pings == 44
     assert "tenant VRFs read back on 6/6 switches" in report.coverage
+    # every leaf's 3 tenant VRFs: each VTEP their kernel routes use has zebra's router-MAC neighbour
+    macs = [o for o in report.outcomes if o.item.endswith(" router MACs")]
+    assert len(macs) == 4 * 3 and all(o.ok for o in macs)
     green = next(s for s, t in sorted(tenant_subnets(plan).items()) if t == "green")
     leaf = plan.switches["tlab-leaf01"].hostname
     add = ["vtysh", "-c", "configure terminal", "-c", "vrf red", "-c", f"ip route {green} blackhole"]

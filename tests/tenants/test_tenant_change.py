@@ -103,7 +103,7 @@ def test_removing_a_tenant_diffs_only_its_lines_labelled_tenant_removed(tmp_path
         assert labels["-", line].label == Label.BGP_RESET and labels["-", line].why.startswith("tenant amber removed")
     for key in (("-", "interface Ethernet24 vrf amber"), ("+", "interface Ethernet24"),
                 ("+", "ip address 198.18.32.6/31")):
-        assert labels[key].label == Label.PORT_FLAP and "port Ethernet24 goes back" in labels[key].why, (key, labels[key])
+        assert labels[key].label == Label.PORT_FLAP and "port Ethernet24 goes back" in labels[key].why, key
     assert labels["+", "ip prefix-list PL-LOCAL-V4 seq 20 permit 198.18.32.6/31"].label == Label.HITLESS
     # every other changed line is amber's too (its stanzas) or a stanza end
     rest = {k: i.why for k, i in labels.items() if not i.why.startswith("tenant amber removed")
