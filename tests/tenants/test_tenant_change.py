@@ -109,3 +109,24 @@ def test_removing_a_tenant_diffs_only_its_lines_labelled_tenant_removed(tmp_path
     rest = {k: i.why for k, i in labels.items() if not i.why.startswith("tenant amber removed")
             and "198.18.32.6/31" not in k[1]}
     assert set(rest) <= {("-", "exit-address-family"), ("-", "exit"), ("+", "exit")}, rest
+
+
+def test_a_bgp_instance_frr_reload_deletes_whole_shows_in_the_diff(tmp_path: Path) -> None:
+    """frr-reload lists a context it deletes whole as its `no` line (`no router bgp N vrf amber`, FRR 8.4's
+    frr-reload.py on the lab): the diff deploy shows and labels must still carry that stanza (the live dry run
+    of a tenant removal lacked it)."""
+    from napalm_frr.config import touched_stanzas
+
+    doc = yaml.safe_load(LAB.read_text())
+    doc["tenants"].append({"name": "amber", "id": 14, "servers": ["gpu0004", "gpu0008"]})
+    grown = tmp_path / "grown.yaml"
+    grown.write_text(yaml.safe_dump(doc))
+    running = canonical_lines(render(grown, tmp_path / "a"))
+    after = canonical_lines(render(LAB, tmp_path / "b"))
+    listing = ["interface Ethernet24 vrf amber", " no ip address 198.18.32.6/31",  # frr-reload.py --test, as live
+               "no router bgp 4200000000 vrf amber", "vrf amber", " no vni 10014", "interface Ethernet24",
+               " ip address 198.18.32.6/31", "ip prefix-list PL-LOCAL-V4 seq 20 permit 198.18.32.6/31"]
+    old, new = touched_stanzas(running, listing), touched_stanzas(after, listing)
+    diff = unified_diff(old, new, "running", "build")
+    assert "-router bgp 4200000000 vrf amber\n" in diff and "-vrf amber\n" in diff
+    assert "router bgp 4200000000 vrf red" not in diff  # untouched stanzas stay out
