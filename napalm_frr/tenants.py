@@ -72,12 +72,13 @@ def interim_config(candidate: str, gone: Removal) -> str:
     skip = False
     for line in candidate.splitlines():
         words = line.split()
+        if skip and line == "exit":  # the skipped stanza's own end: a stray `exit` would leave config mode
+            skip = False
+            continue
         if not line.startswith(" "):
             skip = line.startswith("interface ") and len(words) == 2 and words[1] in gone.ports
         if not skip:
             out.append(line)
-        elif line == "exit":
-            skip = False
     for vrf in gone.vrfs:
         if vrf in gone.netns:
             out += [f"vrf {vrf}", f" {gone.netns[vrf]}", "exit-vrf"]

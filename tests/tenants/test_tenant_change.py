@@ -130,3 +130,30 @@ def test_a_bgp_instance_frr_reload_deletes_whole_shows_in_the_diff(tmp_path: Pat
     diff = unified_diff(old, new, "running", "build")
     assert "-router bgp 4200000000 vrf amber\n" in diff and "-vrf amber\n" in diff
     assert "router bgp 4200000000 vrf red" not in diff  # untouched stanzas stay out
+
+
+def test_the_first_reload_of_a_removal_is_the_build_without_the_ports_and_with_the_namespace(tmp_path: Path) -> None:
+    """What FRR reloads first when amber is removed (napalm_frr.tenants.interim_config), from the lab leaf's real
+    render: the 3-tenant build without Ethernet24's default-VRF stanza (header, lines and its `exit`: a stray
+    `exit` leaves config mode, measured live as "Unknown command: interface Ethernet32"), with `vrf amber` kept
+    as its `netns` line; FRR's own parser takes it whole, and nothing else differs from the build."""
+    import subprocess
+
+    from napalm_frr.tenants import interim_config, removal
+
+    doc = yaml.safe_load(LAB.read_text())
+    doc["tenants"].append({"name": "amber", "id": 14, "servers": ["gpu0004", "gpu0008"]})
+    grown = tmp_path / "grown.yaml"
+    grown.write_text(yaml.safe_dump(doc))
+    running = as_frr_prints(render(grown, tmp_path / "a"), ["green", "red", "blue", "amber"])
+    build = render(LAB, tmp_path / "b")
+    gone = removal(["amber"], running)
+    assert (gone.l3vnis, gone.netns, gone.ports) == ({"amber": 10014}, {"amber": "netns /run/netns/amber"},
+                                                     {"Ethernet24": "amber"})
+    text = interim_config(build, gone)
+    stanza = build[build.index("interface Ethernet24\n"):]
+    stanza = stanza[:stanza.index("exit\n") + len("exit\n")]
+    assert text == build.replace(stanza, "") + "vrf amber\n netns /run/netns/amber\nexit-vrf\n"
+    out = subprocess.run(["vtysh", "--dryrun", "--inputfile", "/dev/stdin"], input=text, capture_output=True,
+                         text=True, check=False, timeout=60)
+    assert (out.returncode, out.stdout + out.stderr) == (0, "")
