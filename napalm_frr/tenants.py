@@ -219,7 +219,7 @@ class TenantSetup:
            then find running = that config;
         3. ``tenants.sh remove``: bridge, VXLAN device, ports back to the switch's namespace and up, namespace --
            only what the tenant's record lists, each line checking its object is still there, each removal
-           journalled with its redo; then zebra must no longer list the VRF as bound (``show vrf``: inactive).
+           journalled with its redo; then zebra must no longer tie the VRF to a namespace (``_netns_bound``).
         The candidate's reload that follows gives the ports their default-VRF stanzas (their planned addresses)."""
         gone = self._removing
         if gone is None:
@@ -240,7 +240,7 @@ class TenantSetup:
                 return f"`tenants.sh remove` exited {res.exit_status}: {res.error_text()[:2000]}"
         except Exception as exc:  # noqa: BLE001 - every failure is a reason: the commit is undone
             return f"removing tenant {', '.join(gone.vrfs)} failed: {type(exc).__name__}: {exc}"
-        still = self._wait(lambda: sorted(set(gone.vrfs) & P.bound_vrfs(self._check(self._vtysh("show vrf")))))
+        still = self._wait(lambda: sorted(set(gone.vrfs) & self._netns_bound()))
         if still:
             return f"zebra still binds VRF {', '.join(still)} {self.SETUP_WAIT:.0f}s after its namespace was removed"
         self.reload_notes.append(f"tenant {', '.join(gone.vrfs)} removed: L3VNI unbound, FRR reloaded without it "
@@ -248,6 +248,13 @@ class TenantSetup:
                                  f"{', '.join(sorted(gone.ports, key=P.natural_key)) or '-'} returned to the "
                                  "default VRF")
         return ""
+
+    def _netns_bound(self) -> set[str]:
+        """The VRFs zebra still ties to a namespace: active in ``show vrf``, or with a ``netns`` line in the running
+        config.  zebra drops the line a little after it marks the VRF inactive; a reload in between would try
+        ``no netns /run/netns/X`` ("Invalid pathname": the namespace is gone), measured live."""
+        return P.bound_vrfs(self._check(self._vtysh("show vrf"))) | P.netns_vrfs(
+            self._check(self._vtysh("show running-config")))
 
     def _l3vni_known(self, vni: int) -> bool:
         res = self._run(self._vtysh(f"show evpn vni {vni} json"))

@@ -514,7 +514,9 @@ def _removal_driver(case: str, script_out: str = AMBER_GONE, interim_test: str =
     the default VRF; its tenants.sh names amber as no longer in the build (``script_out``)."""
     extra: dict[str, list[dict[str, Any]]] = {
         RUN_SETUP: [{"stdout_text": script_out}],
-        RUNNING: [{"stdout_text": AMBER_RUNNING}],
+        # compare_config's and the setup's; then, once the namespace is gone, without amber
+        RUNNING: [{"stdout_text": AMBER_RUNNING}, {"stdout_text": AMBER_RUNNING},
+                  {"stdout_text": "frr version 8.4.4\nvrf red\n vni 10011\n netns /run/netns/red\nexit-vrf\n"}],
         "vtysh -c 'show vrf'": [{"stdout_text": "vrf amber id 4 netns /run/netns/amber\nvrf red id 3 netns "
                                                 "/run/netns/red\n"},
                                 {"stdout_text": "vrf amber inactive\nvrf red id 3 netns /run/netns/red\n"}],
@@ -549,7 +551,8 @@ def test_removing_a_tenant_unbinds_reloads_without_it_then_removes_its_namespace
     assert [commands.index(c) for c in steps] == sorted(commands.index(c) for c in steps)
     assert commands.index(RUN_SETUP) < commands.index(UNBIND_AMBER) and RUN_UNDO not in commands
     assert commands.count(SAVE) == 1 and commands.index(SAVE) < commands.index(RUN_SETUP)
-    assert "vtysh -c 'show vrf'" in commands[commands.index(RUN_REMOVE):commands.index(RELOAD)]  # amber unbound
+    after = commands[commands.index(RUN_REMOVE):commands.index(RELOAD)]
+    assert "vtysh -c 'show vrf'" in after and RUNNING in after  # zebra no longer ties amber to its namespace
     assert isinstance(d.transport, FakeTransport)
     interim = d.transport.stdins[commands.index(f"umask 077; mkdir -p /etc/frr/.fabricgen && cat > {INTERIM} && "
                                                 f"sha256sum {INTERIM}")]
