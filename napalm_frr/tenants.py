@@ -90,12 +90,13 @@ class TenantSetup:
 
     if TYPE_CHECKING:  # FrrDriver's
         hostname: str
+        frr_config_path: str
         read_only: bool
         state_dir: str
-        frr_reload: str
         reload_timeout: float
         reload_notes: list[str]
         _candidate: str | None
+        _candidate_path: str | None
         _rollback_saved: bool
 
         def _run(self, command: str, stdin: str | None = None, timeout: float | None = None) -> CommandResult: ...
@@ -109,6 +110,8 @@ class TenantSetup:
         def _save_rollback_point(self) -> None: ...
         def _restore_rollback_point(self) -> str: ...
         def _frr_test(self, path: str) -> tuple[list[str], list[str]]: ...
+        def _install(self, src: str) -> None: ...
+        def _reload(self) -> CommandResult: ...
 
     _new_l3vnis: dict[str, int]  # VRF -> L3VNI that fabricgen_setup bound (checked after the reload)
     _setup_journal: str | None  # what this session's setup script made and removed (_undo_setup)
@@ -214,13 +217,15 @@ class TenantSetup:
            ... vrf X`` while the VRF's L3VNI is configured ("Please unconfigure l3vni"), and frr-reload deletes
            the BGP instance before the ``vni`` line (measured live: the first reload then left the instance);
         2. FRR reloads the candidate without the removed tenants' ports' default-VRF stanzas and with each removed
-           VRF kept as its ``netns`` line (``interim_config``), while the namespace still exists, so frr-reload can
+           VRF kept as its ``netns`` line (``interim_config``, installed as frr.conf for that reload: see
+           ``_reload_interim``), while the namespace still exists, so frr-reload can
            delete ``interface P vrf X``, ``router bgp N vrf X`` and the VRF's lines; ``frr-reload --test`` must
            then find running = that config;
         3. ``tenants.sh remove``: bridge, VXLAN device, ports back to the switch's namespace and up, namespace --
            only what the tenant's record lists, each line checking its object is still there, each removal
            journalled with its redo; then zebra must no longer tie the VRF to a namespace (``_netns_bound``).
-        The candidate's reload that follows gives the ports their default-VRF stanzas (their planned addresses)."""
+        The candidate is installed again, and its reload that follows gives the ports their default-VRF stanzas
+        (their planned addresses)."""
         gone = self._removing
         if gone is None:
             return ""
@@ -238,11 +243,13 @@ class TenantSetup:
             res = self._run_script("remove")
             if not res.ok:
                 return f"`tenants.sh remove` exited {res.exit_status}: {res.error_text()[:2000]}"
+            still = self._wait(lambda: sorted(set(gone.vrfs) & self._netns_bound()))
+            if still:
+                return (f"zebra still binds VRF {', '.join(still)} {self.SETUP_WAIT:.0f}s after its namespace was "
+                        "removed")
+            self._install(self._candidate_path or "")  # the candidate again: the interim stood in for it
         except Exception as exc:  # noqa: BLE001 - every failure is a reason: the commit is undone
             return f"removing tenant {', '.join(gone.vrfs)} failed: {type(exc).__name__}: {exc}"
-        still = self._wait(lambda: sorted(set(gone.vrfs) & self._netns_bound()))
-        if still:
-            return f"zebra still binds VRF {', '.join(still)} {self.SETUP_WAIT:.0f}s after its namespace was removed"
         self.reload_notes.append(f"tenant {', '.join(gone.vrfs)} removed: L3VNI unbound, FRR reloaded without it "
                                  f"while its namespace existed, then what fabricgen made for it removed and port "
                                  f"{', '.join(sorted(gone.ports, key=P.natural_key)) or '-'} returned to the "
@@ -261,21 +268,24 @@ class TenantSetup:
         return res.ok and '"vni"' in res.stdout
 
     def _reload_interim(self, text: str) -> str:
-        """``frr-reload --reload`` of an interim config (a private file, removed after), then running = it."""
+        """An interim config installed as frr.conf (the candidate is installed again after it) and reloaded, then
+        running = it.  Installed, not reloaded from its own file: frr-reload.py writes the running config over
+        frr.conf after reloading any other file ("Make these changes persistent": ``vtysh write`` when the
+        filename is not ``<confdir>/frr.conf``), which put the removed VRF back into the candidate, live."""
         path = self._remote_candidate_path(self._new_token(), "interim.conf")
         self._upload(self._frr_sh, path, text)
-        q = shlex.quote(path)
         try:
-            res = self._run(self._frr_sh(f"{self.frr_reload} --reload {q}"), timeout=self.reload_timeout)
+            self._install(path)
+            res = self._reload()
             if not res.ok:
                 return f"the reload without the removed tenants exited {res.exit_status}:\n{res.error_text()[:4000]}"
-            to_delete, to_add = self._frr_test(path)
+            to_delete, to_add = self._frr_test(self.frr_config_path)
             if to_delete or to_add:
                 pending = "\n".join([f"-{x}" for x in to_delete] + [f"+{x}" for x in to_add])
                 return f"after the reload without the removed tenants FRR still has to do:\n{pending[:4000]}"
             return ""
         finally:
-            self._run(self._frr_sh(f"rm -f {q}"))
+            self._run(self._frr_sh(f"rm -f {shlex.quote(path)}"))
 
     def _run_script(self, mode: str) -> CommandResult:
         """The setup script, uploaded for this run only, in ``mode`` ("": make what is missing, with a fresh

@@ -507,11 +507,23 @@ AMBER_VNI = "vtysh -c 'show evpn vni 10014 json'"
 INTERIM = f"/etc/frr/.fabricgen/fabricgen-{TOKEN}-interim.conf"
 RUN_REMOVE = f"FABRICGEN_UNDO={UNDO} sh {SETUP} remove"
 RELOAD = "/usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf"
+TEST_SAVED = "/usr/lib/frr/frr-reload.py --test /etc/frr/frr.conf"
 
 
-def _removal_driver(case: str, script_out: str = AMBER_GONE, interim_test: str = "") -> MockFrrDriver:
+def install(src: str) -> str:
+    """The driver's install of ``src`` as frr.conf (napalm_frr FrrDriver._install)."""
+    return (f"set -e; cp {src} /etc/frr/frr.conf.fabricgen-new; chown --reference=/etc/frr/frr.conf "
+            "/etc/frr/frr.conf.fabricgen-new 2>/dev/null || true; chmod --reference=/etc/frr/frr.conf "
+            "/etc/frr/frr.conf.fabricgen-new 2>/dev/null || true; mv -f /etc/frr/frr.conf.fabricgen-new "
+            "/etc/frr/frr.conf")
+
+
+def _removal_driver(case: str, script_out: str = AMBER_GONE, interim_test: str = "",
+                    final_reload: int = 0) -> MockFrrDriver:
     """A switch running tenants red and amber (AMBER_RUNNING) and a candidate with red alone, Ethernet24 back in
-    the default VRF; its tenants.sh names amber as no longer in the build (``script_out``)."""
+    the default VRF; its tenants.sh names amber as no longer in the build (``script_out``); FRR's reloads: the
+    interim one succeeds, the candidate's exits ``final_reload``, the rollback point's succeeds; ``frr-reload
+    --test`` of frr.conf finds ``interim_test`` after the interim, then nothing."""
     extra: dict[str, list[dict[str, Any]]] = {
         RUN_SETUP: [{"stdout_text": script_out}],
         # compare_config's and the setup's; then, once the namespace is gone, without amber
@@ -523,8 +535,11 @@ def _removal_driver(case: str, script_out: str = AMBER_GONE, interim_test: str =
         UNBIND_AMBER: [{}], AMBER_VNI: [{"stdout_text": "% VNI 10014 does not exist\n"}],
         f"umask 077; mkdir -p /etc/frr/.fabricgen && cat > {INTERIM} && sha256sum {INTERIM}":
             [{"stdout_sha256_of_stdin": INTERIM}],
-        f"/usr/lib/frr/frr-reload.py --reload {INTERIM}": [{}],
-        f"/usr/lib/frr/frr-reload.py --test {INTERIM}": [{"stdout_text": interim_test}],
+        install(INTERIM): [{}],
+        RELOAD: [{}, {"exit_status": final_reload, "stderr_text": "line 2: Failure to communicate[13] to bgpd, "
+                                                                  "line:  neighbor 198.19.10.9 peer-group NOPE\n"
+                      if final_reload else ""}, {}],
+        TEST_SAVED: [{"stdout_text": interim_test}, {}],
         f"rm -f {INTERIM}": [{}], RUN_REMOVE: [{"stdout_text": "tenant amber removed: what fabricgen created for "
                                                                "it, newest first\n"}]}
     d = _setup_driver(0, [], case=case, extra=extra)
@@ -545,13 +560,18 @@ def test_removing_a_tenant_unbinds_reloads_without_it_then_removes_its_namespace
     assert "tenant amber no longer in the build" in " ".join(d.fabricgen_setup("#!/bin/sh\n"))
     d.commit_config()
     commands = sent(d)
-    steps = [UNBIND_AMBER, AMBER_VNI, f"/usr/lib/frr/frr-reload.py --reload {INTERIM}",
-             f"/usr/lib/frr/frr-reload.py --test {INTERIM}", RUN_REMOVE, RELOAD,
-             "/usr/lib/frr/frr-reload.py --test /etc/frr/frr.conf"]
-    assert [commands.index(c) for c in steps] == sorted(commands.index(c) for c in steps)
+    # the interim config installed as frr.conf and reloaded (frr-reload writes the running config over frr.conf
+    # after reloading any other file), then the candidate installed again and reloaded
+    steps = [UNBIND_AMBER, AMBER_VNI, install(INTERIM), RELOAD, TEST_SAVED, RUN_REMOVE, install(CAND), RELOAD,
+             TEST_SAVED]
+    at, found = 0, []
+    for step in steps:
+        at = commands.index(step, at) + 1
+        found.append(step)
+    assert found == steps and commands.count(RELOAD) == 2 and commands.count(install(CAND)) == 2
     assert commands.index(RUN_SETUP) < commands.index(UNBIND_AMBER) and RUN_UNDO not in commands
     assert commands.count(SAVE) == 1 and commands.index(SAVE) < commands.index(RUN_SETUP)
-    after = commands[commands.index(RUN_REMOVE):commands.index(RELOAD)]
+    after = commands[commands.index(RUN_REMOVE):len(commands) - commands[::-1].index(install(CAND))]
     assert "vtysh -c 'show vrf'" in after and RUNNING in after  # zebra no longer ties amber to its namespace
     assert isinstance(d.transport, FakeTransport)
     interim = d.transport.stdins[commands.index(f"umask 077; mkdir -p /etc/frr/.fabricgen && cat > {INTERIM} && "
@@ -568,14 +588,15 @@ def test_a_failed_removal_makes_the_tenant_again_then_restores_frr() -> None:
     removed object's redo, so amber's namespace, port, VXLAN device and bridge come back) before FRR's rollback
     point, saved before anything changed, is reloaded.  FRR still finding work after the first reload fails the
     commit before anything of amber's kernel side is touched."""
-    d = _removal_driver("commit_rejected")
+    d = _removal_driver("commit_rejected", final_reload=1)
     d.fabricgen_setup("#!/bin/sh\n")
-    with pytest.raises(ReplaceConfigException, match="previous config restored"):
+    with pytest.raises(ReplaceConfigException, match="previous config restored: frr-reload --reload exited 1"):
         d.commit_config()
     commands = sent(d)
-    reloads = [i for i, c in enumerate(commands) if c == RELOAD]
-    assert len(reloads) == 2 and commands.count(SAVE) == 1
-    assert commands.index(RUN_REMOVE) < reloads[0] < commands.index(RUN_UNDO) < reloads[1]
+    reloads = [i for i, c in enumerate(commands) if c == RELOAD]  # the interim's, the candidate's, the restore's
+    assert len(reloads) == 3 and commands.count(SAVE) == 1
+    assert reloads[0] < commands.index(RUN_REMOVE) < reloads[1] < commands.index(RUN_UNDO) < reloads[2]
+    assert commands[reloads[2] - 1] == install("/etc/frr/frr.conf.rollback")
     d = _removal_driver("commit_rejected", interim_test="Lines To Delete\n===============\nno router bgp 65001 "
                                                         "vrf amber\n\nLines To Add\n============\n")
     d.fabricgen_setup("#!/bin/sh\n")
@@ -583,8 +604,9 @@ def test_a_failed_removal_makes_the_tenant_again_then_restores_frr() -> None:
                                                      "to do:\n-no router bgp 65001 vrf amber"):
         d.commit_config()
     commands = sent(d)
-    assert RUN_REMOVE not in commands and commands.count(RELOAD) == 1  # only the restore's
-    assert commands.index(RUN_UNDO) < commands.index(RELOAD)
+    reloads = [i for i, c in enumerate(commands) if c == RELOAD]  # the interim's, the restore's
+    assert RUN_REMOVE not in commands and len(reloads) == 2
+    assert reloads[0] < commands.index(RUN_UNDO) < reloads[1]
 
 
 def test_a_dropped_vrf_without_a_record_is_refused_before_anything_changes() -> None:
