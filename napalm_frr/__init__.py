@@ -2,7 +2,8 @@
 
 napalm imports ``napalm_frr`` and returns the first NetworkDriver subclass in this namespace,
 so FrrDriver is the one class exported here.  The driver lives in ``napalm_frr/frr.py``; its
-pure output parsers in ``parsers.py`` and FRR's own config layout in ``config.py``.
+pure output parsers in the ``parsers/`` package (one module per command source) and FRR's own config
+text (normalising, canonical order, secrets, diffs) in ``config.py``.
 """
 
 from napalm_frr.frr import FrrDriver

@@ -1,4 +1,5 @@
-"""FRR config text as FRR itself lays it out: canonical order for exact diffs, policy objects per daemon.
+"""FRR config text as FRR itself lays it out: the lines that matter, canonical order for exact diffs, policy
+objects per daemon, secrets removed, and the unified diff both drivers' compare_config returns.
 
 ``show running-config`` prints top-level stanzas in a fixed order (interfaces, ``router
 bgp``, prefix-lists, route-maps, ``bfd``), whatever order the file had.  Diffing a rendered
@@ -8,9 +9,51 @@ puts both sides in FRR's order first, so a no-op is an empty diff.
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable
 
-from napalm_frr.parsers import normalise_frr_config
+from napalm_frr.parsers.decode import natural_key
+
+# Lines that carry no configuration: show running-config's banner, "!" separators and
+# comments, the "end" trailer, the "frr version" stamp (frr-reload never removes it) and
+# the bare "exit" FRR 8.x prints after every top-level block (indentation carries the nesting).
+_NOISE_RE = re.compile(r"^(Building configuration\.\.\.|Current configuration:|end|exit|exit-vrf|frr version .*)$")
+
+
+def normalise_frr_config(text: str) -> list[str]:
+    """FRR config text -> the lines that matter for a diff (right-stripped, no separators)."""
+    lines: list[str] = []
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        stripped = line.strip()
+        if not stripped or stripped.startswith("!") or stripped.startswith("#"):
+            continue
+        if _NOISE_RE.match(line):
+            continue
+        lines.append(line)
+    return lines
+
+
+def unified_diff(old: Iterable[str], new: Iterable[str], fromfile: str, tofile: str) -> str:
+    """Unified diff text ("" when equal), each line newline-terminated."""
+    return "".join(
+        line if line.endswith("\n") else line + "\n"
+        for line in difflib.unified_diff(list(old), list(new), fromfile=fromfile, tofile=tofile, lineterm="")
+    )
+
+
+_SECRET_RE = re.compile(
+    r"^(\s*(?:neighbor\s+\S+\s+password|.*authentication-key|.*message-digest-key\s+\d+\s+md5|"
+    r"password|enable password|.*\bkey-string)\s+)(\S.*)$",
+    re.MULTILINE,
+)
+
+
+def sanitize_frr_config(text: str) -> str:
+    """Replace secrets (BGP/OSPF/ISIS passwords, key strings) with ``<removed>``."""
+    return _SECRET_RE.sub(lambda m: m.group(1) + "<removed>", text)
+
 
 # Rank of each kind of top-level stanza in FRR 8.4's `show running-config` (lower prints first).
 _ORDER = (
@@ -50,11 +93,6 @@ def stanzas(text: str) -> list[list[str]]:
 _VRF_STANZA_RE = re.compile(r"^(?:vrf (\S+)|interface \S+ vrf (\S+)|router bgp \S+ vrf (\S+))$")
 
 
-def _natural(text: str) -> tuple[int | str, ...]:
-    """"interface Ethernet8" before "interface Ethernet16", as FRR orders a VRF's interfaces."""
-    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
-
-
 def _stanza_key(item: tuple[int, list[str]]) -> tuple[object, ...]:
     """FRR prints the stanzas of non-default VRFs in the order of their VRF ids, which the kernel hands out
     (a netns VRF's id follows the order zebra found the namespaces in): those go after the default VRF's
@@ -65,7 +103,7 @@ def _stanza_key(item: tuple[int, list[str]]) -> tuple[object, ...]:
     if m is None:
         return (_rank(head), 0, "", (), index)
     vrf = next(g for g in m.groups() if g)
-    return (_rank(head), 1, vrf, _natural(head), index)
+    return (_rank(head), 1, vrf, natural_key(head), index)
 
 
 def canonical_lines(text: str) -> list[str]:

@@ -88,9 +88,15 @@ from fabricgen.napalm_kit import (
     known_hosts_option,
     redact,
 )
-from napalm_frr import parsers as P
 from napalm_frr import services as S
-from napalm_frr.config import canonical_lines, missing_policy, touched_stanzas
+from napalm_frr.config import canonical_lines, missing_policy, sanitize_frr_config, touched_stanzas, unified_diff
+from napalm_frr.parsers.bgp import parse_bgp_neighbors, parse_bgp_neighbors_detail
+from napalm_frr.parsers.decode import load_json, natural_key
+from napalm_frr.parsers.facts import parse_frr_defaults, parse_key_values, parse_show_version, parse_uptime
+from napalm_frr.parsers.interfaces import parse_interfaces, parse_interfaces_counters, parse_interfaces_ip
+from napalm_frr.parsers.lldp import parse_lldp_neighbors, parse_lldp_neighbors_detail
+from napalm_frr.parsers.reload import FAILED_REMOVE, frr_reload_errors, moved_port_failures, parse_frr_reload_test
+from napalm_frr.parsers.routes import count_ecmp_paths, parse_route
 from napalm_frr.tenants import TenantSetup
 
 log = logging.getLogger(__name__)
@@ -231,7 +237,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, TenantSetup, NetworkDriver)
         return self._frr_sh(" ".join([self.vtysh_bin] + [f"-c {shlex.quote(c)}" for c in commands]))
 
     def _vtysh_json(self, command: str) -> Any:
-        return P.load_json(self._check(self._vtysh(command)), command)
+        return load_json(self._check(self._vtysh(command)), command)
 
     def _lldpcli(self, args: str) -> str:
         return self._priv(f"{self.lldpcli_bin} {args}")
@@ -250,24 +256,24 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, TenantSetup, NetworkDriver)
     )
 
     def _ip_link(self) -> list[dict[str, Any]]:
-        data = P.load_json(self._check(self._host_sh("ip -j -d -s link show")), "ip -j -d -s link show")
+        data = load_json(self._check(self._host_sh("ip -j -d -s link show")), "ip -j -d -s link show")
         return data if isinstance(data, list) else []
 
     def _interface_names(self) -> list[str]:
         return sorted((str(link.get("ifname")) for link in self._ip_link() if link.get("ifname")),
-                      key=P.natural_key)
+                      key=natural_key)
 
     def get_facts(self) -> models.FactsDict:
         """Facts: os_version and hostname from ``show version`` (FRR's configured hostname),
         uptime from /proc/uptime, serial/model from DMI when readable (else "")."""
-        os_version, frr_hostname = P.parse_show_version(self._check(self._vtysh("show version")))
-        kv = P.parse_key_values(self._check(self._host_sh(self._FACTS_PROBE)))
+        os_version, frr_hostname = parse_show_version(self._check(self._vtysh("show version")))
+        kv = parse_key_values(self._check(self._host_sh(self._FACTS_PROBE)))
         system_hostname = kv.get("hostname", "")
         hostname = frr_hostname or system_hostname.split(".")[0]
         fqdn = system_hostname if "." in system_hostname and system_hostname.startswith(hostname) else hostname
         return {
             "os_version": os_version,
-            "uptime": P.parse_uptime(kv.get("uptime", "")),
+            "uptime": parse_uptime(kv.get("uptime", "")),
             "interface_list": self._interface_names(),
             "vendor": self.vendor,
             "serial_number": kv.get("serial", ""),
@@ -280,34 +286,34 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, TenantSetup, NetworkDriver)
         links = self._ip_link()
         frr = self._vtysh_json("show interface json")
         now = self._check(self._frr_sh("date '+%Y/%m/%d %H:%M:%S'")).strip()
-        return P.parse_interfaces(links, frr if isinstance(frr, dict) else {}, now)
+        return parse_interfaces(links, frr if isinstance(frr, dict) else {}, now)
 
     def get_interfaces_counters(self) -> dict[str, models.InterfaceCounterDict]:
-        return P.parse_interfaces_counters(self._ip_link())
+        return parse_interfaces_counters(self._ip_link())
 
     def get_interfaces_ip(self) -> dict[str, models.InterfacesIPDict]:
-        data = P.load_json(self._check(self._host_sh("ip -j addr show")), "ip -j addr show")
-        return P.parse_interfaces_ip(data if isinstance(data, list) else [])
+        data = load_json(self._check(self._host_sh("ip -j addr show")), "ip -j addr show")
+        return parse_interfaces_ip(data if isinstance(data, list) else [])
 
     def _lldp_doc(self) -> dict[str, Any]:
-        data = P.load_json(self._check(self._lldpcli("show neighbors -f json")), "lldpcli show neighbors")
+        data = load_json(self._check(self._lldpcli("show neighbors -f json")), "lldpcli show neighbors")
         return data if isinstance(data, dict) else {}
 
     def get_lldp_neighbors(self) -> dict[str, list[models.LLDPNeighborDict]]:
-        return P.parse_lldp_neighbors(self._lldp_doc())
+        return parse_lldp_neighbors(self._lldp_doc())
 
     def get_lldp_neighbors_detail(self, interface: str = "") -> models.LLDPNeighborsDetailDict:
-        return P.parse_lldp_neighbors_detail(self._lldp_doc(), interface)
+        return parse_lldp_neighbors_detail(self._lldp_doc(), interface)
 
     def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
         summary = self._vtysh_json("show bgp vrf all summary json")
         neighbors = self._vtysh_json("show bgp vrf all neighbors json")
-        return P.parse_bgp_neighbors(summary if isinstance(summary, dict) else {},
+        return parse_bgp_neighbors(summary if isinstance(summary, dict) else {},
                                      neighbors if isinstance(neighbors, dict) else {})
 
     def get_bgp_neighbors_detail(self, neighbor_address: str = "") -> dict[str, models.PeerDetailsDict]:
         neighbors = self._vtysh_json("show bgp vrf all neighbors json")
-        return P.parse_bgp_neighbors_detail(neighbors if isinstance(neighbors, dict) else {},
+        return parse_bgp_neighbors_detail(neighbors if isinstance(neighbors, dict) else {},
                                             neighbor_address)
 
     def get_route_to(  # type: ignore[override]  # napalm's base says one RouteDict; its drivers return a list
@@ -326,12 +332,12 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, TenantSetup, NetworkDriver)
         if protocol and not destination:
             cmd += f" {protocol.lower()}"
         data = self._vtysh_json(cmd + " json")
-        return P.parse_route(data if isinstance(data, dict) else {}, protocol)
+        return parse_route(data if isinstance(data, dict) else {}, protocol)
 
     def get_ecmp_paths(self, prefix: str) -> int:
         """Number of FIB-installed next hops of the best route to ``prefix`` (0 = no route)."""
         routes = self.get_route_to(prefix)
-        return P.count_ecmp_paths(routes)
+        return count_ecmp_paths(routes)
 
     def get_config(self, retrieve: str = "all", full: bool = False, sanitized: bool = False,
                    format: str = "text") -> models.ConfigDict:
@@ -347,8 +353,8 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, TenantSetup, NetworkDriver)
         if retrieve in ("all", "candidate"):
             out["candidate"] = self._candidate or ""
         if sanitized:
-            out = {"running": P.sanitize_frr_config(out["running"]), "startup": P.sanitize_frr_config(out["startup"]),
-                   "candidate": P.sanitize_frr_config(out["candidate"])}
+            out = {"running": sanitize_frr_config(out["running"]), "startup": sanitize_frr_config(out["startup"]),
+                   "candidate": sanitize_frr_config(out["candidate"])}
         return out
 
     def cli(self, commands: list[str], encoding: str = "text") -> dict[str, str | dict[str, Any]]:
@@ -359,7 +365,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, TenantSetup, NetworkDriver)
         for command in commands:
             res = self._run(command)
             text = res.stdout if res.ok else res.stdout + res.stderr
-            out[command] = P.load_json(text, command) if encoding == "json" and res.ok else text
+            out[command] = load_json(text, command) if encoding == "json" and res.ok else text
         return out
 
     # ------------------------------------------------------------------ config: paths
@@ -427,9 +433,9 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, TenantSetup, NetworkDriver)
         """``frr-reload.py --test`` against the running config: (lines to delete, lines to add)."""
         res = self._on_file(path, lambda f: f"{self.frr_reload} --test {f}")
         if not res.ok:
-            detail = redact(P.frr_reload_errors(res.stderr)) or res.error_text()
+            detail = redact(frr_reload_errors(res.stderr)) or res.error_text()
             raise ReplaceConfigException(f"{self.hostname}: frr-reload --test failed:\n{detail}")
-        return P.parse_frr_reload_test(res.stdout)
+        return parse_frr_reload_test(res.stdout)
 
     def _frr_diff(self, path: str, text: str, fromfile: str = "running", tofile: str = "candidate") -> str:
         """Unified diff running -> candidate in FRR's own stanza order, "" when FRR would change nothing;
@@ -447,12 +453,12 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, TenantSetup, NetworkDriver)
             saved = self._run(self._frr_sh(f"cat {shlex.quote(self.frr_config_path)}"))
             old, new = canonical_lines(saved.stdout if saved.ok else ""), canonical_lines(text)
             fromfile = f"saved ({self.frr_config_path})"
-            diff = P.unified_diff(old, new, fromfile, tofile)
+            diff = unified_diff(old, new, fromfile, tofile)
             self.last_sides = [(fromfile, tofile, old, new)] if diff else None
             return diff
         old, new = canonical_lines(self._check(self._vtysh("show running-config"))), canonical_lines(text)
         old, new = touched_stanzas(old, to_delete + to_add), touched_stanzas(new, to_delete + to_add)
-        diff = P.unified_diff(old, new, fromfile, tofile)
+        diff = unified_diff(old, new, fromfile, tofile)
         if diff:
             self.last_sides = [(fromfile, tofile, old, new)]
             return diff
@@ -505,7 +511,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, TenantSetup, NetworkDriver)
         vrf <v>`` takes its config along.  A commit that adds a tenant (the setup script moved the port) and the
         restore of a commit that removed one (the undo moved it back in) both meet it."""
         output = res.stdout + "\n" + res.stderr
-        moved = P.moved_port_failures(output, config()) if P.FAILED_REMOVE in output else []
+        moved = moved_port_failures(output, config()) if FAILED_REMOVE in output else []
         if not moved:
             return failed
         left = self._saved_equals_running()
@@ -649,7 +655,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, TenantSetup, NetworkDriver)
         for c in self._sides.values():
             if c.changed:
                 old, new = (c.device or "").splitlines(), c.text.splitlines()
-                diff += P.unified_diff(old, new, c.placed.path, c.placed.spec.name)
+                diff += unified_diff(old, new, c.placed.path, c.placed.spec.name)
                 sides.append((c.placed.path, c.placed.spec.name, old, new))
         self.last_sides = sides if known and sides else None
         return diff
@@ -796,7 +802,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, TenantSetup, NetworkDriver)
         script = (f"for d in $({vtysh} -c 'show daemons'); do printf '%s ' \"$d\"; "
                   f"{vtysh} -d \"$d\" -c 'show running-config' | sed -n 's/^frr defaults //p' | head -n 1; "
                   f"echo; done")
-        return P.parse_frr_defaults(self._check(self._frr_sh(script)))
+        return parse_frr_defaults(self._check(self._frr_sh(script)))
 
     def _saved_text(self) -> str:
         res = self._run(self._frr_sh(f"cat {shlex.quote(self.frr_config_path)}"))
@@ -831,7 +837,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, TenantSetup, NetworkDriver)
         """Saved config vs the loaded candidate ("" = equal) in FRR's order: what a reboot would load."""
         if self._candidate is None:
             return ""
-        return P.unified_diff(canonical_lines(self._saved_text()), canonical_lines(self._candidate),
+        return unified_diff(canonical_lines(self._saved_text()), canonical_lines(self._candidate),
                               f"saved ({self.frr_config_path})", "build")
 
     @property

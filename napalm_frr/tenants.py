@@ -37,7 +37,16 @@ from fabricgen.napalm_kit import (
     neighbours_command,
     vteps_without_mac,
 )
-from napalm_frr import parsers as P
+from napalm_frr.parsers.decode import natural_key
+from napalm_frr.parsers.tenant_vrfs import (
+    bound_vrfs,
+    l3vni_up,
+    netns_l3vnis,
+    netns_lines,
+    netns_vrfs,
+    vrf_bgp_stanzas,
+    vrf_interface_stanzas,
+)
 
 # `tenants.sh` (fabricgen/platforms/frr/templates/tenants.sh.j2) names each tenant it finds a record of that the
 # build no longer has; `tenants.sh remove` removes them.
@@ -56,10 +65,10 @@ class Removal:
 
 def removal(stale: list[str], running: str) -> Removal:
     """What removing ``stale`` (tenants.sh's record, not in the build) takes, from FRR's running config."""
-    netns = {vrf: line for vrf, line in P.netns_lines(running).items() if vrf in stale}
-    ports = {stanza[0].split()[1]: vrf for vrf, stanzas in P.vrf_interface_stanzas(running).items() if vrf in stale
+    netns = {vrf: line for vrf, line in netns_lines(running).items() if vrf in stale}
+    ports = {stanza[0].split()[1]: vrf for vrf, stanzas in vrf_interface_stanzas(running).items() if vrf in stale
              for stanza in stanzas}
-    return Removal(sorted(stale), {v: n for v, n in P.netns_l3vnis(running).items() if v in stale}, netns, ports)
+    return Removal(sorted(stale), {v: n for v, n in netns_l3vnis(running).items() if v in stale}, netns, ports)
 
 
 def interim_config(candidate: str, gone: Removal) -> str:
@@ -176,8 +185,8 @@ class TenantSetup:
         res = self._run_script("")
         if not res.ok:
             self._setup_failed(f"the setup script exited {res.exit_status}", res.error_text()[:2000], False)
-        wanted = P.netns_vrfs(self._candidate or "")
-        missing = self._wait(lambda: sorted(wanted - P.bound_vrfs(self._check(self._vtysh("show vrf")))))
+        wanted = netns_vrfs(self._candidate or "")
+        missing = self._wait(lambda: sorted(wanted - bound_vrfs(self._check(self._vtysh("show vrf")))))
         if missing:
             self._setup_failed(f"zebra has not bound the namespace of VRF {', '.join(missing)} within "
                                f"{self.SETUP_WAIT:.0f}s of the setup script (is zebra running with -n?)", "", False)
@@ -185,19 +194,19 @@ class TenantSetup:
         notes += [line for line in res.stdout.splitlines() if line.startswith("tenant ")]  # what it will remove
         running = self._check(self._vtysh("show running-config"))
         stale = _STALE_RE.findall(res.stdout)
-        unproven = sorted(P.netns_vrfs(running) - P.netns_vrfs(self._candidate or "") - set(stale))
+        unproven = sorted(netns_vrfs(running) - netns_vrfs(self._candidate or "") - set(stale))
         if unproven:
             self._setup_failed(f"the build drops VRF {', '.join(unproven)}, whose network namespace fabricgen has no "
                                "record of making here: it cannot prove what to remove nor give the ports back (fix: "
                                "remove it by hand, or keep it in the intent)", "", False)
         self._removing = removal(stale, running) if stale else None
-        l3 = {vrf: vni for vrf, vni in P.netns_l3vnis(self._candidate or "").items() if not self._l3vni_up(vrf, vni)}
+        l3 = {vrf: vni for vrf, vni in netns_l3vnis(self._candidate or "").items() if not self._l3vni_up(vrf, vni)}
         self._new_l3vnis = l3
         if not l3:
             return notes
-        bgp = P.vrf_bgp_stanzas(self._candidate or "", leave_out=("route-target import",))
-        has_bgp = P.vrf_bgp_stanzas(running)
-        ports = P.vrf_interface_stanzas(self._candidate or "")
+        bgp = vrf_bgp_stanzas(self._candidate or "", leave_out=("route-target import",))
+        has_bgp = vrf_bgp_stanzas(running)
+        ports = vrf_interface_stanzas(self._candidate or "")
         lines = [c for vrf in l3 if vrf in bgp and vrf not in has_bgp for c in bgp[vrf]]
         lines += [c for vrf in l3 for stanza in ports.get(vrf, []) for c in (*stanza, "exit")]
         lines += [c for vrf, vni in l3.items() for c in (f"vrf {vrf}", f"vni {vni}", "exit-vrf")]
@@ -252,7 +261,7 @@ class TenantSetup:
             return f"removing tenant {', '.join(gone.vrfs)} failed: {type(exc).__name__}: {exc}"
         self.reload_notes.append(f"tenant {', '.join(gone.vrfs)} removed: L3VNI unbound, FRR reloaded without it "
                                  f"while its namespace existed, then what fabricgen made for it removed and port "
-                                 f"{', '.join(sorted(gone.ports, key=P.natural_key)) or '-'} returned to the "
+                                 f"{', '.join(sorted(gone.ports, key=natural_key)) or '-'} returned to the "
                                  "default VRF")
         return ""
 
@@ -260,7 +269,7 @@ class TenantSetup:
         """The VRFs zebra still ties to a namespace: active in ``show vrf``, or with a ``netns`` line in the running
         config.  zebra drops the line a little after it marks the VRF inactive; a reload in between would try
         ``no netns /run/netns/X`` ("Invalid pathname": the namespace is gone), measured live."""
-        return P.bound_vrfs(self._check(self._vtysh("show vrf"))) | P.netns_vrfs(
+        return bound_vrfs(self._check(self._vtysh("show vrf"))) | netns_vrfs(
             self._check(self._vtysh("show running-config")))
 
     def _l3vni_known(self, vni: int) -> bool:
@@ -380,7 +389,7 @@ class TenantSetup:
 
     def _l3vni_up(self, vrf: str, vni: int) -> bool:
         res = self._run(self._vtysh(f"show evpn vni {vni} json"))
-        return res.ok and P.l3vni_up(res.stdout, vrf)
+        return res.ok and l3vni_up(res.stdout, vrf)
 
     def _setup_failed(self, why: str, detail: str, frr_changed: bool) -> NoReturn:
         """Undo what the setup created (and FRR's L3VNI lines, ``frr_changed``), then raise: the commit never

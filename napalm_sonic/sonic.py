@@ -73,8 +73,10 @@ from fabricgen.napalm_kit import (
     bgp_container_daemons,
     merge_owned,
 )
-from napalm_frr import parsers as P
+from napalm_frr.config import sanitize_frr_config, unified_diff
 from napalm_frr.frr import READ_ONLY, FrrDriver
+from napalm_frr.parsers.decode import load_json
+from napalm_frr.parsers.facts import parse_key_values, parse_uptime
 from napalm_sonic import parsers as SP
 
 CONFIG_DB = "config_db.json"
@@ -182,12 +184,12 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
         """From SONiC ``show version``: os_version = SONiC Software Version, model = HwSKU,
         serial = Serial Number; hostname/uptime from the host."""
         ver = SP.parse_sonic_show_version(self._check("show version"))
-        kv = P.parse_key_values(self._check(self._host_sh(self._FACTS_PROBE)))
+        kv = parse_key_values(self._check(self._host_sh(self._FACTS_PROBE)))
         hostname = kv.get("hostname", "")
         serial = ver.get("Serial Number", "")
         return {
             "os_version": ver.get("SONiC Software Version", ""),
-            "uptime": P.parse_uptime(kv.get("uptime", "")),
+            "uptime": parse_uptime(kv.get("uptime", "")),
             "interface_list": self._interface_names(),
             "vendor": self.vendor,
             "serial_number": "" if serial == "N/A" else serial,
@@ -197,7 +199,7 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
         }
 
     def _running_config_db(self) -> dict[str, Any]:
-        data = P.load_json(self._check("show runningconfiguration all"), "show runningconfiguration all")
+        data = load_json(self._check("show runningconfiguration all"), "show runningconfiguration all")
         if not isinstance(data, dict):
             raise CommandErrorException(f"{self.hostname}: show runningconfiguration all: not a JSON object")
         data.pop("bgpraw", None)  # FRR's running config: compared through FRR itself
@@ -212,14 +214,14 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
             frr = self._check(self._vtysh("show running-config"))
             out["running"] = make_bundle(self._running_config_db(), frr)
         if retrieve in ("all", "startup"):
-            db = P.load_json(self._check(f"{self._sudo()}cat /etc/sonic/config_db.json"), "config_db.json")
+            db = load_json(self._check(f"{self._sudo()}cat /etc/sonic/config_db.json"), "config_db.json")
             res = self._run(self._frr_sh(f"cat {shlex.quote(self.frr_config_path)}"))
             out["startup"] = make_bundle(db, res.stdout if res.ok else "")
         if retrieve in ("all", "candidate") and self._db_candidate is not None:
             out["candidate"] = make_bundle(self._db_candidate, self._candidate or "")
         if sanitized:
-            out = {"running": P.sanitize_frr_config(out["running"]), "startup": P.sanitize_frr_config(out["startup"]),
-                   "candidate": P.sanitize_frr_config(out["candidate"])}
+            out = {"running": sanitize_frr_config(out["running"]), "startup": sanitize_frr_config(out["startup"]),
+                   "candidate": sanitize_frr_config(out["candidate"])}
         return out
 
     # ------------------------------------------------------------------ config
@@ -290,7 +292,7 @@ class SonicDriver(SonicHealthGetters, FrrDriver):
         old = SP.pretty_json(self._running_config_db()).splitlines()
         new = SP.pretty_json(self._db_candidate).splitlines()
         db_files = (f"running/{CONFIG_DB}", f"candidate/{CONFIG_DB}")
-        db_diff = P.unified_diff(old, new, *db_files)
+        db_diff = unified_diff(old, new, *db_files)
         frr_diff = self._frr_diff(self._candidate_path, self._candidate,
                                   f"running/{FRR_CONF}", f"candidate/{FRR_CONF}")
         frr_sides = self.last_sides

@@ -97,7 +97,7 @@ def test_wheel_ships_every_template_and_driver_package(wheel: Path) -> None:
         assert f"{pkg}/__init__.py" in names
     # napalm community layout: napalm_<os>/<os>.py holds the driver; what NX-OS and EOS share stays fabricgen's;
     # fabricgen/drivers is gone, no copy or shim left in it
-    assert {"napalm_frr/frr.py", "napalm_frr/parsers.py", "napalm_frr/config.py", "napalm_sonic/sonic.py",
+    assert {"napalm_frr/frr.py", "napalm_frr/parsers/bgp.py", "napalm_frr/config.py", "napalm_sonic/sonic.py",
             "napalm_sonic/parsers.py", "napalm_nxos_fabricgen/nxos.py", "napalm_eos_fabricgen/eos.py",
             "fabricgen/platforms/owned_sections.py"} <= names
     assert not [n for n in names if n.startswith("fabricgen/drivers/")]

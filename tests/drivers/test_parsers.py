@@ -12,7 +12,15 @@ from napalm.base import models
 from typing_extensions import is_typeddict
 
 from fabricgen.base.ssh import redact
-from napalm_frr import parsers as P
+from napalm_frr.config import normalise_frr_config, sanitize_frr_config, unified_diff
+from napalm_frr.parsers.bgp import afi_name, parse_bgp_neighbors, parse_bgp_neighbors_detail
+from napalm_frr.parsers.decode import natural_key
+from napalm_frr.parsers.facts import parse_key_values, parse_show_version, parse_uptime
+from napalm_frr.parsers.interfaces import parse_interfaces, parse_interfaces_counters, parse_interfaces_ip
+from napalm_frr.parsers.lldp import parse_lldp_neighbors, parse_lldp_neighbors_detail
+from napalm_frr.parsers.reload import frr_reload_errors, parse_frr_reload_test
+from napalm_frr.parsers.routes import count_ecmp_paths, parse_frr_uptime, parse_route
+from napalm_frr.parsers.tenant_vrfs import l3vni_up, netns_l3vnis, vrf_bgp_stanzas, vrf_interface_stanzas
 from napalm_sonic import parsers as SP
 
 DATA = Path(__file__).resolve().parent / "mocked_data" / "frr"
@@ -57,26 +65,26 @@ ROUTE = "vtysh -c 'show ip route 198.19.250.2/32 json'"
 
 
 def test_show_version_gives_version_and_frr_hostname() -> None:
-    assert P.parse_show_version(recorded("getters", "vtysh -c 'show version'")) == ("8.4.4", "sw1")
-    assert P.parse_show_version("garbage") == ("", "")
+    assert parse_show_version(recorded("getters", "vtysh -c 'show version'")) == ("8.4.4", "sw1")
+    assert parse_show_version("garbage") == ("", "")
 
 
 def test_key_values_and_uptime() -> None:
-    kv = P.parse_key_values("uptime=12.5\nhostname=sw1\nserial=\nmodel=\nnoise\n")
+    kv = parse_key_values("uptime=12.5\nhostname=sw1\nserial=\nmodel=\nnoise\n")
     assert kv == {"uptime": "12.5", "hostname": "sw1", "serial": "", "model": ""}
-    assert P.parse_uptime("12.5") == 12.5
-    assert P.parse_uptime("") == -1.0
+    assert parse_uptime("12.5") == 12.5
+    assert parse_uptime("") == -1.0
 
 
 @pytest.mark.parametrize(("text", "seconds"), [
     ("00:03:07", 187), ("1d02h03m", 93780), ("02w3d04h", 1483200), ("never", -1), ("", -1), ("1y2w", 32745600),
 ])
 def test_frr_uptime(text: str, seconds: int) -> None:
-    assert P.parse_frr_uptime(text) == seconds
+    assert parse_frr_uptime(text) == seconds
 
 
 def test_natural_sort() -> None:
-    assert sorted(["Ethernet16", "Ethernet8", "Ethernet0", "eth0"], key=P.natural_key) == \
+    assert sorted(["Ethernet16", "Ethernet8", "Ethernet0", "eth0"], key=natural_key) == \
         ["Ethernet0", "Ethernet8", "Ethernet16", "eth0"]
 
 
@@ -84,7 +92,7 @@ def test_natural_sort() -> None:
 
 
 def test_interfaces_from_live_output() -> None:
-    intfs = P.parse_interfaces(js("getters", LINK), js("getters", FRR_INTF), recorded("getters", DATE).strip())
+    intfs = parse_interfaces(js("getters", LINK), js("getters", FRR_INTF), recorded("getters", DATE).strip())
     assert list(intfs)[:2] == ["Ethernet0", "Ethernet8"]
     e0 = intfs["Ethernet0"]
     assert e0["is_up"] and e0["is_enabled"]
@@ -98,7 +106,7 @@ def test_interfaces_from_live_output() -> None:
 
 
 def test_interface_down_when_peer_is_down_and_flap_time_counted() -> None:
-    intfs = P.parse_interfaces(js("degraded", LINK), js("degraded", FRR_INTF), recorded("degraded", DATE).strip())
+    intfs = parse_interfaces(js("degraded", LINK), js("degraded", FRR_INTF), recorded("degraded", DATE).strip())
     e8 = intfs["Ethernet8"]
     assert e8["is_enabled"] and not e8["is_up"]  # admin up, no carrier: sw2 took its end down
     assert e8["last_flapped"] >= 0.0
@@ -106,20 +114,20 @@ def test_interface_down_when_peer_is_down_and_flap_time_counted() -> None:
 
 
 def test_interfaces_without_frr_data() -> None:
-    intfs = P.parse_interfaces(js("getters", LINK))
+    intfs = parse_interfaces(js("getters", LINK))
     assert intfs["Ethernet0"]["speed"] == 0.0 and intfs["Ethernet0"]["last_flapped"] == -1.0
     assert intfs["Ethernet0"]["description"] == ""
 
 
 def test_interfaces_counters() -> None:
-    counters = P.parse_interfaces_counters(js("getters", LINK))
+    counters = parse_interfaces_counters(js("getters", LINK))
     assert counters["Ethernet0"]["rx_octets"] > 0 and counters["Ethernet0"]["tx_octets"] > 0
     for data in counters.values():
         assert_model(models.InterfaceCounterDict, dict(data))
 
 
 def test_interfaces_ip() -> None:
-    ips = P.parse_interfaces_ip(js("getters", "ip -j addr show"))
+    ips = parse_interfaces_ip(js("getters", "ip -j addr show"))
     assert ips["Ethernet0"]["ipv4"] == {"198.19.10.0": {"prefix_length": 31}}
     assert ips["Ethernet8"]["ipv4"] == {"198.19.10.2": {"prefix_length": 31}}
     assert "198.19.250.1" in ips["lo"]["ipv4"]
@@ -132,11 +140,11 @@ def test_interfaces_ip() -> None:
 def test_lldp_two_neighbors_list_shape() -> None:
     doc = js("getters", LLDP)
     assert isinstance(doc["lldp"]["interface"], list)
-    assert P.parse_lldp_neighbors(doc) == {
+    assert parse_lldp_neighbors(doc) == {
         "Ethernet0": [{"hostname": "sw2", "port": "Ethernet0"}],
         "Ethernet8": [{"hostname": "sw2", "port": "Ethernet8"}],
     }
-    detail = P.parse_lldp_neighbors_detail(doc)
+    detail = parse_lldp_neighbors_detail(doc)
     d0 = detail["Ethernet0"][0]
     assert d0["remote_system_name"] == "sw2"
     assert d0["remote_port"] == "Ethernet0"
@@ -144,18 +152,18 @@ def test_lldp_two_neighbors_list_shape() -> None:
     assert "router" in d0["remote_system_enable_capab"]
     assert set(d0["remote_system_enable_capab"]) <= set(d0["remote_system_capab"])
     assert_model(models.LLDPNeighborDetailDict, dict(d0))
-    assert list(P.parse_lldp_neighbors_detail(doc, "Ethernet8")) == ["Ethernet8"]
+    assert list(parse_lldp_neighbors_detail(doc, "Ethernet8")) == ["Ethernet8"]
 
 
 def test_lldp_single_neighbor_object_shape() -> None:
     doc = js("degraded", LLDP)
     assert isinstance(doc["lldp"]["interface"], dict)
-    assert P.parse_lldp_neighbors(doc) == {"Ethernet0": [{"hostname": "sw2", "port": "Ethernet0"}]}
+    assert parse_lldp_neighbors(doc) == {"Ethernet0": [{"hostname": "sw2", "port": "Ethernet0"}]}
 
 
 def test_lldp_mac_port_id_falls_back_to_port_description() -> None:
     doc = json.loads((DATA / "lldp_shapes" / "lldpd_mac_portid_two_neighbors.json").read_text())
-    assert P.parse_lldp_neighbors(doc) == {
+    assert parse_lldp_neighbors(doc) == {
         "Ethernet0": [{"hostname": "sw2", "port": "Ethernet0"}],
         "Ethernet8": [{"hostname": "sw2", "port": "Ethernet8"}],
     }
@@ -163,7 +171,7 @@ def test_lldp_mac_port_id_falls_back_to_port_description() -> None:
 
 def test_lldp_bare_chassis_and_scalar_capability() -> None:
     doc = json.loads((DATA / "lldp_shapes" / "lldpd_bare_chassis_one_capability.json").read_text())
-    d = P.parse_lldp_neighbors_detail(doc)["Ethernet16"][0]
+    d = parse_lldp_neighbors_detail(doc)["Ethernet16"][0]
     assert d["remote_system_name"] == ""
     assert d["remote_chassis_id"] == "02:00:c6:12:00:01"
     assert d["remote_port"] == "etp4"  # subtype local: the ID is the name
@@ -172,15 +180,15 @@ def test_lldp_bare_chassis_and_scalar_capability() -> None:
 
 def test_lldp_no_neighbors() -> None:
     doc = json.loads((DATA / "lldp_shapes" / "lldpd_no_neighbors.json").read_text())
-    assert P.parse_lldp_neighbors(doc) == {}
-    assert P.parse_lldp_neighbors({"lldp": []}) == {}
+    assert parse_lldp_neighbors(doc) == {}
+    assert parse_lldp_neighbors({"lldp": []}) == {}
 
 
 # --------------------------------------------------------------------------- BGP
 
 
 def test_bgp_neighbors_established() -> None:
-    bgp = P.parse_bgp_neighbors(js("getters", SUMMARY), js("getters", NEIGHBORS))
+    bgp = parse_bgp_neighbors(js("getters", SUMMARY), js("getters", NEIGHBORS))
     assert set(bgp) == {"global"}
     assert bgp["global"]["router_id"] == "198.19.250.1"
     peers = bgp["global"]["peers"]
@@ -196,7 +204,7 @@ def test_bgp_neighbors_established() -> None:
 
 
 def test_bgp_neighbors_down_and_admin_shutdown() -> None:
-    peers = P.parse_bgp_neighbors(js("degraded", SUMMARY), js("degraded", NEIGHBORS))["global"]["peers"]
+    peers = parse_bgp_neighbors(js("degraded", SUMMARY), js("degraded", NEIGHBORS))["global"]["peers"]
     assert peers["198.19.10.1"]["is_up"]
     assert not peers["198.19.10.3"]["is_up"] and peers["198.19.10.3"]["is_enabled"]
     assert not peers["198.19.10.5"]["is_up"] and not peers["198.19.10.5"]["is_enabled"]
@@ -204,18 +212,18 @@ def test_bgp_neighbors_down_and_admin_shutdown() -> None:
 
 
 def test_bgp_summary_alone_and_vrf_naming() -> None:
-    bgp = P.parse_bgp_neighbors(js("getters", SUMMARY))
+    bgp = parse_bgp_neighbors(js("getters", SUMMARY))
     assert bgp["global"]["peers"]["198.19.10.1"]["remote_id"] == ""
     summary = {"RED": {"ipv6Unicast": {"routerId": "198.18.0.9", "as": 65010, "peers": {
         "Ethernet4": {"remoteAs": 65011, "state": "Established", "peerUptimeMsec": 5000, "pfxRcd": 3, "pfxSnt": 4}}}}}
-    red = P.parse_bgp_neighbors(summary)["RED"]
+    red = parse_bgp_neighbors(summary)["RED"]
     assert red["router_id"] == "198.18.0.9"
     assert red["peers"]["Ethernet4"]["address_family"]["ipv6"]["received_prefixes"] == 3
     assert red["peers"]["Ethernet4"]["local_as"] == 65010 and red["peers"]["Ethernet4"]["uptime"] == 5
 
 
 def test_bgp_neighbors_detail() -> None:
-    detail = P.parse_bgp_neighbors_detail(js("getters", NEIGHBORS))
+    detail = parse_bgp_neighbors_detail(js("getters", NEIGHBORS))
     records = detail["global"][65002]
     assert len(records) == 2
     for r in records:
@@ -223,34 +231,34 @@ def test_bgp_neighbors_detail() -> None:
         assert r["remote_port"] == 179 or r["local_port"] == 179
         assert r["holdtime"] == 9 and r["keepalive"] == 3
         assert_model(models.PeerDetailsDict, dict(r))
-    only = P.parse_bgp_neighbors_detail(js("getters", NEIGHBORS), "198.19.10.3")
+    only = parse_bgp_neighbors_detail(js("getters", NEIGHBORS), "198.19.10.3")
     assert [r["remote_address"] for r in only["global"][65002]] == ["198.19.10.3"]
 
 
 def test_afi_names() -> None:
-    assert P.afi_name("ipv4Unicast") == "ipv4"
-    assert P.afi_name("l2VpnEvpn") == "l2vpn_evpn"
-    assert P.afi_name("ipv4Somethingnew") == "ipv4_somethingnew"
+    assert afi_name("ipv4Unicast") == "ipv4"
+    assert afi_name("l2VpnEvpn") == "l2vpn_evpn"
+    assert afi_name("ipv4Somethingnew") == "ipv4_somethingnew"
 
 
 # --------------------------------------------------------------------------- routes
 
 
 def test_route_ecmp_two_paths() -> None:
-    routes = P.parse_route(js("getters", ROUTE))
+    routes = parse_route(js("getters", ROUTE))
     hops = routes["198.19.250.2/32"]
     assert {(h["next_hop"], h["outgoing_interface"]) for h in hops} == {
         ("198.19.10.1", "Ethernet0"), ("198.19.10.3", "Ethernet8")}
     assert all(h["protocol"] == "bgp" and h["preference"] == 20 and h["selected_next_hop"] for h in hops)
-    assert P.count_ecmp_paths(routes, "198.19.250.2/32") == 2
+    assert count_ecmp_paths(routes, "198.19.250.2/32") == 2
     for h in hops:
         assert_model(models.RouteDict, dict(h))
-    assert P.parse_route(js("getters", ROUTE), protocol="ospf") == {}
+    assert parse_route(js("getters", ROUTE), protocol="ospf") == {}
 
 
 def test_route_one_path_when_degraded() -> None:
-    assert P.count_ecmp_paths(P.parse_route(js("degraded", ROUTE))) == 1
-    assert P.count_ecmp_paths(P.parse_route({})) == 0
+    assert count_ecmp_paths(parse_route(js("degraded", ROUTE))) == 1
+    assert count_ecmp_paths(parse_route({})) == 0
 
 
 # --------------------------------------------------------------------------- config text
@@ -258,7 +266,7 @@ def test_route_one_path_when_degraded() -> None:
 
 def test_normalise_drops_only_noise() -> None:
     running = recorded("getters", "vtysh -c 'show running-config'")
-    lines = P.normalise_frr_config(running)
+    lines = normalise_frr_config(running)
     assert "Building configuration..." not in lines and "end" not in lines and "!" not in lines
     assert not any(line.startswith("frr version") for line in lines)
     assert "router bgp 65001" in lines and " exit-address-family" in lines
@@ -268,12 +276,12 @@ def test_running_equals_candidate_after_normalisation() -> None:
     """What a commit installed normalises to what FRR shows running (so the diff is empty)."""
     running = recorded("getters", "vtysh -c 'show running-config'")
     startup = recorded("getters", "cat /etc/frr/frr.conf")
-    diff = P.unified_diff(P.normalise_frr_config(running), P.normalise_frr_config(startup), "running", "candidate")
+    diff = unified_diff(normalise_frr_config(running), normalise_frr_config(startup), "running", "candidate")
     assert diff == ""
 
 
 def test_unified_diff_format() -> None:
-    diff = P.unified_diff(["a", "b"], ["a", "c"], "running", "candidate")
+    diff = unified_diff(["a", "b"], ["a", "c"], "running", "candidate")
     assert diff.splitlines()[:2] == ["--- running", "+++ candidate"]
     assert "-b\n" in diff and "+c\n" in diff and diff.endswith("\n")
 
@@ -281,25 +289,25 @@ def test_unified_diff_format() -> None:
 def test_frr_reload_test_listing() -> None:
     out = recorded("commit_initial",
                    "/usr/lib/frr/frr-reload.py --test /etc/frr/.fabricgen/fabricgen-0123456789ab-frr.conf")
-    to_delete, to_add = P.parse_frr_reload_test(out)
+    to_delete, to_add = parse_frr_reload_test(out)
     assert "router bgp 65001" in to_add
     assert any("neighbor 198.19.10.1 remote-as 65002" in line for line in to_add)
     assert not any(line.startswith("=") for line in to_add + to_delete)
-    assert P.parse_frr_reload_test("") == ([], [])
-    assert P.parse_frr_reload_test("\nLines To Delete\n===============\nno ip router-id 1.2.3.4\n") == (
+    assert parse_frr_reload_test("") == ([], [])
+    assert parse_frr_reload_test("\nLines To Delete\n===============\nno ip router-id 1.2.3.4\n") == (
         ["no ip router-id 1.2.3.4"], [])
 
 
 def test_frr_reload_errors_keep_the_rejection() -> None:
     cmd = "/usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf"
     text = recorded("commit_rejected", cmd) + "\n" + recorded_err("commit_rejected", cmd)
-    errors = P.frr_reload_errors(text)
+    errors = frr_reload_errors(text)
     assert "peer-group NOPE" in errors
 
 
 def test_sanitize_and_redact_hide_secrets() -> None:
     conf = "router bgp 1\n neighbor 198.18.0.1 password s3cr3t\n neighbor 198.18.0.1 remote-as 2\n"
-    clean = P.sanitize_frr_config(conf)
+    clean = sanitize_frr_config(conf)
     assert "s3cr3t" not in clean and "neighbor 198.18.0.1 password <removed>" in clean
     assert "remote-as 2" in clean
     assert "s3cr3t" not in redact("line 3: % Unknown command: neighbor 198.18.0.1 password s3cr3t junk")
@@ -325,7 +333,7 @@ def test_sonic_show_version_and_checkpoints() -> None:
 def test_moved_port_failures_only_forgive_ports_gone_to_a_tenant_vrf() -> None:
     """frr-reload 8.4's answer when a port moved into a tenant namespace before the reload (the live lab's
     deploy of a new tenant): only that failure, for a port the candidate puts in a VRF, is forgiven."""
-    from napalm_frr.parsers import moved_port_failures
+    from napalm_frr.parsers.reload import moved_port_failures
 
     cand = "interface Ethernet24 vrf amber\n ip address 198.18.32.6/31\nexit\n"
     line = '"interface Ethernet24 --  no" we failed to remove this command\n'
@@ -372,19 +380,19 @@ def test_tenant_vrf_parsers_for_the_setup_order() -> None:
     """What napalm_frr's setup reads to apply a new tenant VRF in FRR's safe order: the netns VRFs' L3VNIs
     (blue has no namespace: a Linux VRF, not set up by the script), each VRF's BGP head and router id, and
     whether zebra lists an L3VNI up for its VRF (`show evpn vni <vni> json`)."""
-    assert P.netns_l3vnis(TENANT_CONF) == {"red": 10011}
-    assert P.vrf_interface_stanzas(TENANT_CONF) == {
+    assert netns_l3vnis(TENANT_CONF) == {"red": 10011}
+    assert vrf_interface_stanzas(TENANT_CONF) == {
         "red": [["interface Ethernet0 vrf red", "description gpu_leaf:gpu0001:eth0", "ip address 198.18.32.0/31"]]}
-    assert P.vrf_bgp_stanzas(TENANT_CONF) == {
+    assert vrf_bgp_stanzas(TENANT_CONF) == {
         "red": ["router bgp 4200000000 vrf red", "bgp router-id 198.18.0.3", "address-family l2vpn evpn",
                 "route-target import 65000:10011", "exit-address-family", "exit"],
         "blue": ["router bgp 4200000000 vrf blue", "no bgp default ipv4-unicast", "exit"]}
-    assert P.vrf_bgp_stanzas(TENANT_CONF, leave_out=("route-target import",))["red"] == [
+    assert vrf_bgp_stanzas(TENANT_CONF, leave_out=("route-target import",))["red"] == [
         "router bgp 4200000000 vrf red", "bgp router-id 198.18.0.3", "address-family l2vpn evpn",
         "exit-address-family", "exit"]
     up = {"vni": 10011, "type": "L3", "vrf": "red", "tenantVrf": "red", "state": "Up", "sviIntf": "br11"}
-    assert P.l3vni_up(json.dumps(up), "red")
-    assert not P.l3vni_up(json.dumps({**up, "state": "Down"}), "red")
-    assert not P.l3vni_up(json.dumps(up), "blue")
-    assert not P.l3vni_up(json.dumps({**up, "type": "L2"}), "red")
-    assert not P.l3vni_up("% VNI 10011 does not exist", "red") and not P.l3vni_up("", "red")
+    assert l3vni_up(json.dumps(up), "red")
+    assert not l3vni_up(json.dumps({**up, "state": "Down"}), "red")
+    assert not l3vni_up(json.dumps(up), "blue")
+    assert not l3vni_up(json.dumps({**up, "type": "L2"}), "red")
+    assert not l3vni_up("% VNI 10011 does not exist", "red") and not l3vni_up("", "red")

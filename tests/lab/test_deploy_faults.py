@@ -38,7 +38,7 @@ from fabricgen.plan.model import Plan
 from fabricgen.render import manifest
 from fabricgen.render.manifest import Build
 from fabricgen.validate import Outcome, run_validate
-from napalm_frr.parsers import parse_frr_reload_test
+from napalm_frr.parsers.reload import parse_frr_reload_test
 
 pytestmark = [pytest.mark.lab, pytest.mark.usefixtures("lab_host")]
 

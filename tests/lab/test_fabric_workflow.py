@@ -173,8 +173,7 @@ def test_kernel_hash_policy_changed_on_a_switch_is_named(plan: Plan, lab: LabSta
 
 
 def test_second_deploy_reports_no_changes(plan: Plan, lab: LabState, build: Build) -> None:
-    from napalm_frr.config import canonical_lines
-    from napalm_frr.parsers import unified_diff
+    from napalm_frr.config import canonical_lines, unified_diff
 
     report = deploy(plan, build, lab)
     assert report.ok and report.changed == {} and sorted(report.unchanged) == sorted(plan.switches)

@@ -12,8 +12,7 @@ from fabricgen.plan.build import load_plan
 from fabricgen.platforms.change import Label, hunks_from_sides
 from fabricgen.platforms.frr.change import frr_rule, label_frr
 from fabricgen.render.build import render_all
-from napalm_frr.config import canonical_lines
-from napalm_frr.parsers import unified_diff
+from napalm_frr.config import canonical_lines, unified_diff
 from tests.conftest import ROOT
 
 LAB = ROOT / "inventory" / "lab" / "tenants.yaml"

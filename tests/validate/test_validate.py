@@ -235,7 +235,7 @@ def test_timers_name_sessions_still_on_old_timers(lab: Plan) -> None:
 def test_frr_defaults_name_a_daemon_started_without_the_config(lab: Plan) -> None:
     """Issue 23 D4: a lone bgpd restart left it on FRR's built-in profile beside zebra's datacenter one."""
     from fabricgen.validate.checks import check_frr_defaults
-    from napalm_frr.parsers import parse_frr_defaults
+    from napalm_frr.parsers.facts import parse_frr_defaults
 
     sw = lab.switches["lab-leaf01"]
     probe = "zebra datacenter\n\nbgpd traditional\n\nstaticd datacenter\n\nbfdd \n\n"
