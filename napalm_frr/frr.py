@@ -50,6 +50,9 @@ rollback point and raises ``ReplaceConfigException``.
 A candidate may also be a JSON bundle of frr.conf and service files (linuxptp's ptp4l.conf): each goes
 to its own file, diffed with the FRR part and its daemon restarted only when it changed
 (``napalm_frr.services``).
+
+Tenant VRFs (Linux + FRR: network namespaces) need their kernel side made before FRR's reload and removed
+between two reloads: ``napalm_frr.tenants`` (``fabricgen_setup`` and the commit's ``_remove_tenants``).
 """
 
 from __future__ import annotations
