@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 import shutil
 import tempfile
@@ -187,17 +188,20 @@ BUGGY_LEAF = "ai256-leaf03"
 @pytest.fixture()
 def pfc_bug_on_a_leaf(monkeypatch: pytest.MonkeyPatch) -> str:
     """A renderer bug the fast checks must catch: PFC on the wrong priority on one port of BUGGY_LEAF."""
+    from fabricgen.base.templating import to_json
     from fabricgen.platforms.sonic import render as sonic
 
-    real = sonic.config_db
+    real = sonic.config_db_text  # what render writes (its class tables are shared: the bug goes in one leaf's text)
 
     def buggy(sw, plan):  # type: ignore[no-untyped-def]
-        db = real(sw, plan)
-        if sw.hostname == BUGGY_LEAF:
-            db["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] = "4"
-        return db
+        text = real(sw, plan)
+        if sw.hostname != BUGGY_LEAF:
+            return text
+        db = json.loads(text)
+        db["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] = "4"
+        return to_json(db)
 
-    monkeypatch.setattr(sonic, "config_db", buggy)
+    monkeypatch.setattr(sonic, "config_db_text", buggy)
     return BUGGY_LEAF
 
 

@@ -31,6 +31,17 @@ def test_plan_json_has_summary_keys(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(data["switches"]) == 16 and len(data["links"]) == 512
 
 
+def test_plan_json_file_is_compact_and_the_same_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """build/plan.json is `plan --format json` without the indentation: one line (sorted keys), the same data."""
+    assert main(["render", "-i", str(EXAMPLE), "-o", str(tmp_path / "b"), "--no-check"]) == 0
+    capsys.readouterr()
+    assert main(["plan", "-i", str(EXAMPLE), "--format", "json"]) == 0
+    printed = capsys.readouterr().out
+    raw = (tmp_path / "b" / "plan.json").read_bytes()
+    assert raw.count(b"\n") == 1 and raw.endswith(b"}\n") and printed.count("\n") > 1000
+    assert json.loads(raw) == json.loads(printed)
+
+
 def test_plan_csv_is_the_cabling_plan(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "-i", str(EXAMPLE), "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))

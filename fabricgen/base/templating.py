@@ -37,10 +37,34 @@ def to_json(value: Any) -> str:
     return orjson.dumps(value, option=_JSON).decode()
 
 
-def to_json_file(value: Any) -> bytes:
-    """`to_json` plus its trailing newline, as the bytes of the file: plan.json is ~200 MB at 32K GPUs,
-    and a round trip through str (decode, append, encode) cost more than the serialisation."""
-    return orjson.dumps(value, option=_JSON | orjson.OPT_APPEND_NEWLINE)
+def member_json(value: Any) -> str:
+    """`to_json(value)` laid out as the value of a top-level key: each line break indented one level more.
+    JSON strings hold no raw newline (orjson escapes it), so every newline is a line break of the layout."""
+    return to_json(value).replace("\n", "\n  ")
+
+
+def to_json_of_members(members: dict[str, str]) -> str:
+    """`to_json` of a dict, byte for byte, from each value's `member_json`: lets a renderer serialise a value
+    that many files share once (SONiC's QoS and buffer tables) and splice it in."""
+    if not members:
+        return "{}"
+    return "{\n" + ",\n".join(f"  {orjson.dumps(key).decode()}: {text}" for key, text in sorted(members.items())) \
+        + "\n}"
+
+
+_COMPACT = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
+
+
+def to_compact_json_file(value: Any) -> bytes:
+    """Deterministic JSON on one line, as the bytes of the file: dict keys sorted, dataclass fields in their
+    declared order (orjson's OPT_SORT_KEYS leaves those as declared, as `to_json` does).
+
+    For machine-read artefacts too large to read by eye: plan.json is 766 MB indented at 128K GPUs and 476 MB
+    compact; the indentation cost a second of orjson, the hashing and the writing of 290 MB more.
+    `fabricgen plan --json` stays indented (`to_json`) for people.  Bytes, not str: a round trip through
+    str (decode, append, encode) cost more than the serialisation.
+    """
+    return orjson.dumps(value, option=_COMPACT)
 
 
 @functools.lru_cache(maxsize=1)

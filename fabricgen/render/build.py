@@ -20,7 +20,7 @@ import jinja2
 
 from fabricgen.base import pool
 from fabricgen.base.outdir import replaced_dir
-from fabricgen.base.templating import environment, to_json_file
+from fabricgen.base.templating import environment, to_compact_json_file
 from fabricgen.catalog.registry import host_platform, platform
 from fabricgen.errors import FabricError
 from fabricgen.plan.model import Plan, Switch
@@ -131,14 +131,15 @@ def _run_job(args: tuple[Job, str]) -> tuple[int, int, dict[str, str]]:
 
 
 def _plan_files(plan: Plan, root: str, hashes: dict[str, str]) -> None:
-    """plan.json and cabling.csv, from the same cables."""
+    """plan.json (compact JSON: read by programs, `fabricgen plan --json` prints it indented) and cabling.csv,
+    from the same cables."""
     physical = build_physical(plan)
     over = overfull_cages(physical)
     if over:  # a cabling plan no hardware takes: one plug per cage
         raise FabricError.single(plan.source, "cabling", f"{len(over)} cage(s) would take more than one plug, "
                                  "e.g. " + ", ".join(f"{d} cage {c}: {n}" for d, c, n in over[:3]),
                                  "report this as a fabricgen bug (fabricgen.plan.physical groups the cables)")
-    _write(root, "plan.json", to_json_file(plan_dict(plan, physical)), hashes)
+    _write(root, "plan.json", to_compact_json_file(plan_dict(plan, physical)), hashes)
     _write(root, "cabling.csv", cabling_csv(plan, physical), hashes)
 
 

@@ -114,6 +114,47 @@ def test_rendered_text_is_the_sorted_dict_with_trailing_newline(example: Plan) -
     assert text.endswith("}\n") and not text.endswith("\n\n")
 
 
+@pytest.mark.parametrize("intent", [EXAMPLE, *EXAMPLES, ROOT / "inventory" / "lab" / "sonic.yaml"],
+                         ids=lambda p: p.stem)
+def test_class_tables_serialised_once_give_the_same_text(intent: Path) -> None:
+    """config_db.json splices the tables of a switch's port classes, serialised once per class key, between
+    its own: byte for byte `to_json` of the whole ConfigDB, for every SONiC switch of every shipped intent
+    (tenants, traditional and dynamic buffers, generic ports), and the shared texts are few."""
+    plan = load_plan(intent)
+    switches = sonic_switches(plan)
+    if not switches:
+        pytest.skip(f"{intent.name} has no SONiC switch")
+    for sw in switches:
+        assert sonic.config_db_text(sw, plan) == to_json(sonic.config_db(sw, plan)), sw.hostname
+    keys = {sonic._class_key(sw) for sw in switches}
+    assert len(keys) < len(switches) or len(switches) <= 2
+    again = load_plan(intent)  # a new plan of another intent must not reuse this one's texts
+    assert sonic.config_db_text(sonic_switches(again)[0], again) == to_json(sonic.config_db(switches[0], plan))
+
+
+def test_class_key_holds_each_ports_qos_profile() -> None:
+    """Two leaves alike but for one port's QoS profile (another cable length) get their own class tables."""
+    plan = load_plan(EXAMPLE)
+    a, b = sonic_switches(plan)[:2]
+    assert a.role == b.role and sonic._class_key(a)[1] == sonic._class_key(b)[1]
+    other = next(name for name in plan.qos_profiles if name != b.interfaces[0].qos_profile)
+    b.interfaces[0].qos_profile = other
+    for sw in (a, b):
+        assert sonic.config_db_text(sw, plan) == to_json(sonic.config_db(sw, plan)), sw.hostname
+
+
+def test_class_texts_follow_the_plan(example: Plan) -> None:
+    """The shared texts belong to one plan: a plan with other QoS renders its own tables, not the cached ones."""
+    sw = sonic_switches(example)[0]
+    first = sonic.config_db_text(sw, example)
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data.setdefault("qos", {})["pfc_watchdog"] = {"enabled": False}
+    other = plan_of(data)
+    text = sonic.config_db_text(other.switches[sw.hostname], other)
+    assert "PFC_WD" in first and "PFC_WD" not in text
+    assert text == to_json(sonic.config_db(other.switches[sw.hostname], other))
+
+
 def test_rerender_is_byte_identical(example: Plan) -> None:
     again = load_plan(EXAMPLE)
     for sw in sonic_switches(example):

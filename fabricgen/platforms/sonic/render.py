@@ -1,9 +1,10 @@
 """SONiC renderer: plan -> ConfigDB (config_db.json) + FRR (frr.conf).
 
-`config_db(sw, plan)` builds the whole ConfigDB as a dict (the structured config) in one pass
-over the switch's ports; `templates/config_db.json.j2` only lays it out with the
-environment's deterministic `to_json` filter.  Every table validates against SONiC's YANG
-models (sonic-buildimage `src/sonic-yang-models`, vendor reference §2.2-§2.4).
+`config_db(sw, plan)` builds the whole ConfigDB as a dict (the structured config): the switch's own
+tables and its port classes' tables (QoS, queues, buffers: the same on every switch of a role with the
+same ports), which `config_db_text` serialises once per class key and splices in (byte for byte the
+deterministic `to_json` of the whole); `templates/config_db.json.j2` only lays the text out.  Every table
+validates against SONiC's YANG models (sonic-buildimage `src/sonic-yang-models`, vendor reference §2.2-§2.4).
 
 Choices worth knowing (vendor reference §2 and §5):
 
@@ -41,6 +42,7 @@ from typing import Any
 
 import jinja2
 
+from fabricgen.base.templating import member_json, to_json_of_members
 from fabricgen.catalog.registry import platform
 from fabricgen.catalog.skus import PFC_TO_PG_MAP
 from fabricgen.plan.frontpanel import front_panel
@@ -204,11 +206,102 @@ class _Classes:
 def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
     """fabricgen's part of the switch's ConfigDB (platforms.sonic_configdb.OWNERSHIP), every value a string
     as ConfigDB stores it (leaf-lists as lists)."""
-    q = plan.qos
-    if q is None or sw.bgp is None:
+    return {**_own_tables(sw, plan), **_class_tables(sw, plan), **tenant_tables(sw, plan)}
+
+
+def config_db_text(sw: Switch, plan: Plan) -> str:
+    """`to_json(config_db(sw, plan))`, byte for byte, with the tables of the switch's port classes
+    (`_class_tables`) serialised once per class key and shared by every switch that has it: 4,096 SONiC
+    switches at 128K GPUs have 2 keys.  Only the switch's own tables are built and serialised per switch."""
+    own = {name: member_json(table) for name, table in (_own_tables(sw, plan) | tenant_tables(sw, plan)).items()}
+    return to_json_of_members(own | _class_texts(sw, plan))
+
+
+def _own_tables(sw: Switch, plan: Plan) -> dict[str, Any]:
+    """The tables with the switch's own values: names, addresses, neighbours, ASN, unused ports, port FEC."""
+    if plan.qos is None or sw.bgp is None:
         raise ValueError(f"{sw.hostname}: the plan has no QoS policy or BGP settings; build it with build_plan")
-    c = _Classes(q)
     lpp = int(plan.settings.models[sw.role].lanes_per_port)
+    hw = plan.hardware[sw.role]
+    tenant_port = plan.tenancy.port_tenant if plan.tenancy is not None else {}
+    port: dict[str, Any] = {}
+    interface: dict[str, Any] = {}
+    neighbor: dict[str, Any] = {}
+    for itf in sw.interfaces:
+        name = itf.name
+        sku_port = hw.port(sw.platform, itf.cage, itf.subport, itf.breakout, lpp, itf.speed)
+        port[name] = {
+            "admin_status": "up",
+            "description": itf.description,
+            "fec": sku_port.fec or FEC,
+            "mtu": str(itf.mtu),
+            "speed": str(itf.speed * 1000),
+        }
+        vrf = tenant_port.get((sw.hostname, name))
+        interface[name] = {"vrf_name": vrf_name(SONIC_VRF_PREFIX, vrf)} if vrf else {}
+        if itf.ipv4:
+            interface[f"{name}|{itf.ipv4}"] = {}
+        if itf.ipv6:
+            interface[f"{name}|{itf.ipv6}"] = {}
+        neighbor[name] = {"name": itf.peer_device, "port": itf.peer_interface}
+    for name in front_panel(plan, sw).unused:  # shut, described unused; merge_owned drops their addresses
+        port[name] = {"admin_status": "down", "description": UNUSED_DESCRIPTION}
+    b = sw.bgp
+    loopback: dict[str, Any] = {"Loopback0": {}, f"Loopback0|{sw.loopback}/32": {}}
+    if sw.loopback_v6:
+        loopback[f"Loopback0|{sw.loopback_v6}/128"] = {}
+    metadata = {
+        "hostname": sw.hostname,
+        "bgp_asn": str(b.asn),
+        "bgp_router_id": b.router_id,
+        "type": DEVICE_TYPE[sw.role],
+        "docker_routing_config_mode": ROUTING_CONFIG_MODE,
+        "frr_mgmt_framework_config": FRR_MGMT_FRAMEWORK_CONFIG,
+        # The explicit PFC_WD entries carry the intent's timers; "enable" would let `pfcwd start_default`
+        # rewrite them with port-count-scaled defaults after a reload.
+        "default_pfcwd_status": "disable",
+    }
+    rb = role_buffers(hw)
+    if rb.model != "device":
+        metadata["buffer_model"] = rb.model
+    return {
+        "DEVICE_METADATA": {"localhost": metadata},
+        "PORT": port,
+        "INTERFACE": interface,
+        "LOOPBACK_INTERFACE": loopback,
+        "DEVICE_NEIGHBOR": neighbor,
+    }
+
+
+def _class_key(sw: Switch) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """What `_class_tables` reads of the switch: its role (hardware, hash) and each port's name and QoS profile."""
+    return sw.role, tuple([(itf.name, itf.qos_profile) for itf in sw.interfaces])
+
+
+# The serialised class tables of the plan being rendered, by class key.  The plan is held (not its id), so a
+# new plan (a test, the lab) starts afresh and an id is never reused while its entry exists.
+_CLASS_TEXTS: tuple[Plan | None, dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, str]]] = (None, {})
+
+
+def _class_texts(sw: Switch, plan: Plan) -> dict[str, str]:
+    """`member_json` of each of `_class_tables(sw, plan)`, computed once per class key of the plan."""
+    global _CLASS_TEXTS
+    if _CLASS_TEXTS[0] is not plan:
+        _CLASS_TEXTS = (plan, {})
+    texts = _CLASS_TEXTS[1]
+    key = _class_key(sw)
+    found = texts.get(key)
+    if found is None:
+        found = texts[key] = {name: member_json(table) for name, table in _class_tables(sw, plan).items()}
+    return found
+
+
+def _class_tables(sw: Switch, plan: Plan) -> dict[str, Any]:
+    """The tables that depend only on `_class_key(sw)` and the fabric's QoS: maps, schedulers, queues, buffers,
+    WRED profiles, cable lengths, the PFC watchdog, the ECMP hash and the counters."""
+    q = plan.qos
+    assert q is not None, "plan has no QoS policy; build it with build_plan"
+    c = _Classes(q)
     hw = plan.hardware[sw.role]
     rb = role_buffers(hw)
     objects = rb.objects
@@ -233,10 +326,6 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
     bq_lossless = {"profile": objects.queue_lossless} if objects is not None else {}
     bq_lossy = {"profile": objects.queue_lossy} if objects is not None else {}
 
-    tenant_port = plan.tenancy.port_tenant if plan.tenancy is not None else {}
-    port: dict[str, Any] = {}
-    interface: dict[str, Any] = {}
-    neighbor: dict[str, Any] = {}
     port_qos_map: dict[str, Any] = {"global": {"dscp_to_tc_map": MAP}}
     queue: dict[str, Any] = {}
     buffer_pg: dict[str, Any] = {}
@@ -250,22 +339,6 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
 
     for itf in sw.interfaces:
         name = itf.name
-        sku_port = hw.port(sw.platform, itf.cage, itf.subport, itf.breakout, lpp, itf.speed)
-        port[name] = {
-            "admin_status": "up",
-            "description": itf.description,
-            "fec": sku_port.fec or FEC,
-            "mtu": str(itf.mtu),
-            "speed": str(itf.speed * 1000),
-        }
-        vrf = tenant_port.get((sw.hostname, name))
-        interface[name] = {"vrf_name": vrf_name(SONIC_VRF_PREFIX, vrf)} if vrf else {}
-        if itf.ipv4:
-            interface[f"{name}|{itf.ipv4}"] = {}
-        if itf.ipv6:
-            interface[f"{name}|{itf.ipv6}"] = {}
-        neighbor[name] = {"name": itf.peer_device, "port": itf.peer_interface}
-
         prof = profiles[itf.qos_profile]
         rq = roce_queue.get(prof.name)
         if rq is None:
@@ -320,33 +393,8 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
         for key in c.lossy_queue_keys:
             buffer_queue[f"{name}|{key}"] = bq_lossy
 
-    for name in front_panel(plan, sw).unused:  # shut, described unused; merge_owned drops their addresses
-        port[name] = {"admin_status": "down", "description": UNUSED_DESCRIPTION}
-    b = sw.bgp
-    loopback: dict[str, Any] = {"Loopback0": {}, f"Loopback0|{sw.loopback}/32": {}}
-    if sw.loopback_v6:
-        loopback[f"Loopback0|{sw.loopback_v6}/128"] = {}
-
     weights = q.bandwidth
-    metadata = {
-        "hostname": sw.hostname,
-        "bgp_asn": str(b.asn),
-        "bgp_router_id": b.router_id,
-        "type": DEVICE_TYPE[sw.role],
-        "docker_routing_config_mode": ROUTING_CONFIG_MODE,
-        "frr_mgmt_framework_config": FRR_MGMT_FRAMEWORK_CONFIG,
-        # The explicit PFC_WD entries carry the intent's timers; "enable" would let `pfcwd start_default`
-        # rewrite them with port-count-scaled defaults after a reload.
-        "default_pfcwd_status": "disable",
-    }
-    if rb.model != "device":
-        metadata["buffer_model"] = rb.model
     db: dict[str, Any] = {
-        "DEVICE_METADATA": {"localhost": metadata},
-        "PORT": port,
-        "INTERFACE": interface,
-        "LOOPBACK_INTERFACE": loopback,
-        "DEVICE_NEIGHBOR": neighbor,
         "DSCP_TO_TC_MAP": {MAP: _s(q.dscp_to_tc)},
         "TC_TO_QUEUE_MAP": {MAP: _s(q.tc_to_queue)},
         "TC_TO_PRIORITY_GROUP_MAP": {MAP: _s(q.tc_to_pg)},
@@ -376,7 +424,6 @@ def config_db(sw: Switch, plan: Plan) -> dict[str, Any]:
     if wd:
         pfcwd["GLOBAL"] = {"POLL_INTERVAL": str(q.watchdog_poll_ms)}
         db["PFC_WD"] = pfcwd
-    db.update(tenant_tables(sw, plan))
     return db
 
 
@@ -410,9 +457,8 @@ def tenant_tables(sw: Switch, plan: Plan) -> dict[str, Any]:
 
 
 def render(sw: Switch, plan: Plan, env: jinja2.Environment) -> dict[str, str]:
-    db = config_db(sw, plan)
     return {
-        CONFIG_DB: env.get_template(TEMPLATE_CONFIG_DB).render(config_db=db),
+        CONFIG_DB: env.get_template(TEMPLATE_CONFIG_DB).render(config_db_json=config_db_text(sw, plan)),
         FRR_CONF: env.get_template(TEMPLATE_FRR).render(
             hostname=sw.hostname, bgp=bgp_config(sw, plan, SONIC_VRF_PREFIX),
             frr_defaults=platform(sw.platform).frr_defaults,
