@@ -29,6 +29,7 @@ from fabricgen.platforms import expand_runs
 from fabricgen.platforms.eos.change import DRAIN as EOS_DRAIN
 from fabricgen.platforms.eos.ptp import EosPtpGetters
 from fabricgen.platforms.frr.health import LinuxHealthGetters
+from fabricgen.platforms.frr.tenants import ip_json, kernel_routes_command, neighbours_command, vteps_without_mac
 from fabricgen.platforms.health import HEALTH_GETTERS
 from fabricgen.platforms.linuxptp import CONF_FILE as PTP4L_CONF
 from fabricgen.platforms.linuxptp import DEVICE_CONF as PTP4L_DEVICE_CONF
@@ -58,5 +59,5 @@ __all__ = [
     "SonicHealthGetters",
     "Transport", "bgp_container_daemons", "capabilities", "expand_runs", "in_service_by_switch", "kept_notes",
     "known_hosts_option", "merge_owned", "netmiko_connect", "parse_tree", "redact", "rendered_config",
-    "shut_as_unused", "sides",
+    "shut_as_unused", "sides", "ip_json", "kernel_routes_command", "neighbours_command", "vteps_without_mac",
 ]

@@ -118,8 +118,11 @@ def touched_stanzas(lines: list[str], listed: list[str]) -> list[str]:
     and add, with their context) names at least one line of; the others are not changes by FRR's own
     judgment: lines another writer manages (SONiC's docker_init.sh: the FPM lines; ``segment-routing``,
     ``service integrated-vtysh-config``), implicit defaults, stanzas merely printed in another order.
-    A diff of what is left shows, and labels, only what frr-reload will change (issue 23 D11)."""
+    A diff of what is left shows, and labels, only what frr-reload will change (issue 23 D11).  A context
+    frr-reload deletes whole is listed as its ``no`` line (``no router bgp 65001 vrf amber``): that names
+    the stanza too (a removed tenant's BGP instance)."""
     names = {ln.strip() for ln in listed if ln.strip()}
+    names |= {name[3:] for name in names if name.startswith("no ")}
     groups: list[list[str]] = []
     for line in lines:
         if line[:1] != " " or not groups:

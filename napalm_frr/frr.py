@@ -50,6 +50,9 @@ rollback point and raises ``ReplaceConfigException``.
 A candidate may also be a JSON bundle of frr.conf and service files (linuxptp's ptp4l.conf): each goes
 to its own file, diffed with the FRR part and its daemon restarted only when it changed
 (``napalm_frr.services``).
+
+Tenant VRFs (Linux + FRR: network namespaces) need their kernel side made before FRR's reload and removed
+between two reloads: ``napalm_frr.tenants`` (``fabricgen_setup`` and the commit's ``_remove_tenants``).
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from napalm.base import NetworkDriver, models
 from napalm.base.exceptions import (
@@ -91,20 +94,13 @@ from fabricgen.napalm_kit import (
 from napalm_frr import services as S
 from napalm_frr.config import canonical_lines, missing_policy, sanitize_frr_config, touched_stanzas, unified_diff
 from napalm_frr.parsers.bgp import parse_bgp_neighbors, parse_bgp_neighbors_detail
-from napalm_frr.parsers.decode import ip_json, load_json, natural_key
+from napalm_frr.parsers.decode import load_json, natural_key
 from napalm_frr.parsers.facts import parse_frr_defaults, parse_key_values, parse_show_version, parse_uptime
 from napalm_frr.parsers.interfaces import parse_interfaces, parse_interfaces_counters, parse_interfaces_ip
 from napalm_frr.parsers.lldp import parse_lldp_neighbors, parse_lldp_neighbors_detail
-from napalm_frr.parsers.reload import frr_reload_errors, moved_port_failures, parse_frr_reload_test
+from napalm_frr.parsers.reload import FAILED_REMOVE, frr_reload_errors, moved_port_failures, parse_frr_reload_test
 from napalm_frr.parsers.routes import count_ecmp_paths, parse_route
-from napalm_frr.parsers.tenant_vrfs import (
-    bound_vrfs,
-    l3vni_up,
-    netns_l3vnis,
-    netns_vrfs,
-    vrf_bgp_stanzas,
-    vrf_interface_stanzas,
-)
+from napalm_frr.tenants import TenantSetup
 
 log = logging.getLogger(__name__)
 READ_ONLY = "(read-only: not on the device)"  # a read_only driver's candidate "path" (FrrDriver._on_file)
@@ -128,7 +124,7 @@ def listing_hunk(lines: list[str], sign: str) -> str:
 # --------------------------------------------------------------------------- driver
 
 
-class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
+class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, TenantSetup, NetworkDriver):
     """napalm driver for Linux + FRR switches (platform name ``frr``)."""
 
     vendor = "FRRouting"
@@ -181,8 +177,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         self._sides_committed: list[S.Placed] = []  # changed by this session's last commit: what rollback() undoes
         self._frr_unchanged: bool | None = None  # compare_config found nothing for FRR to do (None: not compared)
         self._rollback_saved = False  # fabricgen_setup saved the rollback point before it changed anything
-        self._new_l3vnis: dict[str, int] = {}  # VRF -> L3VNI that fabricgen_setup bound (checked after the reload)
-        self._setup_journal: str | None = None  # what this session's setup script created (_undo_setup)
+        self._init_tenants()  # napalm_frr.tenants: what the setup script made, the VRFs a commit removes
 
     # ------------------------------------------------------------------ connection
 
@@ -509,19 +504,25 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
             return f"frr-reload --reload did not complete: {type(exc).__name__}: {exc}"
         if not res.ok:
             failed = f"frr-reload --reload exited {res.exit_status}:\n{res.error_text()[:4000]}"
-            moved = moved_port_failures(res.stdout + "\n" + res.stderr, self._candidate or "")
-            if not moved:
-                return failed
-            # a tenant's port moved into its VRF's namespace (the setup script): frr-reload cannot delete its old
-            # default-VRF stanza, and needs not: the added `interface <port> vrf <v>` takes its config along.
-            # The commit stands only if FRR then runs exactly the candidate.
-            left = self._saved_equals_running()
-            if left:
-                return f"{failed}\n{left}"
-            self.reload_notes.append(f"ports {', '.join(moved)} moved into their tenant VRF: frr-reload could not "
-                                     "delete their default-VRF stanzas, which went with them; running = candidate")
-            return ""
+            return self._unless_moved_ports(res, lambda: self._candidate or "", failed)
         return self._saved_equals_running() if self.verify_reload else ""
+
+    def _unless_moved_ports(self, res: CommandResult, config: Callable[[], str], failed: str) -> str:
+        """``failed``, unless the reload of ``config`` failed only to delete the default-VRF stanzas of ports now
+        in a tenant VRF's namespace and FRR then runs exactly ``config`` ("" then, with a note).  vtysh cannot enter
+        ``interface <port>`` in the default VRF once the port moved, and needs not: the added ``interface <port>
+        vrf <v>`` takes its config along.  A commit that adds a tenant (the setup script moved the port) and the
+        restore of a commit that removed one (the undo moved it back in) both meet it."""
+        output = res.stdout + "\n" + res.stderr
+        moved = moved_port_failures(output, config()) if FAILED_REMOVE in output else []
+        if not moved:
+            return failed
+        left = self._saved_equals_running()
+        if left:
+            return f"{failed}\n{left}"
+        self.reload_notes.append(f"ports {', '.join(moved)} moved into their tenant VRF: frr-reload could not "
+                                 "delete their default-VRF stanzas, which went with them; running = the config")
+        return ""
 
     def _saved_equals_running(self) -> str:
         """"" when ``frr-reload --test`` of the saved file finds nothing to do, else the pending lines."""
@@ -545,7 +546,10 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         except Exception as exc:  # noqa: BLE001 - report every failure path, never raise past the caller
             return f"restoring the rollback point failed: {type(exc).__name__}: {exc}"
         if not res.ok:
-            return f"frr-reload --reload of the rollback point exited {res.exit_status}: {res.error_text()[:2000]}"
+            failed = f"frr-reload --reload of the rollback point exited {res.exit_status}: {res.error_text()[:2000]}"
+            reason = self._unless_moved_ports(res, self._saved_text, failed)
+            if reason:
+                return reason
         c = shlex.quote(self.frr_config_path)
         prev = shlex.quote(self.frr_file.previous)
         res = self._run(self._frr_sh(f"if [ -e {prev} ]; then cp -p {prev} {c}; fi"))
@@ -578,7 +582,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
             self._install(path)
         except CommandErrorException as exc:
             raise ReplaceConfigException(f"{self.hostname}: cannot install the candidate: {exc}") from exc
-        reason = self._apply_installed()
+        reason = self._remove_tenants() or self._apply_installed()
         if not reason and self._new_l3vnis:
             reason = self._settle_l3vnis()
         if not reason and self.repair_daemons:
@@ -705,6 +709,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         self._sides = {}
         self._frr_unchanged = None
         self._rollback_saved = False
+        self._removing = None
 
     def rollback(self) -> None:
         """Restore the config saved by the last commit (``<frr_config_path>.rollback``) and reload it, and the
@@ -785,195 +790,6 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, NetworkDriver):
         """One vtysh command's output, run where FRR lives (the host; SONiC: the bgp container): readers
         that need FRR's own view on every FRR-based platform (validate --tenants)."""
         return self._check(self._vtysh(command))
-
-    SETUP_WAIT = 30.0  # seconds zebra gets to bind the namespaces a setup script made, and to raise their L3VNIs
-
-    @property
-    def setup_undo_path(self) -> str:
-        """Where the setup script journals what it creates (the undo of this session's last setup)."""
-        return f"{self.state_dir}/setup-undo.sh"
-
-    def fabricgen_setup(self, script: str) -> list[str]:
-        """Run the switch's rendered setup script (Linux + FRR: tenants.sh, the kernel side of its tenant VRFs)
-        on the host, wait until zebra has bound every netns VRF the loaded candidate names, then bind each new
-        VRF's L3VNI and wait until zebra has it up.
-
-        Deploy calls it right before the commit: frr-reload applies ``vrf X`` / ``netns /run/netns/X`` only
-        once zebra -n has found the namespace and made the VRF (before that FRR 8.4 answers "Can not associate
-        NS" and vtysh loses the ``vrf X`` context: "Failure to communicate ... vrf X"), and a tenant's port is
-        configured in its VRF only once the script moved it there.
-
-        For a VRF new to the switch, its whole BGP instance but its import route targets goes first, then its
-        ports' interface stanzas (their addresses), then its L3VNI, and the reload waits until zebra has the
-        L3VNI up; only the reload brings the import route targets, so the other leaves' routes are imported
-        once, into a VRF that no longer changes under them.  Why (the live-added tenant whose pairs were half
-        silent): FRR 8.4's bgpd withdraws and re-imports every EVPN route of a VRF when that VRF changes under
-        them -- its router id (an L3VNI reaching bgpd before ``router bgp ... vrf X`` makes bgpd create the
-        instance itself, whose router id the ``bgp router-id`` line then changes), an address appearing in it
-        (the port's), its first redistributed connected route (``redistribute connected`` applied after the
-        import), all seen in bgpd's ``debug bgp zebra`` as "unimport evpn prefix" then "import evpn prefix";
-        zebra, handed the withdraw and the re-add back to back, releases the remote VTEP's router MAC and
-        next-hop neighbour for the withdraw after taking the re-add, so the route stays while its neighbour and
-        FDB entry are deleted (``debug zebra vxlan``: "L3VNI ... RMAC ... delete").  A route imported before
-        the L3VNI is up gets no router MAC either (zebra_vxlan.c ``zebra_vxlan_evpn_vrf_route_add``), and bgpd
-        never sends an unchanged route again.  At boot none of this happens: the whole config is read before
-        any session is up.
-
-        The script is idempotent (it creates only what is missing) and journals what it creates
-        (``FABRICGEN_UNDO``): if anything fails from here to the end of the commit, or rollback() runs in this
-        session, exactly that is removed again (``_undo_setup``).  The rollback point is saved here, before
-        anything changes.  A read-only (dry-run) connection refuses: a dry run changes nothing."""
-        if self.read_only:
-            raise ReplaceConfigException(f"{self.hostname}: a read-only connection (dry run, validate) never runs "
-                                         "the setup script")
-        self._save_rollback_point()
-        self._rollback_saved = True
-        undo = shlex.quote(self.setup_undo_path)
-        path = self._remote_candidate_path(self._new_token(), "setup.sh")
-        self._upload(self._priv, path, script)
-        self._setup_journal = self.setup_undo_path
-        try:
-            res = self._run(self._priv(f": > {undo} && FABRICGEN_UNDO={undo} sh {shlex.quote(path)}"),
-                            timeout=self.reload_timeout)
-        finally:
-            self._run(self._priv(f"rm -f {shlex.quote(path)}"))
-        if not res.ok:
-            self._setup_failed(f"the setup script exited {res.exit_status}", res.error_text()[:2000], False)
-        wanted = netns_vrfs(self._candidate or "")
-        missing = self._wait(lambda: sorted(wanted - bound_vrfs(self._check(self._vtysh("show vrf")))))
-        if missing:
-            self._setup_failed(f"zebra has not bound the namespace of VRF {', '.join(missing)} within "
-                               f"{self.SETUP_WAIT:.0f}s of the setup script (is zebra running with -n?)", "", False)
-        notes = [f"setup script run; zebra bound VRF {', '.join(sorted(wanted))}" if wanted else "setup script run"]
-        notes += [line for line in res.stdout.splitlines() if line.startswith("tenant ")]  # what it removed
-        l3 = {vrf: vni for vrf, vni in netns_l3vnis(self._candidate or "").items() if not self._l3vni_up(vrf, vni)}
-        self._new_l3vnis = l3
-        if not l3:
-            return notes
-        bgp = vrf_bgp_stanzas(self._candidate or "", leave_out=("route-target import",))
-        running = vrf_bgp_stanzas(self._check(self._vtysh("show running-config")))
-        ports = vrf_interface_stanzas(self._candidate or "")
-        lines = [c for vrf in l3 if vrf in bgp and vrf not in running for c in bgp[vrf]]
-        lines += [c for vrf in l3 for stanza in ports.get(vrf, []) for c in (*stanza, "exit")]
-        lines += [c for vrf, vni in l3.items() for c in (f"vrf {vrf}", f"vni {vni}", "exit-vrf")]
-        self._check(self._vtysh("configure terminal", *lines))
-        down = self._wait(lambda: [f"{vni} (VRF {vrf})" for vrf, vni in l3.items() if not self._l3vni_up(vrf, vni)])
-        if down:
-            self._setup_failed(f"zebra has not brought L3VNI {', '.join(down)} up within {self.SETUP_WAIT:.0f}s "
-                               "(`show evpn vni <vni>`: its VXLAN device and bridge)", "", True)
-        return [*notes, f"L3VNI {', '.join(f'{vni} (VRF {vrf})' for vrf, vni in l3.items())} up in zebra before "
-                        "the reload"]
-
-    SETTLE = 3.0  # seconds a new tenant VRF's routes may go without their VTEP's router MAC after the reload
-    REBINDS = 3  # times a VRF's L3VNI is bound again while a VTEP of its routes still has no router MAC
-
-    def _settle_l3vnis(self) -> str:
-        """After the reload that added tenant VRFs: every remote VTEP the kernel routes a new VRF's traffic to
-        (``ip -n <vrf> route show proto bgp``: ``via <vtep> dev <svi> onlink``) must have the neighbour entry
-        zebra installs with its router MAC (``ip -n <vrf> neigh``: ``<vtep> lladdr <rmac> NOARP``).  Where one
-        is missing for SETTLE seconds, the VRF's L3VNI is bound again, up to REBINDS times: ``no vni`` makes
-        bgpd withdraw the VRF's routes and zebra drop the L3VNI with every router MAC it counted; once the
-        routes are gone, ``vni`` brings the L3VNI back and bgpd re-sends the routes to a fresh one, each with
-        its router MAC.  This undoes FRR 8.4's loss (see ``fabricgen_setup``) should anything still re-import
-        the VRF during the reload.  Always "": a VRF still without a router MAC is a note in the deploy report,
-        not a failed commit (undoing it would not make the tenant forward either; docs/tenants.md "Not done
-        yet")."""
-        self.reload_notes += [f"L3VNI {vni} (VRF {vrf}) bound again after the reload: zebra had lost the router "
-                              f"MAC of VTEP {', '.join(gone)}" for vrf, vni, gone in self._rebind_silent()]
-        left = {vrf: self._vteps_without_mac(vrf) for vrf in self._new_l3vnis}
-        self.reload_notes += [f"VRF {vrf}: still no router MAC for VTEP {', '.join(gone)} after binding its L3VNI "
-                              "again: its traffic to that VTEP is dropped" for vrf, gone in left.items() if gone]
-        self._new_l3vnis = {}
-        return ""
-
-    def _rebind_silent(self) -> list[tuple[str, int, list[str]]]:
-        deadline = time.monotonic() + self.SETTLE
-        while True:
-            silent = {vrf: self._vteps_without_mac(vrf) for vrf in self._new_l3vnis}
-            silent = {vrf: gone for vrf, gone in silent.items() if gone}
-            if not silent or time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
-        done = []
-        for vrf, gone in sorted(silent.items()):
-            vni = self._new_l3vnis[vrf]
-            for _ in range(self.REBINDS):
-                self._rebind(vrf, vni)
-                if not self._vteps_without_mac(vrf):
-                    break
-            done.append((vrf, vni, gone))
-        return done
-
-    def _rebind(self, vrf: str, vni: int) -> None:
-        """Bind the VRF's L3VNI again (``no vni`` until bgpd has withdrawn its routes, then ``vni`` until they
-        are back with their router MACs, or SETUP_WAIT has passed)."""
-
-        def withdrawn() -> list[str]:
-            return ["routes"] if self._vrf_bgp_routes(vrf) else []
-
-        def forwarding() -> list[str]:
-            ok = self._l3vni_up(vrf, vni) and self._vrf_bgp_routes(vrf) and not self._vteps_without_mac(vrf)
-            return [] if ok else ["pending"]
-
-        self._check(self._vtysh("configure terminal", f"vrf {vrf}", f"no vni {vni}", "exit-vrf"))
-        self._wait(withdrawn)
-        self._check(self._vtysh("configure terminal", f"vrf {vrf}", f"vni {vni}", "exit-vrf"))
-        self._wait(forwarding)
-
-    def _vrf_bgp_routes(self, vrf: str) -> list[dict[str, Any]]:
-        """The kernel's BGP routes in a netns VRF (``ip -j``)."""
-        res = self._run(self._priv(f"ip -n {shlex.quote(vrf)} -j route show proto bgp"))
-        return ip_json(res.stdout) if res.ok else []
-
-    def _vteps_without_mac(self, vrf: str) -> list[str]:
-        """The VTEPs the VRF's routes go through that have no resolved neighbour entry."""
-        vteps = {str(r["gateway"]) for r in self._vrf_bgp_routes(vrf) if r.get("gateway")}
-        if not vteps:
-            return []
-        res = self._run(self._priv(f"ip -n {shlex.quote(vrf)} -j neigh show"))
-        known = {str(n["dst"]) for n in (ip_json(res.stdout) if res.ok else [])
-                 if n.get("lladdr") and not set(n.get("state", [])) & {"FAILED", "INCOMPLETE"}}
-        return sorted(vteps - known)
-
-    def _wait(self, pending: Callable[[], list[str]]) -> list[str]:
-        """Poll ``pending`` until it is empty or SETUP_WAIT has passed; what is left."""
-        deadline = time.monotonic() + self.SETUP_WAIT
-        while True:
-            left = pending()
-            if not left or time.monotonic() > deadline:
-                return left
-            time.sleep(0.5)
-
-    def _l3vni_up(self, vrf: str, vni: int) -> bool:
-        res = self._run(self._vtysh(f"show evpn vni {vni} json"))
-        return res.ok and l3vni_up(res.stdout, vrf)
-
-    def _setup_failed(self, why: str, detail: str, frr_changed: bool) -> NoReturn:
-        """Undo what the setup created (and FRR's L3VNI lines, ``frr_changed``), then raise: the commit never
-        starts.  Undetermined if the undo itself fails."""
-        undone = self._undo_setup()
-        restore = (self._restore_rollback_point() if frr_changed else "") if not undone else ""
-        if undone or restore:
-            raise ConfigUndetermined(f"{self.hostname}: {why} AND undoing it failed ({undone or restore}); the "
-                                     "device is undetermined")
-        self._rollback_saved = False
-        raise ReplaceConfigException(f"{self.hostname}: {why}; what the setup script created is removed again, "
-                                     f"FRR left as it was" + (f":\n{detail}" if detail else ""))
-
-    def _undo_setup(self) -> str:
-        """Remove what this session's setup script created, newest first (its journal), once; "" or why not.
-
-        Only the journal's lines run: each names one object this run made (a namespace, a port moved into it,
-        a VXLAN device, a bridge), so nothing the switch had before is touched."""
-        journal, self._setup_journal = self._setup_journal, None
-        if not journal:
-            return ""
-        q = shlex.quote(journal)
-        res = self._run(self._priv(f"if [ -s {q} ]; then tac {q} | sh -e; fi"), timeout=self.reload_timeout)
-        if not res.ok:
-            return f"undoing the setup script ({journal}) exited {res.exit_status}: {res.error_text()[:2000]}"
-        self._run(self._priv(f": > {q}"))
-        return ""
 
     def fabricgen_reset_bgp(self) -> None:
         """Hard-reset every BGP session (``clear bgp *``): new keepalive/hold times apply only to a

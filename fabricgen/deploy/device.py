@@ -107,8 +107,9 @@ def _deploy_one(task: Task, ctx: RunContext) -> R.DeviceOutcome:
                 return outcome(R.FAILED, reason, diff=d.text, changes=d.changes, impact=labels)
             phases.discard(device)
             first = ([f"the commit runs {platform(sw.platform).lab_script} on the switch first (creates only what is "
-                      "missing: tenant namespaces, ports moved in; refuses, changing nothing, where a tenant it "
-                      "created is no longer in the build)"] if d.text and setup_script(ctx.build, sw) else [])
+                      "missing: tenant namespaces, ports moved in); a tenant it created that the build no longer "
+                      "has is removed inside the commit, after FRR's reload without it and before the ports get "
+                      "their default-VRF config"] if d.text and setup_script(ctx.build, sw) else [])
             return outcome(R.CHANGED if d.text else R.UNCHANGED, diff=d.text, changes=d.changes, impact=labels,
                            notes=first)
         ctx.phase(host, DIFFED)

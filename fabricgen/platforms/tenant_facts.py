@@ -28,6 +28,9 @@ class LiveVrf:
     vni: int = 0
     prefixes: frozenset[str] = frozenset()
     issue: str = ""  # what the switch's own sources disagree on (SONiC: ConfigDB vs FRR), "" = nothing
+    # the VTEPs the VRF's kernel routes go through that have no router-MAC neighbour (Linux + FRR: zebra lost it,
+    # so traffic to them is dropped); None: not read (the platform forwards in an ASIC whose tables are not read)
+    silent_vteps: tuple[str, ...] | None = None
 
 
 @dataclass(slots=True)

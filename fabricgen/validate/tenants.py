@@ -175,6 +175,8 @@ def check_switch_tenants(plan: Plan, sw: Switch, live: dict[str, LiveVrf],
                                f"L3VNI {vrf.vni}" if vrf.vni else "no L3VNI"))
         else:
             out.append(Outcome(host, CHECK, f"vrf {name}", True, want, want))
+        if vrf.silent_vteps is not None:
+            out.append(_router_macs(host, name, vrf.silent_vteps))
         allowed = {name, *tp.reach}
         needed = sorted(s for s, owner in subnets.items() if owner in allowed)
         missing = [s for s in needed if s not in vrf.prefixes]
@@ -189,6 +191,17 @@ def check_switch_tenants(plan: Plan, sw: Switch, live: dict[str, LiveVrf],
     if t.evpn and DEFAULT_VRF in live:  # under vrf-lite the default VRF carries tenants' routes by design
         out += _foreign(host, DEFAULT_VRF, live[DEFAULT_VRF], subnets, set())
     return out
+
+
+def _router_macs(host: str, vrf: str, silent: tuple[str, ...]) -> Outcome:
+    """Every VTEP the VRF's kernel routes use has its router-MAC neighbour; where one lacks it, that is the cause
+    of the VRF's silent pairs through that VTEP, named as such."""
+    want = "every VTEP of its routes has zebra's router-MAC neighbour"
+    if not silent:
+        return Outcome(host, CHECK, f"vrf {vrf} router MACs", True, want, want)
+    return Outcome(host, CHECK, f"vrf {vrf} router MACs", False, want,
+                   f"no router-MAC neighbour for VTEP {', '.join(silent)}: traffic to it is dropped (zebra lost the "
+                   "router MAC; fix: bind the L3VNI again, `no vni` then `vni`, as deploy does)")
 
 
 def _foreign(host: str, vrf: str, live: LiveVrf, subnets: dict[str, str], allowed: set[str]) -> Iterable[Outcome]:

@@ -8,7 +8,7 @@ from a live FRR 8.4 + lldpd switch under ``tests/drivers/mocked_data``.
 =================  ==========================================================================================
 module             reads
 =================  ==========================================================================================
-``decode``         what every parser shares: JSON with a named source, iproute2's ``-j`` lists, numbers
+``decode``         what every parser shares: JSON with a named source, numbers, MACs, natural order
 ``facts``          ``vtysh -c 'show version'``, the facts probe's ``key=value`` lines, ``/proc/uptime``,
                    the frr_defaults probe
 ``interfaces``     ``ip -j -d -s link show`` / ``ip -j addr show`` with zebra's ``show interface json``

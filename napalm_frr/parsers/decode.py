@@ -1,5 +1,6 @@
-"""What every parser here decodes with: JSON that names the command it came from, iproute2's ``-j`` lists,
-lldpd's collapsed one-element arrays, numbers that may be missing, MAC addresses and names in natural order."""
+"""What every parser here decodes with: JSON that names the command it came from (iproute2's ``-j`` lists of a
+tenant VRF are decoded by ``fabricgen.napalm_kit.ip_json``, shared with validate's reader), lldpd's collapsed
+one-element arrays, numbers that may be missing, MAC addresses and names in natural order."""
 
 from __future__ import annotations
 
@@ -52,12 +53,3 @@ def to_int(value: Any, default: int = 0) -> int:
         return int(value)
     except (TypeError, ValueError):
         return default
-
-
-def ip_json(text: str) -> list[dict[str, Any]]:
-    """iproute2's ``-j`` output (a JSON list of objects); [] for anything else."""
-    try:
-        doc = json.loads(text or "[]")
-    except ValueError:
-        return []
-    return [x for x in doc if isinstance(x, dict)] if isinstance(doc, list) else []

@@ -43,7 +43,8 @@ def frr_reload_errors(stderr: str) -> str:
     return "\n".join(keep)
 
 
-_FAILED_REMOVE_RE = re.compile(r'"interface (\S+) -- [^"]*" we failed to remove this command')
+FAILED_REMOVE = "we failed to remove this command"  # frr-reload.py's words for a line it could not delete
+_FAILED_REMOVE_RE = re.compile(r'"interface (\S+) -- [^"]*" ' + FAILED_REMOVE)
 
 
 def moved_port_failures(output: str, candidate: str) -> list[str]:

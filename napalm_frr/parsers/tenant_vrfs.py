@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 
-def netns_vrfs(config: str) -> set[str]:
-    """The VRFs an frr.conf binds to a network namespace (``vrf X`` with a ``netns <path>`` line)."""
-    out: set[str] = set()
+def netns_lines(config: str) -> dict[str, str]:
+    """Each VRF an frr.conf binds to a network namespace and its ``netns <path>`` line (stripped)."""
+    out: dict[str, str] = {}
     vrf = ""
     for line in config.splitlines():
         if line.startswith("vrf ") and len(line.split()) == 2:
@@ -16,9 +16,13 @@ def netns_vrfs(config: str) -> set[str]:
         elif not line.startswith(" "):
             vrf = ""
         elif vrf and line.split()[:1] == ["netns"]:
-            out.add(vrf)
+            out[vrf] = line.strip()
     return out
 
+
+def netns_vrfs(config: str) -> set[str]:
+    """The VRFs an frr.conf binds to a network namespace (``vrf X`` with a ``netns <path>`` line)."""
+    return set(netns_lines(config))
 
 def netns_l3vnis(config: str) -> dict[str, int]:
     """The L3VNI of each VRF an frr.conf binds to a network namespace (``vrf X`` with ``vni N`` and ``netns``)."""

@@ -396,11 +396,12 @@ def _setup_driver(script_status: int, show_vrf: list[str], case: str = "getters"
 def test_setup_script_runs_then_waits_for_zebra_to_bind_the_namespaces() -> None:
     """Deploy's step before an FRR reload (Linux + FRR tenants.sh): save the rollback point, upload, run with
     its undo journal, remove, then wait until zebra lists every netns VRF of the candidate as active
-    (`show vrf`: `vrf X id N netns <path>`); an L3VNI zebra already has up is left alone."""
+    (`show vrf`: `vrf X id N netns <path>`); FRR's running config says which netns VRFs the build drops (none
+    here); an L3VNI zebra already has up is left alone."""
     d = _setup_driver(0, ["vrf red inactive\n", "vrf blue id 4 table 1004\nvrf red id 3 netns /run/netns/red\n"])
     assert d.fabricgen_setup("#!/bin/sh\nip netns add red\n") == ["setup script run; zebra bound VRF red"]
     assert sent(d) == [SAVE, f"umask 077; mkdir -p /etc/frr/.fabricgen && cat > {SETUP} && sha256sum {SETUP}",
-                       RUN_SETUP, f"rm -f {SETUP}", "vtysh -c 'show vrf'", "vtysh -c 'show vrf'", RED_VNI]
+                       RUN_SETUP, f"rm -f {SETUP}", "vtysh -c 'show vrf'", "vtysh -c 'show vrf'", RUNNING, RED_VNI]
 
 
 def test_setup_binds_a_new_l3vni_and_waits_until_zebra_has_it_up() -> None:
@@ -413,7 +414,7 @@ def test_setup_binds_a_new_l3vni_and_waits_until_zebra_has_it_up() -> None:
                                                                             json.dumps(L3VNI)))
     assert d.fabricgen_setup("#!/bin/sh\n") == ["setup script run; zebra bound VRF red",
                                                 "L3VNI 10011 (VRF red) up in zebra before the reload"]
-    assert sent(d)[-5:] == [RED_VNI, RUNNING, BIND_RED, RED_VNI, RED_VNI]
+    assert sent(d)[-5:] == [RUNNING, RED_VNI, BIND_RED, RED_VNI, RED_VNI]
 
 
 def test_setup_failures_undo_what_the_script_created() -> None:
@@ -492,3 +493,128 @@ def test_after_the_reload_a_vtep_without_its_router_mac_gets_the_l3vni_bound_aga
     assert d.reload_notes[-1] == ("VRF red: still no router MAC for VTEP 198.18.0.4 after binding its L3VNI again: "
                                   "its traffic to that VTEP is dropped")
     assert sent(d).count(unbind) == sent(d).count(rebind) == d.REBINDS  # bound again REBINDS times, then a note
+
+
+# --------------------------------------------------------------------------- removing a tenant (tenants.sh remove)
+
+AMBER_RUNNING = ("frr version 8.4.4\nvrf amber\n vni 10014\n netns /run/netns/amber\nexit-vrf\n!\n"
+                 "vrf red\n vni 10011\n netns /run/netns/red\nexit-vrf\n!\n"
+                 "interface Ethernet24 vrf amber\n ip address 198.18.32.6/31\nexit\n!\n"
+                 "router bgp 65001 vrf amber\n bgp router-id 198.18.0.3\nexit\n")
+AMBER_GONE = "tenant amber no longer in the build: fabricgen created it here and removes it once FRR has let go of it\n"
+UNBIND_AMBER = "vtysh -c 'configure terminal' -c 'vrf amber' -c 'no vni 10014' -c exit-vrf"
+AMBER_VNI = "vtysh -c 'show evpn vni 10014 json'"
+INTERIM = f"/etc/frr/.fabricgen/fabricgen-{TOKEN}-interim.conf"
+RUN_REMOVE = f"FABRICGEN_UNDO={UNDO} sh {SETUP} remove"
+RELOAD = "/usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf"
+TEST_SAVED = "/usr/lib/frr/frr-reload.py --test /etc/frr/frr.conf"
+
+
+def install(src: str) -> str:
+    """The driver's install of ``src`` as frr.conf (napalm_frr FrrDriver._install)."""
+    return (f"set -e; cp {src} /etc/frr/frr.conf.fabricgen-new; chown --reference=/etc/frr/frr.conf "
+            "/etc/frr/frr.conf.fabricgen-new 2>/dev/null || true; chmod --reference=/etc/frr/frr.conf "
+            "/etc/frr/frr.conf.fabricgen-new 2>/dev/null || true; mv -f /etc/frr/frr.conf.fabricgen-new "
+            "/etc/frr/frr.conf")
+
+
+def _removal_driver(case: str, script_out: str = AMBER_GONE, interim_test: str = "",
+                    final_reload: int = 0) -> MockFrrDriver:
+    """A switch running tenants red and amber (AMBER_RUNNING) and a candidate with red alone, Ethernet24 back in
+    the default VRF; its tenants.sh names amber as no longer in the build (``script_out``); FRR's reloads: the
+    interim one succeeds, the candidate's exits ``final_reload``, the rollback point's succeeds; ``frr-reload
+    --test`` of frr.conf finds ``interim_test`` after the interim, then nothing."""
+    extra: dict[str, list[dict[str, Any]]] = {
+        RUN_SETUP: [{"stdout_text": script_out}],
+        # compare_config's and the setup's; then, once the namespace is gone, without amber
+        RUNNING: [{"stdout_text": AMBER_RUNNING}, {"stdout_text": AMBER_RUNNING},
+                  {"stdout_text": "frr version 8.4.4\nvrf red\n vni 10011\n netns /run/netns/red\nexit-vrf\n"}],
+        "vtysh -c 'show vrf'": [{"stdout_text": "vrf amber id 4 netns /run/netns/amber\nvrf red id 3 netns "
+                                                "/run/netns/red\n"},
+                                {"stdout_text": "vrf amber inactive\nvrf red id 3 netns /run/netns/red\n"}],
+        UNBIND_AMBER: [{}], AMBER_VNI: [{"stdout_text": "% VNI 10014 does not exist\n"}],
+        f"umask 077; mkdir -p /etc/frr/.fabricgen && cat > {INTERIM} && sha256sum {INTERIM}":
+            [{"stdout_sha256_of_stdin": INTERIM}],
+        install(INTERIM): [{}],
+        RELOAD: [{}, {"exit_status": final_reload, "stderr_text": "line 2: Failure to communicate[13] to bgpd, "
+                                                                  "line:  neighbor 198.19.10.9 peer-group NOPE\n"
+                      if final_reload else ""}, {}],
+        TEST_SAVED: [{"stdout_text": interim_test}, {}],
+        f"rm -f {INTERIM}": [{}], RUN_REMOVE: [{"stdout_text": "tenant amber removed: what fabricgen created for "
+                                                               "it, newest first\n"}]}
+    d = _setup_driver(0, [], case=case, extra=extra)
+    d.load_replace_candidate(config=candidate(case))
+    assert d.compare_config()
+    d._candidate = candidate(case) + NETNS_VRFS + "interface Ethernet24\n ip address 198.18.32.6/31\nexit\n"
+    return d
+
+
+def test_removing_a_tenant_unbinds_reloads_without_it_then_removes_its_namespace() -> None:
+    """Issue 25: a tenant the switch's record lists and the build no longer has.  Inside the commit, before the
+    candidate's reload: `no vni` (bgpd refuses to delete a VRF's BGP instance while its L3VNI is configured)
+    until zebra has dropped it; FRR reloads the candidate without Ethernet24's default-VRF stanza and with amber
+    kept as its `netns` line, while the namespace exists, and must then run exactly that; `tenants.sh remove`
+    removes what the record lists (journalled); zebra no longer binds amber; only then the candidate's reload
+    (Ethernet24's planned address in the default VRF) and saved = running."""
+    d = _removal_driver("commit_initial")
+    assert "tenant amber no longer in the build" in " ".join(d.fabricgen_setup("#!/bin/sh\n"))
+    d.commit_config()
+    commands = sent(d)
+    # the interim config installed as frr.conf and reloaded (frr-reload writes the running config over frr.conf
+    # after reloading any other file), then the candidate installed again and reloaded
+    steps = [UNBIND_AMBER, AMBER_VNI, install(INTERIM), RELOAD, TEST_SAVED, RUN_REMOVE, install(CAND), RELOAD,
+             TEST_SAVED]
+    at, found = 0, []
+    for step in steps:
+        at = commands.index(step, at) + 1
+        found.append(step)
+    assert found == steps and commands.count(RELOAD) == 2 and commands.count(install(CAND)) == 2
+    assert commands.index(RUN_SETUP) < commands.index(UNBIND_AMBER) and RUN_UNDO not in commands
+    assert commands.count(SAVE) == 1 and commands.index(SAVE) < commands.index(RUN_SETUP)
+    after = commands[commands.index(RUN_REMOVE):len(commands) - commands[::-1].index(install(CAND))]
+    assert "vtysh -c 'show vrf'" in after and RUNNING in after  # zebra no longer ties amber to its namespace
+    assert isinstance(d.transport, FakeTransport)
+    interim = d.transport.stdins[commands.index(f"umask 077; mkdir -p /etc/frr/.fabricgen && cat > {INTERIM} && "
+                                                f"sha256sum {INTERIM}")]
+    assert interim is not None and interim.endswith("vrf amber\n netns /run/netns/amber\nexit-vrf\n")
+    assert "interface Ethernet24\n" not in interim and "interface Ethernet0 vrf red\n" in interim
+    assert d.reload_notes[-1].startswith("tenant amber removed: L3VNI unbound, FRR reloaded without it while its "
+                                         "namespace existed") and "port Ethernet24 returned" in d.reload_notes[-1]
+    assert d._setup_journal == UNDO  # kept: a rollback() later in this session makes amber again first
+
+
+def test_a_failed_removal_makes_the_tenant_again_then_restores_frr() -> None:
+    """The candidate's reload fails after `tenants.sh remove` ran: the journal runs newest first (it holds each
+    removed object's redo, so amber's namespace, port, VXLAN device and bridge come back) before FRR's rollback
+    point, saved before anything changed, is reloaded.  FRR still finding work after the first reload fails the
+    commit before anything of amber's kernel side is touched."""
+    d = _removal_driver("commit_rejected", final_reload=1)
+    d.fabricgen_setup("#!/bin/sh\n")
+    with pytest.raises(ReplaceConfigException, match="previous config restored: frr-reload --reload exited 1"):
+        d.commit_config()
+    commands = sent(d)
+    reloads = [i for i, c in enumerate(commands) if c == RELOAD]  # the interim's, the candidate's, the restore's
+    assert len(reloads) == 3 and commands.count(SAVE) == 1
+    assert reloads[0] < commands.index(RUN_REMOVE) < reloads[1] < commands.index(RUN_UNDO) < reloads[2]
+    assert commands[reloads[2] - 1] == install("/etc/frr/frr.conf.rollback")
+    d = _removal_driver("commit_rejected", interim_test="Lines To Delete\n===============\nno router bgp 65001 "
+                                                        "vrf amber\n\nLines To Add\n============\n")
+    d.fabricgen_setup("#!/bin/sh\n")
+    with pytest.raises(ReplaceConfigException, match="after the reload without the removed tenants FRR still has "
+                                                     "to do:\n-no router bgp 65001 vrf amber"):
+        d.commit_config()
+    commands = sent(d)
+    reloads = [i for i, c in enumerate(commands) if c == RELOAD]  # the interim's, the restore's
+    assert RUN_REMOVE not in commands and len(reloads) == 2
+    assert reloads[0] < commands.index(RUN_UNDO) < reloads[1]
+
+
+def test_a_dropped_vrf_without_a_record_is_refused_before_anything_changes() -> None:
+    """FRR runs netns VRF amber, the build drops it, and tenants.sh has no record of making it (it names no
+    tenant): fabricgen cannot prove what to remove nor give the ports back, so the setup undoes what it made and
+    refuses; FRR is never reloaded."""
+    d = _removal_driver("commit_initial", script_out="")
+    with pytest.raises(ReplaceConfigException, match="the build drops VRF amber, whose network namespace "
+                                                     "fabricgen has no record of making here"):
+        d.fabricgen_setup("#!/bin/sh\n")
+    assert RUN_UNDO in sent(d) and RELOAD not in sent(d) and UNBIND_AMBER not in sent(d)

@@ -12,7 +12,8 @@ provisioned Linux + FRR switch would.  Then, over real pings between the servers
 * a dry run of the same build changes nothing, and adding a fourth tenant gives a dry-run diff that touches
   that tenant's lines and nothing else, labelled by what it does;
 * deploying that fourth tenant to the running lab makes it complete, isolated and forwarding (all its own
-  pairs answer), and deploying the 3-tenant build again is refused on its leaves, which keep it whole.
+  pairs answer), and deploying the 3-tenant build again removes it: its namespace and devices gone, its ports
+  back in the default VRF with their planned addresses, and the whole matrix as at the start.
 """
 
 from __future__ import annotations
@@ -276,8 +277,9 @@ def foreign_lines(diff: str, tenant: str, ports: set[str], addresses: set[str]) 
 
 
 def test_validate_tenants_passes_then_names_a_leaked_route(plan: Plan, lab: LabState) -> None:
-    """`validate --tenants` on the running lab: the sampled matrix and every switch's VRFs pass; a route of
-    green's put into red's VRF by hand is then named, on its switch, and nothing else fails."""
+    """`validate --tenants` on the running lab: the sampled matrix, every switch's VRFs and every tenant VRF's
+    router-MAC neighbours pass; a route of green's put into red's VRF by hand is then named, on its switch, and
+    nothing else fails."""
     from fabricgen.validate import run_validate
     from fabricgen.validate.tenants import tenant_sample, tenant_subnets
 
@@ -287,6 +289,9 @@ def test_validate_tenants_passes_then_names_a_leaked_route(plan: Plan, lab: LabS
     pings = sum(len(p) for p in tenant_sample(plan).pings.values())
     assert sum(1 for o in report.outcomes if o.item.count("->") == 1) == pings == 44
     assert "tenant VRFs read back on 6/6 switches" in report.coverage
+    # every leaf's 3 tenant VRFs: each VTEP their kernel routes use has zebra's router-MAC neighbour
+    macs = [o for o in report.outcomes if o.item.endswith(" router MACs")]
+    assert len(macs) == 4 * 3 and all(o.ok for o in macs)
     green = next(s for s, t in sorted(tenant_subnets(plan).items()) if t == "green")
     leaf = plan.switches["tlab-leaf01"].hostname
     add = ["vtysh", "-c", "configure terminal", "-c", "vrf red", "-c", f"ip route {green} blackhole"]
@@ -313,7 +318,7 @@ def test_deploy_adds_a_tenant_to_the_running_fabric(plan: Plan, lab: LabState, t
     leaf's VRF amber then holds amber's L3VNI and all of its subnets as zebra sees them, every pair of amber's
     NICs answers a full-size ping of the tenant MTU with don't-fragment, no pair between amber and another VRF
     answers, red keeps its reach, and a dry run of the same build changes nothing.  Runs next to last: it
-    leaves the lab with four tenants, for the refusal test."""
+    leaves the lab with four tenants, for the removal test."""
     from fabricgen.platforms.frr.tenants import ROUTES_COMMAND, VNI_COMMAND, parse_live
     from fabricgen.validate.tenants import tenant_subnets
 
@@ -373,22 +378,49 @@ def test_deploy_adds_a_tenant_to_the_running_fabric(plan: Plan, lab: LabState, t
     assert again.failed == {} and again.changed == {}  # deployed = the build: saved and running agree
 
 
-def test_deploy_refuses_to_remove_a_running_tenant(plan: Plan, lab: LabState, tmp_path: Path) -> None:
-    """The lab's own 3-tenant build deployed onto the 4-tenant lab the test above left: removing amber by deploy
-    is refused on each of amber's leaves before anything changes (its tenants.sh names amber and exits), so each
-    of those leaves fails -- not undetermined -- and keeps amber whole: its namespace is still there and a dry
-    run of the 4-tenant build still finds nothing to change.  (Removal ahead of FRR's reload left every leaf
-    undetermined, measured live: docs/tenants.md "Not done yet".)  Runs last."""
+def test_deploy_removes_a_tenant_from_the_running_fabric(plan: Plan, lab: LabState, tmp_path: Path) -> None:
+    """The lab's own 3-tenant build deployed onto the 4-tenant lab the test above left.  The dry run: only
+    amber's leaves change, every changed line is amber's, its VRF and BGP instance labelled "tenant removed",
+    its ports not hitless.  The deploy: each leaf unbinds amber's L3VNI, reloads FRR without amber while its
+    namespace still exists, removes what amber's record lists and returns its ports, then reloads the build;
+    afterwards amber's namespace, devices and record are gone, its ports are back in the switch's namespace
+    with their planned addresses, FRR has no `vrf amber` and runs exactly the build (a dry run changes nothing),
+    and the whole matrix holds again: every same-VRF pair answers (amber's servers' in the default VRF now),
+    every cross-VRF pair fails.  Runs last."""
     (tmp_path / "amber").mkdir()
-    grown, out = with_amber(tmp_path / "amber")
+    grown, _ = with_amber(tmp_path / "amber")
     assert grown.tenancy is not None
-    leaves = set(grown.tenancy.tenants["amber"].leaves)
-    report = run_deploy(plan, manifest.load(build_checked(plan, tmp_path), plan), DeployOptions(lab_dir=lab.workdir))
-    assert set(report.failed) == leaves, {h: o.reason for h, o in report.outcomes.items() if o.reason}
-    for leaf in leaves:
-        reason = report.outcomes[leaf].reason or ""
-        assert "tenant amber runs here (fabricgen created it) but the build no longer has it" in reason, reason
-        assert "undetermined" not in reason, reason
-        assert "amber" in node_exec(lab.workdir, leaf, ["ls", "/run/netns"]).stdout.split()
-    again = run_deploy(grown, manifest.load(out, grown), DeployOptions(lab_dir=lab.workdir, dry_run=True))
-    assert again.failed == {} and again.changed == {}  # amber's leaves run the 4-tenant build as before
+    amber = grown.tenancy.tenants["amber"]
+    leaves = set(amber.leaves)
+    ports = {port for _, port in amber.ports}
+    addresses = {itf.ipv4 for leaf in leaves for itf in plan.switches[leaf].interfaces if itf.name in ports}
+    build = manifest.load(build_checked(plan, tmp_path), plan)
+    dry = run_deploy(plan, build, DeployOptions(lab_dir=lab.workdir, dry_run=True))
+    assert dry.failed == {} and set(dry.changed) == leaves
+    for host, diff in dry.changed.items():
+        assert foreign_lines(diff, "amber", ports, addresses) == []
+        impact = dry.outcomes[host].impact
+        assert impact is not None
+        why = {(c.sign, c.text): i for h in impact.hunks for c, i in zip(h.changes, h.impacts, strict=True)}
+        for line in ("vrf amber", f"router bgp {plan.switches[host].asn} vrf amber"):
+            assert why["-", line].why.startswith("tenant amber removed"), why["-", line]
+        mine = [i for (sign, text), i in why.items() if text.startswith("interface ") and text.split()[1] in ports]
+        assert mine and all(i.label != "hitless" for i in mine), mine
+    report = run_deploy(plan, build, DeployOptions(lab_dir=lab.workdir))
+    assert report.failed == {}, {h: o.reason for h, o in report.outcomes.items() if o.reason}
+    assert set(report.changed) == leaves and set(report.unchanged) == set(plan.switches) - leaves
+    for leaf in sorted(leaves):
+        assert any(n.startswith("tenant amber removed") for n in report.outcomes[leaf].notes), report.outcomes[leaf]
+        assert "amber" not in node_exec(lab.workdir, leaf, ["ls", "/run/netns"]).stdout.split()
+        assert node_exec(lab.workdir, leaf, ["ls", "/run/fabricgen/tenants"]).stdout.split() == ["blue", "green", "red"]
+        links = node_exec(lab.workdir, leaf, ["ip", "-br", "link"]).stdout
+        assert "vx14" not in links and "br14" not in links
+        addrs = {line.split()[0].split("@")[0]: line.split()[2:] for line in
+                 node_exec(lab.workdir, leaf, ["ip", "-br", "-4", "addr"]).stdout.splitlines()}
+        mine = {itf.name: itf.ipv4 for itf in plan.switches[leaf].interfaces if itf.name in ports}
+        assert mine and all(addrs.get(name) == [ip] for name, ip in mine.items()), (mine, addrs)
+        running = node_exec(lab.workdir, leaf, ["vtysh", "-c", "show running-config"]).stdout
+        assert "vrf amber" not in running and "vni 10014" not in running
+    again = run_deploy(plan, build, DeployOptions(lab_dir=lab.workdir, dry_run=True))
+    assert again.failed == {} and again.changed == {}  # frr-reload --test: running = saved = the build
+    check_matrix(plan, lab, deadline_s=CONVERGE_S)

@@ -63,12 +63,15 @@ def test_frr_lab_fabric_passes_frr_parser(mechanism: str, tmp_path: Path) -> Non
     if mechanism == "evpn-vxlan":
         assert "vrf green\n vni 10003\n netns /run/netns/green\nexit-vrf\n" in leaf
         kernel = (configs / "lab-leaf03" / "tenants.sh").read_text()  # the Linux side FRR binds to
-        # each object it creates is recorded with its removal (tests below run the script)
+        # each object it creates is recorded with its removal and its redo (tests below run the script)
         assert ("if [ ! -e /run/netns/green ]; then\n  ip netns add green\n  journal \"rm -f $state/green\"\n"
-                "  record green '[ ! -e /run/netns/green ] || ip netns del green'\nfi\n") in kernel
+                "  record green '[ ! -e /run/netns/green ] || ip netns del green #redo: [ -e /run/netns/green ] || "
+                "{ ip netns add green && nsenter --net=/run/netns/green ip link set lo up && "
+                "nsenter --net=/run/netns/green sysctl -qw net.ipv4.ip_forward=1; }'\nfi\n") in kernel
         assert "then\n  ip link set Ethernet16 netns /run/netns/green\n  record green 'if ip -n green link show " \
                "Ethernet16 >/dev/null 2>&1; then ip -n green link set Ethernet16 netns $$ && ip link set Ethernet16 " \
-               "up; fi'\nfi\n" in kernel
+               "up; fi #redo: if ip link show Ethernet16 >/dev/null 2>&1; then ip link set Ethernet16 netns " \
+               "/run/netns/green && nsenter --net=/run/netns/green ip link set Ethernet16 up; fi'\nfi\n" in kernel
         assert plan.tenancy is not None
         vtep = plan.switches["lab-leaf03"].loopback
         assert (f"ip link add vx3 mtu {plan.tenancy.tenant_mtu} type vxlan id 10003 local {vtep} dstport 4789 "
@@ -219,12 +222,12 @@ exit 0
 """
 
 
-def _run_tenants_sh(tmp_path: Path, vrfs: int, undo: str, rc: int = 0) -> tuple[Path, str]:
-    """tenants.sh of tlab-leaf03 with its first ``vrfs`` tenants, run by a real shell against `ip`, `nsenter`
-    and `sysctl` stand-ins that record each call (no namespace is made); its namespace and state directories
-    in ``tmp_path``; it must exit ``rc``.  Returns (the calls file, the script's stdout and stderr)."""
+def _run_tenants_sh(tmp_path: Path, vrfs: int, undo: str, rc: int = 0, mode: str = "") -> tuple[Path, str]:
+    """tenants.sh of tlab-leaf03 with its first ``vrfs`` tenants, run by a real shell (with ``mode``, e.g.
+    "remove") against `ip`, `nsenter` and `sysctl` stand-ins that record each call (no namespace is made); its
+    namespace and state directories in ``tmp_path``; it must exit ``rc``.  Returns (the calls file, the
+    script's stdout and stderr)."""
     import dataclasses
-    import os
     import subprocess
 
     from fabricgen.platforms.frr.tenants import kernel_tenancy
@@ -236,6 +239,16 @@ def _run_tenants_sh(tmp_path: Path, vrfs: int, undo: str, rc: int = 0) -> tuple[
     mine = dataclasses.replace(kernel, netns_dir=str(tmp_path / "netns"), state_dir=str(tmp_path / "state"),
                                vrfs=kernel.vrfs[:vrfs])
     script = environment().get_template("frr/tenants.sh.j2").render(k=mine)
+    calls = _stubs(tmp_path)
+    env = {**_stub_env(tmp_path), "FABRICGEN_UNDO": undo}
+    out = subprocess.run(["sh", "-c", script, "tenants.sh", *([mode] if mode else [])], env=env, check=False,
+                         capture_output=True, text=True)
+    assert out.returncode == rc, out.stderr
+    return calls, out.stdout + out.stderr
+
+
+def _stubs(tmp_path: Path) -> Path:
+    """`ip`, `nsenter` and `sysctl` stand-ins (STUB) in ``tmp_path``/bin; returns their calls file, emptied."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     for tool in ("ip", "nsenter", "sysctl"):
@@ -243,10 +256,23 @@ def _run_tenants_sh(tmp_path: Path, vrfs: int, undo: str, rc: int = 0) -> tuple[
         (bin_dir / tool).chmod(0o755)
     calls = tmp_path / "calls"
     calls.write_text("")
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "CALLS": str(calls), "FABRICGEN_UNDO": undo}
-    out = subprocess.run(["sh", "-c", script], env=env, check=False, capture_output=True, text=True)
-    assert out.returncode == rc, out.stderr
-    return calls, out.stdout + out.stderr
+    return calls
+
+
+def _stub_env(tmp_path: Path) -> dict[str, str]:
+    import os
+
+    return {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "CALLS": str(tmp_path / "calls")}
+
+
+def _run_journal(tmp_path: Path, journal: Path) -> str:
+    """The journal run newest first, as napalm_frr `_undo_setup` runs it; returns the undo shell's PID."""
+    import subprocess
+
+    _stubs(tmp_path)
+    undo = subprocess.run(["sh", "-c", f"tac {journal} | sh -e & echo $!; wait"], env=_stub_env(tmp_path),
+                          check=True, capture_output=True, text=True)
+    return undo.stdout.split()[0]
 
 
 def test_the_journal_of_tenants_sh_undoes_what_it_created_newest_first(tmp_path: Path) -> None:
@@ -254,39 +280,78 @@ def test_the_journal_of_tenants_sh_undoes_what_it_created_newest_first(tmp_path:
     first (as napalm_frr `_undo_setup` runs it) deletes the bridge and the VXLAN device, moves the port back to
     the undo shell's own namespace (`$$`, expanded when the undo runs) and up, deletes the namespace, then the
     tenant's record."""
-    import os
-    import subprocess
-
     journal = tmp_path / "undo.sh"
     calls, _ = _run_tenants_sh(tmp_path, 1, str(journal))
     state = tmp_path / "state"
     lines = journal.read_text().splitlines()
-    assert [line.split(";")[0] for line in lines] == [
+    assert [line.split(" #redo: ")[0].split(";")[0] for line in lines] == [
         f"rm -f {state}/red", f"[ ! -e {tmp_path}/netns/red ] || ip netns del red",
         "if ip -n red link show Ethernet0 >/dev/null 2>&1", "if ip -n red link show vx11 >/dev/null 2>&1",
         "if ip -n red link show br11 >/dev/null 2>&1"]
+    assert all(" #redo: " in line for line in lines[1:])  # each object's record line carries its redo
     assert (state / "red").read_text().splitlines() == lines[1:]  # the tenant's record: the same, kept
-    calls.write_text("")
-    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "CALLS": str(calls)}
-    undo = subprocess.run(["sh", "-c", f"tac {journal} | sh -e & echo $!; wait"], env=env, check=True,
-                          capture_output=True, text=True)
-    shell = undo.stdout.split()[0]  # the undo shell's PID: its network namespace is the one the port returns to
+    shell = _run_journal(tmp_path, journal)  # its namespace is the one the port returns to
     assert calls.read_text().splitlines() == [
         "ip -n red link show br11", "ip -n red link del br11", "ip -n red link show vx11", "ip -n red link del vx11",
         "ip -n red link show Ethernet0", f"ip -n red link set Ethernet0 netns {shell}", "ip link set Ethernet0 up"]
     assert not (state / "red").exists()  # (no /run/netns/red here, so no `ip netns del`)
 
 
-def test_tenants_sh_refuses_a_build_that_drops_a_running_tenant(tmp_path: Path) -> None:
-    """A run of a build without tenant green, on a switch where an earlier run created green (its record), exits
-    3 naming green before it creates or removes anything: removing a tenant ahead of FRR's reload leaves the
-    switch undetermined (measured live: docs/tenants.md), so deploy fails that switch with FRR untouched."""
+def test_tenants_sh_removes_a_dropped_tenant_only_when_told_and_journals_how_to_make_it_again(tmp_path: Path) -> None:
+    """A build without tenant green, on a switch where an earlier run created green (its record): a plain run
+    (deploy's setup, before FRR's reload) only names green and touches nothing of it; `tenants.sh remove` (after
+    the reload that took FRR off green) removes what green's record lists, newest first, sets the record aside
+    and journals each object's redo; the journal run newest first (a failed commit's undo) puts the record back
+    and makes green again in creation order: namespace, port moved in, VXLAN device, bridge with the same MAC."""
     _run_tenants_sh(tmp_path, 2, "")  # red and green, as at boot: records, no journal
     state = tmp_path / "state"
     records = {p.name: p.read_text() for p in state.iterdir()}
     assert sorted(records) == ["green", "red"]
     journal = tmp_path / "undo.sh"
+    calls, out = _run_tenants_sh(tmp_path, 1, str(journal))
+    assert "tenant green no longer in the build" in out
+    assert not [c for c in calls.read_text().splitlines() if "green" in c or "Ethernet8" in c or "12" in c]
+    assert (state / "green").read_text() == records["green"]  # (red's grows: the stand-ins make nothing)
+    assert "green" not in journal.read_text()
+
+    journal.write_text("")
+    calls, out = _run_tenants_sh(tmp_path, 1, str(journal), mode="remove")
+    assert out.splitlines() == ["tenant green removed: what fabricgen created for it, newest first"]
+    assert calls.read_text().splitlines() == [  # red untouched; green's objects newest first
+        "ip -n green link show br12", "ip -n green link del br12", "ip -n green link show vx12",
+        "ip -n green link del vx12", "ip -n green link show Ethernet8",
+        *[c for c in calls.read_text().splitlines() if c.startswith("ip -n green link set Ethernet8 netns ")],
+        "ip link set Ethernet8 up"]
+    assert sorted(p.name for p in state.iterdir()) == [".green.removed", "red"]
+    redo = journal.read_text().splitlines()
+    assert [line.split(" then ")[-1].split(";")[0] for line in redo[:3]] == [
+        f"nsenter --net={tmp_path}/netns/green ip link add br12 address 0a:00:00:00:00:03 type bridge stp_state 0 && "
+        f"nsenter --net={tmp_path}/netns/green ip link set vx12 master br12 && nsenter --net={tmp_path}/netns/green "
+        f"ip link set vx12 type bridge_slave learning off && nsenter --net={tmp_path}/netns/green ip link set br12 "
+        f"mtu 9216 up && nsenter --net={tmp_path}/netns/green ip link set vx12 up",
+        "ip link add vx12 mtu 9216 type vxlan id 10012 local 198.18.0.5 dstport 4789 nolearning tos inherit df "
+        f"inherit ttl 64 && ip link set vx12 netns {tmp_path}/netns/green",
+        f"ip link set Ethernet8 netns {tmp_path}/netns/green && nsenter --net={tmp_path}/netns/green ip link set "
+        "Ethernet8 up"]
+    assert redo[3].startswith(f"[ -e {tmp_path}/netns/green ] || {{ ip netns add green && ")
+    assert redo[4] == f"mv -f {state}/.green.removed {state}/green"
+
+    _run_journal(tmp_path, journal)
+    assert (state / "green").read_text() == records["green"] and not (state / ".green.removed").exists()
+    made = calls.read_text().splitlines()
+    assert made[0] == "ip netns add green" and made.index("ip link set Ethernet8 netns " + f"{tmp_path}/netns/green") \
+        < made.index("ip link add vx12 mtu 9216 type vxlan id 10012 local 198.18.0.5 dstport 4789 nolearning tos "
+                     "inherit df inherit ttl 64") < made.index(
+            f"nsenter --net={tmp_path}/netns/green ip link add br12 address 0a:00:00:00:00:03 type bridge stp_state 0")
+
+
+def test_tenants_sh_refuses_a_record_it_could_not_make_again(tmp_path: Path) -> None:
+    """A record line without its redo (an older fabricgen's): deploy could not restore that tenant if the
+    commit failed, so a plain run exits 3 naming it before it creates or removes anything."""
+    _run_tenants_sh(tmp_path, 2, "")
+    green = tmp_path / "state" / "green"
+    green.write_text("".join(line.split(" #redo: ")[0] + "\n" for line in green.read_text().splitlines()))
+    journal = tmp_path / "undo.sh"
     calls, out = _run_tenants_sh(tmp_path, 1, str(journal), rc=3)
-    assert "tenant green runs here (fabricgen created it) but the build no longer has it" in out
-    assert calls.read_text() == ""  # not one `ip`, `nsenter` or `sysctl` call
-    assert {p.name: p.read_text() for p in state.iterdir()} == records and not journal.exists()
+    assert "tenant green runs here, but its record" in out and "nothing changed" in out
+    assert calls.read_text() == "" and not journal.exists()

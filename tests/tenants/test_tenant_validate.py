@@ -127,3 +127,58 @@ def test_frr_live_vrfs_parsed(tmp_path: Path) -> None:
     assert live == {"default": LiveVrf(0, frozenset({"198.18.0.3/32"})),
                     "green": LiveVrf(10002, frozenset()),
                     "red": LiveVrf(10001, frozenset({"198.18.32.0/31", "198.18.32.16/31"}))}
+
+
+class _FrrShell:
+    """A Linux + FRR switch as `cli()` answers: zebra's JSON and iproute2's per netns VRF (FRR 8.4, iproute2 6.x
+    shapes, as the lab's leaves print them)."""
+
+    def __init__(self, answers: dict[str, str]) -> None:
+        self.answers = answers
+        self.asked: list[str] = []
+
+    def cli(self, commands: list[str]) -> dict[str, str]:
+        self.asked += commands
+        return {c: self.answers[c] for c in commands}
+
+
+def test_router_macs_read_back_and_a_missing_one_named_as_the_cause(plan: Plan) -> None:
+    """validate --tenants reads, for each tenant VRF with an L3VNI, the VTEPs its kernel routes go through
+    (`ip -n red -j route show proto bgp`: `via 198.18.0.4 dev br11 onlink`) and its neighbours (`ip -n red -j
+    neigh show`): a VTEP without zebra's router-MAC neighbour (none, or INCOMPLETE) is named as the cause; a
+    VRF whose every VTEP has one passes; a platform that does not read them (None) gets no such check."""
+    from fabricgen.platforms.frr.tenants import (
+        ROUTES_COMMAND,
+        VNI_COMMAND,
+        kernel_routes_command,
+        neighbours_command,
+        read_live,
+    )
+
+    leaf = plan.switches["tlab-leaf01"]
+    vnis = {"10011": {"vni": 10011, "type": "L3", "tenantVrf": "red"},
+            "10012": {"vni": 10012, "type": "L3", "tenantVrf": "green"}}
+    route = {"dst": "198.18.32.8/31", "gateway": "198.18.0.4", "dev": "br11", "protocol": "bgp", "flags": ["onlink"]}
+    other = {**route, "dst": "198.18.32.16/31", "gateway": "198.18.0.6"}
+    answers = {VNI_COMMAND: json.dumps(vnis), ROUTES_COMMAND: "{}",
+               kernel_routes_command("red"): json.dumps([route, other]),
+               neighbours_command("red"): json.dumps([
+                   {"dst": "198.18.0.4", "dev": "br11", "lladdr": "0a:f9:12:cc:dc:91", "state": ["NOARP"]},
+                   {"dst": "198.18.0.6", "dev": "br11", "state": ["INCOMPLETE"]}]),
+               kernel_routes_command("green"): json.dumps([{**route, "dev": "br12"}]),
+               neighbours_command("green"): json.dumps([{"dst": "198.18.0.4", "dev": "br12",
+                                                         "lladdr": "0a:f9:12:cc:dc:92", "state": ["NOARP"]}])}
+    device = _FrrShell(answers)
+    live = read_live(device)
+    assert (live["red"].silent_vteps, live["green"].silent_vteps) == (("198.18.0.6",), ())
+    assert device.asked[2:] == [kernel_routes_command("green"), neighbours_command("green"),
+                                kernel_routes_command("red"), neighbours_command("red")]
+    planned = live_as_planned(plan, leaf.hostname)
+    planned["red"] = LiveVrf(planned["red"].vni, planned["red"].prefixes, silent_vteps=live["red"].silent_vteps)
+    planned["green"] = LiveVrf(planned["green"].vni, planned["green"].prefixes, silent_vteps=())
+    found = check_switch_tenants(plan, leaf, planned)
+    assert [(o.item, o.actual) for o in found if not o.ok] == [
+        ("vrf red router MACs", "no router-MAC neighbour for VTEP 198.18.0.6: traffic to it is dropped (zebra lost "
+                                "the router MAC; fix: bind the L3VNI again, `no vni` then `vni`, as deploy does)")]
+    assert [o.ok for o in found if o.item == "vrf green router MACs"] == [True]
+    assert not [o for o in found if o.item == "vrf blue router MACs"]  # not read: no such check

@@ -128,6 +128,43 @@ def _tenant_rule(c: Change, text: str, top: str) -> Impact | None:
     return None
 
 
+def removed_tenants(changes: Iterable[Change]) -> dict[str, str]:
+    """The tenant VRFs a diff removes as a whole (its ``vrf X`` stanza removed, not added back) and the ports they
+    held: {port: VRF}, each VRF also under its own name's key ``vrf X``."""
+    changes = list(changes)
+    gone = {c.text.split()[1] for c in changes if not c.path and c.sign == "-" and re.match(r"^vrf \S+$", c.text)}
+    gone -= {c.text.split()[1] for c in changes if not c.path and c.sign == "+" and re.match(r"^vrf \S+$", c.text)}
+    out = {f"vrf {v}": v for v in gone}
+    for c in changes:
+        m = re.match(r"^interface (\S+) vrf (\S+)$", c.path[0] if c.path else c.text)
+        if m and m.group(2) in gone and c.sign == "-":
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def label_removed_tenants(hunks: list[Hunk]) -> None:
+    """Relabel what removing a tenant as a whole changes (docs/tenants.md "Deploy"): its VRF and BGP instance
+    withdraw that tenant's routes (bgp-reset, "tenant X removed"); each of its ports leaves the tenant's namespace
+    for the switch's, where it comes back up with its default-VRF address (port-flap: the link goes down and up).
+    Every other line keeps its label: the other tenants' are untouched."""
+    gone = removed_tenants(c for h in hunks for c in h.changes)
+    if not gone:
+        return
+    for hunk in hunks:
+        for i, c in enumerate(hunk.changes):
+            top = c.path[0] if c.path else c.text
+            words = top.split()
+            vrf = gone.get(top) if top.startswith("vrf ") else (
+                gone.get(f"vrf {words[-1]}") if _VRF_BGP.match(top) else None)
+            if vrf is not None:
+                hunk.impacts[i] = Impact(Label.BGP_RESET, f"tenant {vrf} removed: its VRF goes and its routes are "
+                                                          "withdrawn (the namespace goes after FRR lets go of it)")
+            elif words[:1] == ["interface"] and len(words) > 1 and words[1] in gone:
+                hunk.impacts[i] = Impact(Label.PORT_FLAP, f"tenant {gone[words[1]]} removed: port {words[1]} goes back "
+                                                          "to the switch's namespace (its link goes down and up) and "
+                                                          "takes its default-VRF address")
+
+
 PTP_ONLY = Impact(Label.HITLESS, "PTP only (linuxptp's ptp4l.conf): ptp4l restarts and the clocks behind it re-sync; "
                                  "no route, session or port changes, traffic flows on")
 
@@ -138,7 +175,9 @@ def impact(hunks: list[Hunk], ctx: Context, sides: dict[str, tuple[Sequence[str]
     for hunk in hunks:
         if posixpath.basename(hunk.file) == PTP_CONF:
             hunk.impacts = [PTP_ONLY for _ in hunk.changes]
-    label_frr([h for h in hunks if posixpath.basename(h.file) != PTP_CONF], frr_rule)
+    frr = [h for h in hunks if posixpath.basename(h.file) != PTP_CONF]
+    label_frr(frr, frr_rule)
+    label_removed_tenants(frr)
 
 
 def label_frr(hunks: list[Hunk], rule: Callable[[Change, set[str] | None, set[str] | None], Impact]) -> None:

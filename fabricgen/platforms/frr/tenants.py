@@ -26,7 +26,8 @@ vrf-lite (route leaking, no encapsulation):
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import shlex
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -176,9 +177,46 @@ ROUTES_COMMAND = f"vtysh -c '{ROUTES_VTYSH}'"
 
 def read_live(device: Any) -> dict[str, LiveVrf]:
     """What the switch runs (validate --tenants): zebra's L3VNIs by VRF (`show evpn vni json`: "type" L3,
-    "tenantVrf") and every VRF's route prefixes (`show ip route vrf all json`: VRF -> prefix -> routes)."""
+    "tenantVrf"), every VRF's route prefixes (`show ip route vrf all json`: VRF -> prefix -> routes), and for
+    each VRF with an L3VNI the VTEPs its kernel routes use that lack zebra's router-MAC neighbour
+    (``vteps_without_mac``)."""
     out = device.cli([VNI_COMMAND, ROUTES_COMMAND])
-    return parse_live(str(out[VNI_COMMAND]), str(out[ROUTES_COMMAND]))
+    live = parse_live(str(out[VNI_COMMAND]), str(out[ROUTES_COMMAND]))
+    evpn = sorted(name for name, vrf in live.items() if vrf.vni)
+    kernel = device.cli([c for name in evpn for c in (kernel_routes_command(name), neighbours_command(name))])
+    return {name: replace(vrf, silent_vteps=tuple(vteps_without_mac(
+        ip_json(str(kernel[kernel_routes_command(name)])), ip_json(str(kernel[neighbours_command(name)])))))
+        if name in evpn else vrf for name, vrf in live.items()}
+
+
+def kernel_routes_command(vrf: str) -> str:
+    """The BGP routes of a netns VRF as the kernel has them (`via <vtep> dev <l3vni bridge> onlink`)."""
+    return f"ip -n {shlex.quote(vrf)} -j route show proto bgp"
+
+
+def neighbours_command(vrf: str) -> str:
+    """A netns VRF's neighbour table: zebra installs each remote VTEP's router MAC there (`<vtep> lladdr <rmac>
+    NOARP`, zebra_vxlan.c `zl3vni_nh_install`)."""
+    return f"ip -n {shlex.quote(vrf)} -j neigh show"
+
+
+def ip_json(text: str) -> list[dict[str, Any]]:
+    """iproute2's ``-j`` output (a JSON list of objects); [] for anything else (a VRF without a namespace)."""
+    try:
+        doc = json.loads(text or "[]")
+    except ValueError:
+        return []
+    return [x for x in doc if isinstance(x, dict)] if isinstance(doc, list) else []
+
+
+def vteps_without_mac(routes: list[dict[str, Any]], neighbours: list[dict[str, Any]]) -> list[str]:
+    """The VTEPs (gateways) of a tenant VRF's kernel routes without a resolved neighbour entry: the kernel then
+    ARPs for the VTEP into the tunnel, which nothing answers, and drops the traffic.  FRR 8.4's zebra can lose
+    the entry when bgpd re-imports the VRF's routes (docs/tenants.md, "Deploying a tenant change")."""
+    vteps = {str(r["gateway"]) for r in routes if r.get("gateway")}
+    known = {str(n["dst"]) for n in neighbours
+             if n.get("lladdr") and not set(n.get("state", [])) & {"FAILED", "INCOMPLETE"}}
+    return sorted(vteps - known)
 
 
 def parse_live(vnis_json: str, routes_json: str) -> dict[str, LiveVrf]:
