@@ -3,6 +3,10 @@
 Every checker returns `Finding`s (base/findings.py) so results merge and print the same way:
 
     sonic_yang.py  SONiC config_db.json against SONiC's YANG models (libyang)        rule "sonic-yang"
+      yang_schema.py       the models in one libyang context; the index of config_db tables
+      configdb_to_yang.py  config_db -> YANG-JSON instance data, typed per leaf (RFC 7951)
+      yang_errors.py       libyang's errors -> findings at config_db JSON pointers
+      sonic_shapes.py      which config_dbs YANG cannot tell apart: libyang runs once per clean shape
     frr_parser.py  FRR configs through FRR's own parser (vtysh --dryrun)              rule "frr-parse"
     frr_shapes.py  which frr.confs FRR's parser cannot tell apart: vtysh runs once per shape
     (platforms/nxos/check.py: NX-OS structure over its indentation tree              rules "nxos-*")

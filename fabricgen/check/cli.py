@@ -12,7 +12,7 @@ from fabricgen.base.options import add_intent, add_workers
 
 def cmd_check(args: argparse.Namespace) -> int:
     from fabricgen.check.run import checked_pairs, run_checks, unavailable_checks
-    from fabricgen.check.sonic_yang import SonicYangSetupError
+    from fabricgen.check.yang_models import SonicYangSetupError
     from fabricgen.plan.build import load_plan
     from fabricgen.render import manifest
 
@@ -37,7 +37,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 2
     sys.stdout.write(format_findings(findings, args.format, checked_pairs(plan, not args.fast, skip)))
     if not args.fast and "sonic-yang" not in skip and any(sw.platform == "sonic" for sw in plan.switches.values()):
-        from fabricgen.check.sonic_yang import release_models
+        from fabricgen.check.yang_models import release_models
 
         print(f"sonic-yang: {release_models(yang_dir, plan.settings.sonic_release).describe()}", file=sys.stderr)
     what = {"sonic-yang": "SONiC's YANG models on every config_db.json", "frr-parse": "FRR's parser on every frr.conf"}

@@ -170,7 +170,7 @@ def yang_unavailable(plan: Plan, configs: Path, yang_dir: Path | None) -> str | 
     """Why the SONiC YANG check cannot run here (no models, no libyang), or None when it can or is not needed."""
     if not files_by_check(plan, Path(configs))["sonic-yang"]:
         return None
-    from fabricgen.check.sonic_yang import SonicYangSetupError, resolve_yang_dir
+    from fabricgen.check.yang_models import SonicYangSetupError, resolve_yang_dir
 
     try:
         import libyang  # noqa: F401 - the binding the check runs on (the `sonic` extra)
@@ -191,7 +191,7 @@ def _yang_salt(root: Path, plan: Plan | None = None) -> str:
 
     from fabricgen.base import findings
     from fabricgen.catalog import skus
-    from fabricgen.check import cache, sonic_shapes, sonic_yang
+    from fabricgen.check import cache, configdb_to_yang, sonic_shapes, sonic_yang, yang_errors, yang_schema
     from fabricgen.platforms.sonic import buffers as sonic_buffers
     from fabricgen.platforms.sonic import configdb as sonic_configdb
 
@@ -200,8 +200,9 @@ def _yang_salt(root: Path, plan: Plan | None = None) -> str:
     sku_files = [Path(hw.sku.source) / "port_config.ini" if Path(hw.sku.source).is_dir() else Path(hw.sku.source)
                  for hw in hardware.values() if hw.sku is not None and Path(hw.sku.source).exists()]
     device = f"{sorted((role, hw.describe()) for role, hw in hardware.items())}"
-    return cache.digest([cache.files_digest([Path(sonic_yang.__file__), Path(sonic_shapes.__file__),
-                                             Path(findings.__file__),
+    checker = [Path(sonic_yang.__file__), Path(yang_schema.__file__), Path(configdb_to_yang.__file__),
+               Path(yang_errors.__file__), Path(sonic_shapes.__file__), Path(findings.__file__)]
+    return cache.digest([cache.files_digest([*checker,
                                              Path(cache.__file__), Path(sonic_configdb.__file__),
                                              Path(sonic_buffers.__file__), Path(skus.__file__), *sku_files]),
                          device,
@@ -272,7 +273,8 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
     work = _Work(plan, configs, structural=full or structural,
                  skip=skip if full else skip | frozenset(RENDER_SKIPS))
     if full:
-        from fabricgen.check.sonic_yang import SonicYangValidator, resolve_yang_dir
+        from fabricgen.check.sonic_yang import SonicYangValidator
+        from fabricgen.check.yang_models import resolve_yang_dir
 
         files = {checker: ([] if checker in skip else found) for checker, found in
                  files_by_check(plan, configs).items()}

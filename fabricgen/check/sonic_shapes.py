@@ -47,7 +47,8 @@ import orjson
 from fabricgen.base.findings import Finding
 
 if TYPE_CHECKING:
-    from fabricgen.check.sonic_yang import SonicYangValidator, _Leaf, _Table
+    from fabricgen.check.sonic_yang import SonicYangValidator
+    from fabricgen.check.yang_schema import Leaf, Table
 
 _NAME = re.compile(r"(?:([A-Za-z_][\w.-]*+):)?([A-Za-z_][\w.-]*+)(?!\s*\()")  # a step name, not a function
 _SELF = re.compile(r"current\(\)|(?<![\w.])\.(?![\w./])")  # the context node's own value
@@ -115,13 +116,13 @@ def _exprs(validator: SonicYangValidator) -> tuple[list[_Expr], bool, set[tuple[
     return out, wildcard or ("", "") in unique, unique
 
 
-def _children(table: _Table) -> Iterator[tuple[str, dict[str, _Leaf]]]:
+def _children(table: Table) -> Iterator[tuple[str, dict[str, Leaf]]]:
     yield from ((lst.name, lst.leaves) for lst in table.lists.values())
     yield from ((c.name, c.leaves) for c in table.containers.values())
 
 
 _UNSEEN = "\x02"  # not a JSON kind: a value not looked at yet
-_Spec = dict[tuple[str, str], dict[str, tuple["_Leaf", dict[str, str | None], bool]]]
+_Spec = dict[tuple[str, str], dict[str, tuple["Leaf", dict[str, str | None], bool]]]
 
 
 class Shapes:
@@ -131,7 +132,7 @@ class Shapes:
         from _libyang import ffi
         from libyang.schema import Type
 
-        from fabricgen.check.sonic_yang import _json_kind
+        from fabricgen.check.yang_schema import json_kind
 
         self.validator = validator
         self.exprs, self.disabled, compared = _exprs(validator)
@@ -156,7 +157,7 @@ class Shapes:
         self._structures: dict[tuple[str, bytes], dict[tuple[str, str], set[str]]] = {}
         self._renamed: dict[tuple[bytes, str, bytes], str] = {}
         self._values: dict[int, dict[str, str | None]] = {}  # id(snode) -> value -> JSON kind (None: as written)
-        self._kinds = {base: _json_kind(base) for base in range(32)}  # LY_DATA_TYPE -> JSON kind
+        self._kinds = {base: json_kind(base) for base in range(32)}  # LY_DATA_TYPE -> JSON kind
         self._realtype = ffi.new("struct lysc_type **")  # lyd_value_validate's outputs, reused
         self._canonical = ffi.new("char **")
         self.clean: set[bytes] = set()
@@ -238,7 +239,7 @@ class Shapes:
             self._specs[sig] = spec
         return sig, spec
 
-    def _kind(self, leaf: _Leaf, value: str, memo: dict[str, str | None]) -> str | None:
+    def _kind(self, leaf: Leaf, value: str, memo: dict[str, str | None]) -> str | None:
         """libyang's JSON kind of a value valid alone for the leaf and already canonical, else None."""
         from _libyang import ffi, lib
 
@@ -291,11 +292,11 @@ class Shapes:
         if table is None or not isinstance(entries, dict):
             return hashlib.sha256(orjson.dumps(("\x01", entries))).hexdigest()
         indices: dict[int, dict[str, int]] = {}  # per leaf whose equality counts: value -> first-occurrence index
-        none: dict[str, tuple[_Leaf, dict[str, str | None], bool]] = {}
+        none: dict[str, tuple[Leaf, dict[str, str | None], bool]] = {}
 
         # Encoding (injective): a renamed string -> ["\x00", kind] or ["\x00", kind, index]; any other
         # non-string -> ["\x01", it]; any other string as it is.
-        def rename(opaque: dict[str, tuple[_Leaf, dict[str, str | None], bool]], name: str, value: Any) -> Any:
+        def rename(opaque: dict[str, tuple[Leaf, dict[str, str | None], bool]], name: str, value: Any) -> Any:
             if type(value) is not str:
                 return ("\x01", value)
             found = opaque.get(name)
@@ -344,7 +345,7 @@ class Shapes:
         return found
 
 
-def _child(table: _Table, key: str) -> str | None:
+def _child(table: Table, key: str) -> str | None:
     """The list or container a native key names (as SonicYangValidator.convert picks it)."""
     if key in table.containers:
         return key
@@ -352,9 +353,9 @@ def _child(table: _Table, key: str) -> str | None:
     return lst.name if lst is not None else None
 
 
-def _list(table: _Table, name: str) -> Any:
+def _list(table: Table, name: str) -> Any:
     return next(lst for lst in table.lists.values() if lst.name == name)
 
 
-def _keys_of(table: _Table, child: str) -> tuple[str, ...]:
+def _keys_of(table: Table, child: str) -> tuple[str, ...]:
     return next((lst.keys for lst in table.lists.values() if lst.name == child), ())

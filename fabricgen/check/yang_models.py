@@ -133,6 +133,17 @@ def for_release(base: Path, release: str | None) -> ReleaseModels:
     return ReleaseModels(base, "", release, looked)
 
 
+def resolve_yang_dir(yang_dir: Path | str | None = None, release: str | None = None) -> Path:
+    """The models folder: `yang_dir` if given, else $FABRICGEN_SONIC_YANG, else the fetched cache; within it,
+    `release`'s models where present (`for_release`).  SonicYangSetupError if none holds models."""
+    return release_models(yang_dir, release).path
+
+
+def release_models(yang_dir: Path | str | None = None, release: str | None = None) -> ReleaseModels:
+    """Which models the check uses for a SONiC release, and where the release's own were looked for."""
+    return for_release(find_models(yang_dir), release)
+
+
 def sample_config_db(models: Path) -> Path | None:
     """SONiC's own sample_config_db.json beside the models (upstream layout or a copy's samples/), if present."""
     for path in (models / "tests" / "files" / "sample_config_db.json", models / "samples" / "sample_config_db.json"):

@@ -12,13 +12,9 @@ from typing import Any
 import pytest
 
 from fabricgen.base.findings import Finding
-from fabricgen.check.sonic_yang import (
-    SonicYangSetupError,
-    SonicYangValidator,
-    check_sonic_configs,
-    device_name,
-    pointer,
-)
+from fabricgen.check.configdb_to_yang import pointer
+from fabricgen.check.sonic_yang import SonicYangValidator, check_sonic_configs, device_name
+from fabricgen.check.yang_models import SonicYangSetupError
 
 FIXTURE = Path(__file__).parent / "fixtures" / "roce_leaf_config_db.json"
 # Every table the SONiC renderer emits (the brief's list); LOOPBACK has no YANG model.

@@ -196,7 +196,7 @@ def test_the_intents_sonic_release_picks_that_releases_models(sonic_yang_models:
     import yaml
 
     from fabricgen.check.cli import cmd_check
-    from fabricgen.check.sonic_yang import release_models
+    from fabricgen.check.yang_models import release_models
     from fabricgen.cli import build_parser, main
 
     base = tmp_path / "models"
