@@ -108,8 +108,7 @@ class BfdProfile:
                    None if mult == d["detect_multiplier"] else mult)
 
 
-# Not frozen: a switch has one per neighbour or local prefix (64 to 257 at 128K GPUs), and a frozen dataclass's
-# __init__ (object.__setattr__ per field) costs 3.5 times a plain one's.
+# Not frozen, as PrefixListEntry.
 @dataclass(slots=True)
 class Neighbor:
     ip: str
@@ -118,8 +117,7 @@ class Neighbor:
     bfd_profile: str  # "" = no BFD
 
 
-# Not frozen: a switch has one per neighbour or local prefix (64 to 257 at 128K GPUs), and a frozen dataclass's
-# __init__ (object.__setattr__ per field) costs 3.5 times a plain one's.
+# Not frozen, as PrefixListEntry.
 @dataclass(slots=True)
 class AfNeighbor:
     ip: str
