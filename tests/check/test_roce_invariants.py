@@ -548,3 +548,43 @@ def test_frr_config_deleted(lab: Rendered, tmp_path: Path) -> None:
     t = Tree(lab, tmp_path)
     t.delete("lab-spine02", "frr.conf")
     only(t.check(), "lab-spine02", "roce-missing-config")
+
+
+def test_sonic_qos_facts_read_once_per_class_equal_each_read(example: Rendered, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The QoS facts of ConfigDBs that repeat their class tables are read once per class: the same facts as
+    reading each file alone, and a ConfigDB whose QoS tables differ in one value is read for itself."""
+    from fabricgen.platforms.sonic import extract
+
+    sonic = [h for h, sw in example.plan.switches.items() if sw.platform == "sonic"]
+    extract._QOS.clear()
+    memo = extract_facts(example.plan, example.root / "configs", sonic)
+    assert 0 < len(extract._QOS) < len(sonic)  # fewer classes than ConfigDBs
+    monkeypatch.setattr(extract, "_qos_key", lambda t, names: None)  # every file read alone
+    assert extract_facts(example.plan, example.root / "configs", sonic) == memo
+    monkeypatch.undo()
+    tree = Tree(example, tmp_path)
+    leaf = "ai256-leaf02"
+    tree.edit_json(leaf, lambda db: db["SCHEDULER"]["AI_ROCE_DWRR"].update(weight="77"))
+    again = extract_facts(example.plan, tmp_path / "configs", [leaf, "ai256-leaf01"])
+    assert again["ai256-leaf01"].ports == memo["ai256-leaf01"].ports
+    assert {q.weight for p in again[leaf].ports.values() for q in p.queues.values() if not q.strict} >= {77}
+    assert again[leaf].ports != memo[leaf].ports
+
+
+def test_sonic_qos_facts_of_a_file_json_cannot_say_are_its_own(example: Rendered, tmp_path: Path) -> None:
+    """A NaN (json.loads reads it; orjson writes it as null) or an integer beyond 64 bits: the file's QoS facts are
+    its own, never those of a file with null in that place, whose digest would be the same."""
+    from fabricgen.platforms.sonic import extract
+
+    assert extract._qos_key(extract._SonicTables({"SCHEDULER": {"s": {"weight": 1 << 70}}}), ["Ethernet0"]) is None
+    tree = Tree(example, tmp_path)
+    for leaf, value in (("ai256-leaf03", "null"), ("ai256-leaf02", "NaN")):
+        path = tree.path(leaf, "config_db.json")
+        text = path.read_text(encoding="utf-8").replace('"scheduler": "AI_ROCE_DWRR"', f'"scheduler": {value}', 1)
+        path.write_text(text, encoding="utf-8")
+    extract._QOS.clear()
+    facts = extract_facts(example.plan, tree.configs, ["ai256-leaf03", "ai256-leaf02"])  # null's facts first
+    names = {leaf: {q.scheduler for p in facts[leaf].ports.values() for q in p.queues.values()}
+             for leaf in ("ai256-leaf03", "ai256-leaf02")}
+    assert "None" in names["ai256-leaf03"] and "nan" in names["ai256-leaf02"]

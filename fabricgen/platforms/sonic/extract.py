@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from fabricgen.plan.model import Plan
 from fabricgen.platforms.facts import (
@@ -139,7 +142,7 @@ def extract_sonic(plan: Plan, configs: Path, host: str) -> DeviceFacts:
             f.errors.append((CONFIG_DB, "not a JSON object"))
             db = None
     if db is not None:
-        _sonic_ports(f, _SonicTables(db))
+        _sonic_ports(f, _SonicTables(db), finite=text is not None and "NaN" not in text and "Infinity" not in text)
     frr = read_config(f, configs, FRR_CONF)
     if frr is not None:
         scan_frr(frr.splitlines(), f, with_interfaces=False)
@@ -178,7 +181,9 @@ def _pfc_set(text: str) -> frozenset[int]:
     return found
 
 
-def _sonic_ports(f: DeviceFacts, t: _SonicTables) -> None:
+def _sonic_ports(f: DeviceFacts, t: _SonicTables, finite: bool = False) -> None:
+    """`finite`: the file has no NaN or infinity (json.loads reads those words; JSON has neither), so its QoS
+    tables have a faithful digest and their facts may come from another file of the same class."""
     ports = f.ports
     for name, entry in t.table("PORT").items():
         e = entry if isinstance(entry, dict) else {}
@@ -195,37 +200,82 @@ def _sonic_ports(f: DeviceFacts, t: _SonicTables) -> None:
             port = ports.get(name) if table == "INTERFACE" else None
             if port is not None and ":" not in addr and not port.ipv4:
                 port.ipv4, port.ipv4_loc = addr, loc
+    digest = _qos_key(t, list(ports)) if finite else None
+    qos = _QOS.get(digest) if digest is not None else None
+    if qos is None:
+        qos = _port_qos(t, list(ports))
+        if digest is not None:
+            if len(_QOS) >= _QOS_MAX:
+                _QOS.clear()
+            _QOS[digest] = qos
+    for name, port in ports.items():
+        (port.maps, port.maps_loc, port.pfc, port.pfc_loc, port.pfc_on, port.watchdog, port.watchdog_loc, queues,
+         pg_locs, lossless) = qos[name]
+        port.queues, port.pg_locs, port.lossless = dict(queues), dict(pg_locs), dict(lossless)
+
+
+# The tables a port's QoS facts come from.  Render writes them whole per port class (platforms/sonic/render.py's
+# class tables), so the ConfigDBs of one class repeat them byte for byte: their facts are read once per class
+# (4,096 ConfigDBs of 128 ports at 128K GPUs, a handful of classes).
+_QOS_TABLES = ("PORT_QOS_MAP", "PFC_WD", "QUEUE", "BUFFER_PG", "SCHEDULER", "WRED_PROFILE", "DSCP_TO_TC_MAP",
+               "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP", "MAP_PFC_PRIORITY_TO_QUEUE", "BUFFER_PROFILE")
+_QOS_MAX = 64
+PortQos = tuple[QosMaps | None, str, frozenset[int], str, bool, bool, str, dict[int, Queue], dict[int, str],
+                dict[int, LosslessPg]]
+_QOS: dict[bytes, dict[str, PortQos]] = {}
+
+
+def _qos_key(t: _SonicTables, names: list[str]) -> bytes | None:
+    """A digest of everything `_port_qos` reads, or None where orjson cannot serialise it (an integer beyond
+    64 bits; `_sonic_ports` never asks for a file with a NaN or an infinity, which orjson writes as null)."""
+    meta = t.table("DEVICE_METADATA").get("localhost")
+    model = meta.get("buffer_model") if isinstance(meta, dict) else None
+    try:
+        text = orjson.dumps([names, model, [t.db.get(name) for name in _QOS_TABLES]])
+    except TypeError:
+        return None
+    return hashlib.sha256(text).digest()
+
+
+def _port_qos(t: _SonicTables, names: list[str]) -> dict[str, PortQos]:
+    """Each port's classification, PFC, watchdog, queues and PG buffering, with where each is set."""
     qos_map = t.table("PORT_QOS_MAP")
     wd = t.table("PFC_WD")
-    for name, port in ports.items():
-        entry = qos_map.get(name)
-        n = escape_token(name)
-        port.maps_loc = port.pfc_loc = f"/PORT_QOS_MAP/{n}"
-        if isinstance(entry, dict):
-            port.maps = t.qos_maps(entry)
-            port.maps_loc = f"/PORT_QOS_MAP/{n}/dscp_to_tc_map"
-            if "pfc_enable" in entry:
-                port.pfc = _pfc_set(str(entry["pfc_enable"]))
-                port.pfc_loc = f"/PORT_QOS_MAP/{n}/pfc_enable"
-                port.pfc_on = bool(port.pfc)
-        port.watchdog = isinstance(wd.get(name), dict)
-        port.watchdog_loc = f"/PFC_WD/{n}"
+    queues: dict[str, dict[int, Queue]] = {name: {} for name in names}
+    pg_locs: dict[str, dict[int, str]] = {name: {} for name in names}
+    lossless: dict[str, dict[int, LosslessPg]] = {name: {} for name in names}
     for key, entry in t.table("QUEUE").items():
         name, rest = _split_key(key)
-        port = ports.get(name)
-        if port is None or not isinstance(entry, dict):
+        if name not in queues or not isinstance(entry, dict):
             continue
         q = t.queue(key, entry)
         for qi in _key_range(rest):
-            port.queues[qi] = q
+            queues[name][qi] = q
     for key, entry in t.table("BUFFER_PG").items():
         name, rest = _split_key(key)
-        port = ports.get(name)
-        if port is None:
+        if name not in pg_locs:
             continue
         loc = f"/BUFFER_PG/{escape_token(key)}/profile"
         x = t.lossless_profile(str(entry.get("profile", "")), loc) if isinstance(entry, dict) else None
         for pg in _key_range(rest):
-            port.pg_locs[pg] = loc
+            pg_locs[name][pg] = loc
             if x is not None:
-                port.lossless[pg] = x
+                lossless[name][pg] = x
+    out: dict[str, PortQos] = {}
+    for name in names:
+        entry = qos_map.get(name)
+        n = escape_token(name)
+        maps: QosMaps | None = None
+        maps_loc = pfc_loc = f"/PORT_QOS_MAP/{n}"
+        pfc: frozenset[int] = frozenset()
+        pfc_on = False
+        if isinstance(entry, dict):
+            maps = t.qos_maps(entry)
+            maps_loc = f"/PORT_QOS_MAP/{n}/dscp_to_tc_map"
+            if "pfc_enable" in entry:
+                pfc = _pfc_set(str(entry["pfc_enable"]))
+                pfc_loc = f"/PORT_QOS_MAP/{n}/pfc_enable"
+                pfc_on = bool(pfc)
+        out[name] = (maps, maps_loc, pfc, pfc_loc, pfc_on, isinstance(wd.get(name), dict), f"/PFC_WD/{n}",
+                     queues[name], pg_locs[name], lossless[name])
+    return out
