@@ -443,18 +443,23 @@ def test_setup_failures_undo_what_the_script_created() -> None:
     assert sent(ro) == []
 
 
-def test_a_failed_commit_after_the_setup_undoes_the_script_then_restores_frr() -> None:
-    """Issue 25: a commit that fails after tenants.sh ran removes what the script created (its journal,
-    newest first) before FRR's rollback point is reloaded; the rollback point is the one saved before the
-    script, never one taken after it."""
-    d = _setup_driver(0, ["vrf red id 3 netns /run/netns/red\n"], case="commit_rejected")
+def _failed_after_setup(extra: dict[str, list[dict[str, Any]]]) -> tuple[MockFrrDriver, list[str]]:
+    """The setup script run for red's candidate, then its commit, rejected at the reload (previous config
+    restored); the driver and what it sent."""
+    d = _setup_driver(0, ["vrf red id 3 netns /run/netns/red\n"], case="commit_rejected", extra=extra)
     d.load_replace_candidate(config=candidate("commit_rejected"))
     assert d.compare_config()
     d._candidate = candidate("commit_rejected") + NETNS_VRFS
     d.fabricgen_setup("#!/bin/sh\n")
     with pytest.raises(ReplaceConfigException, match="previous config restored"):
         d.commit_config()
-    commands = sent(d)
+    return d, sent(d)
+
+def test_a_failed_commit_after_the_setup_undoes_the_script_then_restores_frr() -> None:
+    """Issue 25: a commit that fails after tenants.sh ran removes what the script created (its journal,
+    newest first) before FRR's rollback point is reloaded; the rollback point is the one saved before the
+    script, never one taken after it."""
+    d, commands = _failed_after_setup({})
     reloads = [i for i, c in enumerate(commands) if c == "/usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf"]
     assert len(reloads) == 2 and commands.count(SAVE) == 1  # saved once, before the script
     assert commands.index(SAVE) < commands.index(RUN_SETUP) < reloads[0] < commands.index(RUN_UNDO) < reloads[1]
@@ -657,14 +662,7 @@ def test_a_failed_add_lets_frr_go_of_the_tenant_before_its_namespace_is_removed(
         install(INTERIM): [{}], f"rm -f {INTERIM}": [{}], TEST_SAVED: [{}],
         RELOAD: [{"exit_status": 1, "stderr_text": "line 2: Failure to communicate[13] to zebra, line:  ip address "
                                                    "127.0.0.2/32\n% Invalid address\n"}, {}, {}]}
-    d = _setup_driver(0, ["vrf red id 3 netns /run/netns/red\n"], case="commit_rejected", extra=extra)
-    d.load_replace_candidate(config=candidate("commit_rejected"))
-    assert d.compare_config()
-    d._candidate = candidate("commit_rejected") + NETNS_VRFS
-    d.fabricgen_setup("#!/bin/sh\n")
-    with pytest.raises(ReplaceConfigException, match="previous config restored: frr-reload --reload exited 1"):
-        d.commit_config()
-    commands = sent(d)
+    d, commands = _failed_after_setup(extra)
     steps = [RELOAD, POINT, RUNNING, UNBIND_AMBER, AMBER_VNI, install(INTERIM), RELOAD, TEST_SAVED, RUN_UNDO,
              "vtysh -c 'show vrf'", install("/etc/frr/frr.conf.rollback"), RELOAD]
     at = 0
@@ -677,16 +675,9 @@ def test_a_failed_add_lets_frr_go_of_the_tenant_before_its_namespace_is_removed(
     assert interim is not None and interim.endswith("!\nvrf amber\n netns /run/netns/amber\nexit-vrf\n")
     assert "interface Ethernet24\n" not in interim and "vrf red\n vni 10011\n" in interim  # red left as it runs
     assert "vrf red' -c 'no vni" not in " ".join(commands)
-    d = _setup_driver(0, ["vrf red id 3 netns /run/netns/red\n"], case="commit_rejected", extra={
-        **extra, RUNNING: [{"stdout_text": "frr version 8.4.4\n"}, {"stdout_text": "frr version 8.4.4\n"},
-                           {"stdout_text": point}]})
-    d.load_replace_candidate(config=candidate("commit_rejected"))
-    d.compare_config()
-    d._candidate = candidate("commit_rejected") + NETNS_VRFS
-    d.fabricgen_setup("#!/bin/sh\n")
-    with pytest.raises(ReplaceConfigException, match="previous config restored"):
-        d.commit_config()
-    assert UNBIND_AMBER not in sent(d) and INTERIM not in " ".join(sent(d))  # nothing added: journal, then restore
+    base = {"stdout_text": "frr version 8.4.4\n"}
+    _, commands = _failed_after_setup({**extra, RUNNING: [base, base, {"stdout_text": point}]})
+    assert UNBIND_AMBER not in commands and INTERIM not in " ".join(commands)  # nothing added: journal, then restore
 
 
 def test_a_dropped_vrf_without_a_record_is_refused_before_anything_changes() -> None:

@@ -178,9 +178,11 @@ def leaf_state(lab: LabState, leaf: str) -> dict[str, str | list[str]]:
 
 
 def failed_deploy(intent: Path, build: Path, lab: LabState, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
-    """`fabricgen deploy --force` of ``build`` as an operator runs it: exit 1, no traceback; the FAILED lines."""
+    """`fabricgen deploy --force` of ``build`` as an operator runs it: exit 1, no traceback; the FAILED lines.
+    Its output is kept beside the build (deploy.out), for what the undo did (its "after the undo" notes)."""
     rc = main(["deploy", "-i", str(intent), "-b", str(build), "--lab-dir", lab.workdir, "--force"])
     text = capsys.readouterr()
+    (build.parent / "deploy.out").write_text(text.out + text.err)
     assert rc == 1, text.out + text.err
     assert "Traceback" not in text.out + text.err
     failed: dict[str, str] = {}  # host -> its FAILED line and the reason's further (indented) lines
