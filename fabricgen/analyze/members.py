@@ -28,6 +28,7 @@ member's row with `impact`'s full re-route on the examples and at 2,048 GPUs.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,15 +38,23 @@ from fabricgen.analyze.ecmp import MAX_HOPS, busy_seconds, slowdown_of
 from fabricgen.analyze.routing import LOCAL, Routes
 from fabricgen.analyze.scenarios import Failure
 from fabricgen.analyze.symmetry import Symmetry, symmetry, tie_free
+from fabricgen.base import pool
 
 CHUNK_ENTRIES = 1 << 21  # members batched so that their changed entries stay about this many
+PARALLEL_FROM = 4096  # failures from which the orbits run in worker processes (fewer: forking costs more)
+TASKS_PER_WORKER = 4  # orbit slices per worker, so that the large orbits do not finish last on one
 
 if TYPE_CHECKING:
     from fabricgen.analyze.singles import SingleFailures
 
 
-def every_row(engine: SingleFailures, failures: list[Failure]) -> list[dict[str, Any]]:
-    """`engine.row` of every failure; members of an orbit whose representative's routes are tie-free in batches."""
+def every_row(engine: SingleFailures, failures: list[Failure], workers: int | None = None) -> list[dict[str, Any]]:
+    """`engine.row` of every failure; members of an orbit whose representative's routes are tie-free in batches.
+
+    The orbits (and slices of the large ones) are independent: with `workers` > 1 they run in forked processes
+    that share the engine copy-on-write.  A slice is a run of whole batches, the batches the serial loop makes,
+    so every row is computed exactly as it would be in one process.
+    """
     base = engine.base
     if len(failures) < 2 or not tie_free(base.routes):
         return [engine.row(f) for f in failures]
@@ -55,27 +64,77 @@ def every_row(engine: SingleFailures, failures: list[Failure]) -> list[dict[str,
     for i, r in enumerate(reps):
         if r != i:
             members.setdefault(r, []).append(i)
+    if workers is None:
+        workers = min(os.cpu_count() or 1, 8) if len(failures) >= PARALLEL_FROM else 1
+    tasks = _tasks([i for i, r in enumerate(reps) if r == i], members, workers)
+    state = _Orbits(engine, sym, failures, members)
+    if workers > 1 and len(tasks) > 1:
+        engine.visit_start, engine.hash_key  # noqa: B018 - built once here, shared by the workers
+        with pool.forked_pool(workers, state) as workers_pool:
+            parts = workers_pool.map(_orbit_rows, tasks, chunksize=1)
+    else:
+        with pool.serial(state):
+            parts = [_orbit_rows(task) for task in tasks]
     rows: list[dict[str, Any] | None] = [None] * len(failures)
-    for i, r in enumerate(reps):
-        if r != i:
-            continue
-        keys, old_size, new_size, routes = engine._changed(failures[i])
-        row, leaves = engine._row(failures[i], keys, old_size, new_size, routes)
-        rows[i] = row
-        if i not in members:
-            continue
-        if not tie_free(routes):
-            for m in members[i]:
-                rows[m] = engine.row(failures[m])
-            continue
-        rep = _Rep(failures[i], keys, routes.group_of.ravel()[keys].astype(np.int64), routes, row, leaves)
-        for chunk, perms in sym.images(failures, i, members[i], max(1, min(1024, CHUNK_ENTRIES // len(keys)))):
-            for m, out in zip(chunk, _member_rows(engine, sym, failures, rep, chunk, perms), strict=True):
-                rows[m] = out
+    for part in parts:
+        for i, row in part:
+            rows[i] = row
     done = [r for r in rows if r is not None]
     if len(done) != len(failures):
         raise RuntimeError("a failure got no row")  # every representative and member is filled above
     return done
+
+
+def _tasks(reps: list[int], members: dict[int, list[int]], workers: int) -> list[tuple[int, int, int]]:
+    """(representative, slice, slices) for every orbit: an orbit in slices by its share of all members, so that
+    about `TASKS_PER_WORKER` tasks per worker keep both busy; the largest orbits first."""
+    total = sum(len(m) for m in members.values()) or 1
+    target = workers * TASKS_PER_WORKER if workers > 1 else 1
+    tasks = []
+    for i in sorted(reps, key=lambda r: -len(members.get(r, ()))):
+        slices = max(1, round(target * len(members.get(i, ())) / total)) if workers > 1 else 1
+        tasks += [(i, k, slices) for k in range(slices)]
+    return tasks
+
+
+@dataclass
+class _Orbits:
+    """What every orbit task reads (shared by the forked workers), and the last representative computed."""
+
+    engine: SingleFailures
+    sym: Symmetry
+    failures: list[Failure]
+    members: dict[int, list[int]]
+    last: tuple[int, Any] | None = None  # (representative, its _changed and _row) in this process
+
+
+def _orbit_rows(task: tuple[int, int, int]) -> list[tuple[int, dict[str, Any]]]:
+    """The rows of slice `k` of `slices` of orbit `i`: its batches k/slices to (k+1)/slices (and, in slice 0, the
+    representative's own row)."""
+    i, k, slices = task
+    state: _Orbits = pool.shared()
+    engine, sym, failures = state.engine, state.sym, state.failures
+    if state.last is None or state.last[0] != i:
+        keys, old_size, new_size, routes = engine._changed(failures[i])
+        state.last = (i, (keys, routes, *engine._row(failures[i], keys, old_size, new_size, routes)))
+    keys, routes, row, leaves = state.last[1]
+    out: list[tuple[int, dict[str, Any]]] = [(i, row)] if k == 0 else []
+    orbit = state.members.get(i, [])
+    if not orbit:
+        return out
+    if not tie_free(routes):
+        part = orbit[k * len(orbit) // slices:(k + 1) * len(orbit) // slices]
+        return out + [(m, engine.row(failures[m])) for m in part]
+    size = max(1, min(1024, CHUNK_ENTRIES // len(keys)))  # the batch: members whose changed entries fit
+    batches = -(-len(orbit) // size)
+    first, last = k * batches // slices, (k + 1) * batches // slices
+    part = orbit[first * size:last * size]
+    if not part:
+        return out
+    rep = _Rep(failures[i], keys, routes.group_of.ravel()[keys].astype(np.int64), routes, row, leaves)
+    for chunk, perms in sym.images(failures, i, part, size):
+        out += zip(chunk, _member_rows(engine, sym, failures, rep, chunk, perms), strict=True)
+    return out
 
 
 @dataclass
@@ -123,7 +182,9 @@ def _member_rows(engine: SingleFailures, sym: Symmetry, failures: list[Failure],
                    if rep.failure.arcs else np.zeros(m, dtype=np.int64))
     # each member's changed entries: the representative's, mapped
     node_r, col_r = rep.keys // n_cols, rep.keys % n_cols
-    key_m = perms[:, node_r] * n_cols + intact_routes.column[perms[:, intact_routes.dests[col_r]]]
+    # np.take, not perms[:, idx]: that comes out column-major, and each ravel below then copied it (1.7 s at 32K)
+    key_m = (np.take(perms, node_r, axis=1) * n_cols
+             + intact_routes.column[np.take(perms, intact_routes.dests[col_r], axis=1)])
     # the QPs each member re-routes: those whose intact path meets one of its changed entries
     start = engine.visit_start
     lo, hi = start[key_m].ravel(), start[key_m + 1].ravel()

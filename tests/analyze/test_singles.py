@@ -26,11 +26,14 @@ from tests.plan.test_topology import three_tier
 
 
 def _assert_rows_equal(fabric: Fabric, jobs: list[Job], hash_kind: str = "crc32", seeds: str = "same") -> int:
-    """Each failure's incremental row and its orbit batch's row (members.py) equal the full re-route's."""
+    """Each failure's incremental row and its orbit batch's row (members.py, in one process and in two) equal
+    the full re-route's."""
     base = baseline(fabric, jobs, hash_kind, seeds)
     engine = SingleFailures(base)
     failures = single_failures(fabric)
-    batched = every_row(engine, failures)
+    batched = every_row(engine, failures, workers=1)
+    # the orbits in two forked workers, the large ones in slices of whole batches: the same rows, in order
+    assert every_row(engine, failures, workers=2) == batched
     n = 0
     for failure, row in zip(failures, batched, strict=True):
         full = impact(base, failure)
@@ -104,3 +107,21 @@ def test_cli_says_when_double_failures_are_sampled(monkeypatch: pytest.MonkeyPat
     assert out["scenarios"] == 30 and out["sampled"]["analysed"] == 30 and out["sampled"]["of"] > 30
     main(["analyze", "failures", "-i", str(path), "--any", "2"])
     assert "sampled: 30 of" in capsys.readouterr().out
+
+
+def test_orbits_in_slices_of_batches_give_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An orbit split over several worker tasks (one member a batch, many slices an orbit) gives every row as the
+    single process does, each once."""
+    from fabricgen.analyze import members
+
+    fabric = from_plan(load_plan(EXAMPLE))
+    engine = SingleFailures(baseline(fabric, [whole_fabric_job(fabric, "ring", 4)], "crc32", "same"))
+    failures = single_failures(fabric)
+    whole = every_row(engine, failures, workers=1)
+    monkeypatch.setattr(members, "CHUNK_ENTRIES", 1)
+    monkeypatch.setattr(members, "TASKS_PER_WORKER", 64)
+    reps = members.symmetry(fabric).classes(failures)
+    orbit = {r: reps.count(r) - 1 for r in set(reps)}
+    tasks = members._tasks(sorted(orbit), {r: [0] * n for r, n in orbit.items() if n}, 2)
+    assert max(k for _, k, _ in tasks) > 1 and members.tie_free(engine.base.routes)  # sliced, batched
+    assert every_row(engine, failures, workers=2) == whole
