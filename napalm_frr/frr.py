@@ -612,6 +612,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, TenantSetup, NetworkDriver)
         its ``netns`` line); then the journal (what this session's setup script created removed, what its
         ``remove`` removed made again); once zebra no longer binds the added VRFs, FRR's rollback point.  "" or
         why not; a failed release alone is a note when the rollback point then runs exactly."""
+        self.reload_notes = []  # what the undone commit noted no longer holds; what the undo notes follows
         point = self._run(self._frr_sh(f"cat {shlex.quote(self.frr_file.rollback)}")) if self._setup_journal else None
         added, released = self._release_added(point.stdout) if point is not None and point.ok else ([], "")
         remade = self._setup_journal is not None and bool(self._remade)

@@ -623,6 +623,7 @@ def test_a_failed_removal_makes_the_tenant_again_then_restores_frr() -> None:
     d.SETTLE = d.SETUP_WAIT = 0.0
     with pytest.raises(ReplaceConfigException) as err:
         d.commit_config()
+    assert "tenant amber removed" not in str(err.value)  # the undone commit's own note no longer holds
     assert str(err.value).endswith(
         "\nafter the undo: L3VNI 10014 (VRF amber) bound again after the reload: zebra had lost the router MAC of "
         "VTEP 198.18.0.4\nafter the undo: VRF amber: still no router MAC for VTEP 198.18.0.4 after binding its "

@@ -13,7 +13,10 @@ provisioned Linux + FRR switch would.  Then, over real pings between the servers
   that tenant's lines and nothing else, labelled by what it does;
 * deploying that fourth tenant to the running lab makes it complete, isolated and forwarding (all its own
   pairs answer), and deploying the 3-tenant build again removes it: its namespace and devices gone, its ports
-  back in the default VRF with their planned addresses, and the whole matrix as at the start.
+  back in the default VRF with their planned addresses, and the whole matrix as at the start;
+* before each of those two deploys, the same deploy with a line zebra refuses at the reload (after tenants.sh
+  ran) fails on every leaf with the previous config restored: each leaf exactly as before, a tenant whose
+  removal was undone forwarding again.
 """
 
 from __future__ import annotations
@@ -492,6 +495,7 @@ def test_a_failed_tenant_removal_is_undone(plan: Plan, lab: LabState, tmp_path: 
     for leaf, line in failed.items():
         assert line.startswith(f"FAILED {leaf} ") and "commit failed, previous config restored" in line, line
         assert "127.0.0.2/32" in line, line  # the candidate's reload, after tenants.sh remove, met the line
+        assert "tenant amber removed" not in line, line  # undone: the removal's own note no longer holds
     for leaf in leaves:
         after = leaf_state(lab, leaf)
         assert "amber" in after["netns"] and "amber" in after["records"]
