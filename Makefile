@@ -60,7 +60,7 @@ typecheck: venv
 
 bench: venv
 	$(BIN)/python bench/bench_render.py --write-docs
-	$(BIN)/python bench/bench_render.py --sizes 16384 --tenants 64 --no-check --no-pyavd --runs 1
+	$(BIN)/python bench/bench_render.py --sizes 16384 --tenants 64 --no-check --no-pyavd --write-docs
 	$(BIN)/python bench/bench_analyze.py --write-docs
 	$(BIN)/python bench/bench_analyze.py --sizes 16384 --tenants 64 --write-docs
 

@@ -311,32 +311,32 @@ def main() -> int:
         header += f" \"Previous\": the fabricgen of commit {rev}, timed in the same run."
     rows: list[dict[str, Any]] = []
     base_rows: dict[int, dict[str, Any]] = {}
+    tenanted: dict[int, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="fabricgen-bench-") as tmp:
         for gpus in (int(s) for s in args.sizes.split(",") if s):
             intent = Path(tmp, f"{gpus}.yaml")
             intent.write_text(yaml.safe_dump(intent_for(gpus)), encoding="utf-8")
             child = [sys.executable, "-c", CHILD, str(intent), str(Path(tmp, f"out{gpus}")), str(args.workers),
                      "0" if args.no_check or gpus > CHECK_UP_TO else "1"]
-            now, before = [], []
-            for _ in range(runs):  # interleaved, so both see the same machine
+            shared = Path(tmp, f"{gpus}-tenants.yaml")  # the same fabric shared by --tenants tenants
+            shared.write_text(yaml.safe_dump(with_tenants(intent_for(gpus), max(1, args.tenants))), encoding="utf-8")
+            with_them = [sys.executable, "-c", CHILD, str(shared), str(Path(tmp, f"out{gpus}-tenants")),
+                         str(args.workers), "0"]
+            now, before, ten = [], [], []
+            for _ in range(runs):  # interleaved, so each column sees the same machine
                 now.append(_run(child))
                 if baseline is not None:
                     before.append(_run(child, baseline))
+                if args.tenants > 0:
+                    ten.append(_run(with_them))
             r = _best(now)
             r["gpus"] = gpus
             rows.append(r)
             if before:
                 base_rows[gpus] = _best(before)
+            if ten:
+                tenanted[gpus] = _best(ten)
             print(f"  {gpus} GPUs done: plan+render {r['total_s']:.1f}s, full check {_num(r.get('full'))}s",
-                  file=sys.stderr)
-        tenanted: dict[int, dict[str, Any]] = {}
-        for gpus in (int(s) for s in args.sizes.split(",") if s) if args.tenants > 0 else ():
-            intent = Path(tmp, f"{gpus}-tenants.yaml")
-            intent.write_text(yaml.safe_dump(with_tenants(intent_for(gpus), args.tenants)), encoding="utf-8")
-            child = [sys.executable, "-c", CHILD, str(intent), str(Path(tmp, f"out{gpus}-tenants")),
-                     str(args.workers), "0"]
-            tenanted[gpus] = _best([_run(child) for _ in range(runs)])
-            print(f"  {gpus} GPUs x {args.tenants} tenants done: plan+render {tenanted[gpus]['total_s']:.1f}s",
                   file=sys.stderr)
         sections = {"render": f"{header}\n\n{_sizes_table(rows, base_rows)}"} if rows else {}
         if tenanted:
@@ -371,7 +371,7 @@ def main() -> int:
         sections["startup"] = f"{header}\n\n{_startup_table(start, start_before or None)}"
     for name, body in sections.items():
         print(f"\n## {name}\n\n{body}")
-        if args.write_docs and name != "tenants":  # docs/benchmarks.md keeps that table by hand
+        if args.write_docs and (name == "tenants" or not args.tenants):  # a --tenants run writes its table only
             write_section(name, body)
     return 0
 
