@@ -596,8 +596,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, TenantSetup, NetworkDriver)
                 raise ConfigUndetermined(
                     f"{self.hostname}: commit failed ({reason}) AND restoring the previous config failed "
                     f"({restore}); the device config is undetermined")
-            raise ReplaceConfigException(
-                f"{self.hostname}: commit failed, previous config restored: {reason}")
+            raise self._restored(reason)
 
     def _frr_rollback(self) -> None:
         res = self._run(self._frr_sh(f"test -s {shlex.quote(self.frr_file.rollback)}"))
@@ -608,11 +607,34 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, TenantSetup, NetworkDriver)
             raise CommandErrorException(f"{self.hostname}: rollback failed: {reason}")
 
     def _undo_and_restore(self) -> str:
-        """The kernel side first (what this session's setup script created: a tenant's namespace gone, zebra
-        drops its L3VNI, so bgpd lets its ``router bgp ... vrf`` go), then FRR's rollback point; "" or why not."""
+        """Undo a commit that ran the setup script: FRR first lets go of the tenant VRFs this run added, while
+        their namespaces exist (``_release_added``: L3VNI unbound, the rollback point reloaded with each kept as
+        its ``netns`` line); then the journal (what this session's setup script created removed, what its
+        ``remove`` removed made again); once zebra no longer binds the added VRFs, FRR's rollback point.  "" or
+        why not; a failed release alone is a note when the rollback point then runs exactly."""
+        self.reload_notes = []  # what the undone commit noted no longer holds; what the undo notes follows
+        point = self._run(self._frr_sh(f"cat {shlex.quote(self.frr_file.rollback)}")) if self._setup_journal else None
+        added, released = self._release_added(point.stdout) if point is not None and point.ok else ([], "")
+        remade = self._setup_journal is not None and bool(self._remade)
         undone = self._undo_setup()
+        unbound = self._until_unbound(added) if added and not undone else ""
         restore = self._restore_rollback_point()
-        return "; ".join(r for r in (undone, restore) if r)
+        failed = "; ".join(r for r in (undone, unbound, restore) if r)
+        if failed:
+            self._remade = {}
+            return failed + (f" (before that, {released})" if released else "")
+        if released:
+            self.reload_notes.append(f"undo: {released}; the rollback point runs all the same")
+        if remade:
+            self._settle_remade()
+        return ""
+
+    def _restored(self, reason: str) -> ReplaceConfigException:
+        """The failed commit, its previous config restored, with what the undo noted (a re-made tenant's L3VNI
+        bound again, say): an operator reads it in the deploy report, which shows no notes of a failed device."""
+        notes, self.reload_notes = self.reload_notes, []
+        said = "".join(f"\nafter the undo: {n}" for n in notes)
+        return ReplaceConfigException(f"{self.hostname}: commit failed, previous config restored: {reason}{said}")
 
     # ------------------------------------------------------------------ config: napalm API
 
@@ -695,7 +717,7 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, TenantSetup, NetworkDriver)
             if restore:
                 raise ConfigUndetermined(f"{self.hostname}: commit failed ({reason}) AND restoring the previous FRR "
                                          f"config failed ({restore}); the device config is undetermined")
-            raise ReplaceConfigException(f"{self.hostname}: commit failed, previous config restored: {reason}")
+            raise self._restored(reason)
         self.discard_config()
 
     def discard_config(self) -> None:

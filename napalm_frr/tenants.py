@@ -121,17 +121,22 @@ class TenantSetup:
         def _frr_test(self, path: str) -> tuple[list[str], list[str]]: ...
         def _install(self, src: str) -> None: ...
         def _reload(self) -> CommandResult: ...
+        def _undo_and_restore(self) -> str: ...
 
     _new_l3vnis: dict[str, int]  # VRF -> L3VNI that fabricgen_setup bound (checked after the reload)
     _setup_journal: str | None  # what this session's setup script made and removed (_undo_setup)
     _removing: Removal | None  # the tenant VRFs the loaded candidate removes (fabricgen_setup found them)
     _setup_script: str  # the setup script, run again as `tenants.sh remove` by the commit
+    # VRF -> its L3VNI and the prefixes its kernel routed by BGP before `tenants.sh remove` removed it: an undo
+    # makes it again, and must see those routes back with their router MACs (``_settle_remade``)
+    _remade: dict[str, tuple[int, set[str]]]
 
     def _init_tenants(self) -> None:
         self._new_l3vnis = {}
         self._setup_journal = None
         self._removing = None
         self._setup_script = ""
+        self._remade = {}
 
     SETUP_WAIT = 30.0  # seconds zebra gets to bind the namespaces a setup script made, and to raise their L3VNIs
 
@@ -182,6 +187,7 @@ class TenantSetup:
         self._setup_journal = self.setup_undo_path
         self._setup_script = script
         self._removing = None
+        self._remade = {}
         res = self._run_script("")
         if not res.ok:
             self._setup_failed(f"the setup script exited {res.exit_status}", res.error_text()[:2000], False)
@@ -239,23 +245,18 @@ class TenantSetup:
         if gone is None:
             return ""
         self._removing = None
-        unbind = [c for vrf, vni in gone.l3vnis.items() for c in (f"vrf {vrf}", f"no vni {vni}", "exit-vrf")]
         try:
-            if unbind:
-                self._check(self._vtysh("configure terminal", *unbind))
-                left = self._wait(lambda: [str(n) for n in gone.l3vnis.values() if self._l3vni_known(n)])
-                if left:
-                    return f"zebra still has L3VNI {', '.join(left)} {self.SETUP_WAIT:.0f}s after `no vni`"
-            reason = self._reload_interim(interim_config(self._candidate or "", gone))
+            had = {vrf: self._bgp_prefixes(vrf) for vrf in gone.l3vnis}
+            reason = self._let_go(gone, self._candidate or "")
             if reason:
                 return reason
+            self._remade = {vrf: (vni, had[vrf]) for vrf, vni in gone.l3vnis.items()}
             res = self._run_script("remove")
             if not res.ok:
                 return f"`tenants.sh remove` exited {res.exit_status}: {res.error_text()[:2000]}"
-            still = self._wait(lambda: sorted(set(gone.vrfs) & self._netns_bound()))
-            if still:
-                return (f"zebra still binds VRF {', '.join(still)} {self.SETUP_WAIT:.0f}s after its namespace was "
-                        "removed")
+            reason = self._until_unbound(gone.vrfs)
+            if reason:
+                return reason
             self._install(self._candidate_path or "")  # the candidate again: the interim stood in for it
         except Exception as exc:  # noqa: BLE001 - every failure is a reason: the commit is undone
             return f"removing tenant {', '.join(gone.vrfs)} failed: {type(exc).__name__}: {exc}"
@@ -264,6 +265,42 @@ class TenantSetup:
                                  f"{', '.join(sorted(gone.ports, key=natural_key)) or '-'} returned to the "
                                  "default VRF")
         return ""
+
+    def _let_go(self, gone: Removal, config: str) -> str:
+        """FRR off the netns VRFs ``gone`` names while their namespaces still exist (steps 1 and 2 of
+        ``_remove_tenants``): their L3VNIs unbound until zebra has dropped them, then ``config`` reloaded with each
+        VRF kept as its ``netns`` line and without its ports' default-VRF stanzas; "" or why not."""
+        unbind = [c for vrf, vni in gone.l3vnis.items() for c in (f"vrf {vrf}", f"no vni {vni}", "exit-vrf")]
+        if unbind:
+            self._check(self._vtysh("configure terminal", *unbind))
+            left = self._wait(lambda: [str(n) for n in gone.l3vnis.values() if self._l3vni_known(n)])
+            if left:
+                return f"zebra still has L3VNI {', '.join(left)} {self.SETUP_WAIT:.0f}s after `no vni`"
+        return self._reload_interim(interim_config(config, gone))
+
+    def _until_unbound(self, vrfs: list[str]) -> str:
+        """Once their namespaces are gone: wait until zebra no longer ties ``vrfs`` to one; "" or why not."""
+        still = self._wait(lambda: sorted(set(vrfs) & self._netns_bound()))
+        if still:
+            return f"zebra still binds VRF {', '.join(still)} {self.SETUP_WAIT:.0f}s after its namespace was removed"
+        return ""
+
+    def _release_added(self, point: str) -> tuple[list[str], str]:
+        """Before the journal undoes this run's setup: FRR let go of each netns VRF it runs that the rollback
+        point ``point`` lacks (the tenants this run added), the way a removal does (``_let_go``), while their
+        namespaces still exist; the VRFs and "" or why not.
+
+        Measured live (a commit adding a tenant whose reload failed): with the namespace removed first, the
+        rollback point's reload could not delete ``interface Ethernet24 vrf amber`` ("we failed to remove this
+        command") and the leaf was left undetermined."""
+        if not self._setup_journal:
+            return [], ""
+        try:
+            running = self._check(self._vtysh("show running-config"))
+            added = sorted(netns_vrfs(running) - netns_vrfs(point))
+            return added, (self._let_go(removal(added, running), point) if added else "")
+        except Exception as exc:  # noqa: BLE001 - the undo goes on; the restore's outcome decides
+            return [], f"letting FRR go of the added VRFs failed: {type(exc).__name__}: {exc}"
 
     def _netns_bound(self) -> set[str]:
         """The VRFs zebra still ties to a namespace: active in ``show vrf``, or with a ``netns`` line in the running
@@ -365,6 +402,25 @@ class TenantSetup:
         self._check(self._vtysh("configure terminal", f"vrf {vrf}", f"vni {vni}", "exit-vrf"))
         self._wait(forwarding)
 
+    def _settle_remade(self) -> None:
+        """After an undo made again the tenants ``tenants.sh remove`` had removed, and FRR runs its rollback point
+        again: once the VRF's kernel has every prefix it routed by BGP before the removal (or SETUP_WAIT has
+        passed), every VTEP of those routes must have its router MAC, else the L3VNI is bound again
+        (``_settle_l3vnis``).  The rollback point brings the VRF's BGP instance and its L3VNI back in one reload,
+        the order ``fabricgen_setup`` avoids when adding a tenant; measured live, 2 of a re-made tenant's 8 pairs
+        stayed silent with zebra short of a remote VTEP's router MAC."""
+        remade, self._remade = self._remade, {}
+        if not remade:
+            return
+        late = self._wait(lambda: sorted(vrf for vrf, (_, had) in remade.items() if not had <= self._bgp_prefixes(vrf)))
+        self.reload_notes += [f"VRF {vrf}: not every route it had before the removal is back within "
+                              f"{self.SETUP_WAIT:.0f}s" for vrf in late]
+        self._new_l3vnis = {vrf: vni for vrf, (vni, _) in remade.items()}
+        self._settle_l3vnis()
+
+    def _bgp_prefixes(self, vrf: str) -> set[str]:
+        return {str(r.get("dst")) for r in self._vrf_bgp_routes(vrf)}
+
     def _vrf_bgp_routes(self, vrf: str) -> list[dict[str, Any]]:
         """The kernel's BGP routes in a netns VRF (``ip -j``)."""
         res = self._run(self._priv(kernel_routes_command(vrf)))
@@ -394,11 +450,10 @@ class TenantSetup:
     def _setup_failed(self, why: str, detail: str, frr_changed: bool) -> NoReturn:
         """Undo what the setup created (and FRR's L3VNI lines, ``frr_changed``), then raise: the commit never
         starts.  Undetermined if the undo itself fails."""
-        undone = self._undo_setup()
-        restore = (self._restore_rollback_point() if frr_changed else "") if not undone else ""
-        if undone or restore:
-            raise ConfigUndetermined(f"{self.hostname}: {why} AND undoing it failed ({undone or restore}); the "
-                                     "device is undetermined")
+        undone = self._undo_and_restore() if frr_changed else self._undo_setup()
+        if undone:
+            raise ConfigUndetermined(f"{self.hostname}: {why} AND undoing it failed ({undone}); the device is "
+                                     "undetermined")
         self._rollback_saved = False
         raise ReplaceConfigException(f"{self.hostname}: {why}; what the setup script created is removed again, "
                                      f"FRR left as it was" + (f":\n{detail}" if detail else ""))

@@ -366,6 +366,7 @@ NETNS_VRFS = ("vrf red\n vni 10011\n netns /run/netns/red\nexit-vrf\n!\nvrf blue
               "router bgp 65001 vrf red\n bgp router-id 198.18.0.3\n no bgp default ipv4-unicast\n !\n"
               " address-family l2vpn evpn\n  route-target import 65000:10011\n exit-address-family\nexit\n")
 RUNNING = "vtysh -c 'show running-config'"
+POINT = "cat /etc/frr/frr.conf.rollback"
 # zebra's `show evpn vni 10011 json` (zebra_vxlan.c zl3vni_print; FRR 8.4 as the lab runs it)
 L3VNI = {"vni": 10011, "type": "L3", "vrf": "red", "tenantVrf": "red", "localVtepIp": "198.18.0.3",
          "vxlanIntf": "vx11", "sviIntf": "br11", "state": "Up", "sysMac": "ca:4e:9b:0e:cc:ed",
@@ -384,7 +385,7 @@ def _setup_driver(script_status: int, show_vrf: list[str], case: str = "getters"
         f"rm -f {SETUP}": [{}],
         "vtysh -c 'show vrf'": [{"stdout_text": text} for text in show_vrf],
         RED_VNI: [{"stdout_text": text} for text in red_vni],
-        BIND_RED: [{}], RUN_UNDO: [{}], f": > {UNDO}": [{}],
+        BIND_RED: [{}], RUN_UNDO: [{}], f": > {UNDO}": [{}], POINT: [{"stdout_text": "frr version 8.4.4\n"}],
         RUNNING: [{"stdout_text": "frr version 8.4.4\nrouter bgp 65001\n bgp router-id 198.18.0.3\nexit\n"}],
         **(extra or {})}
     d = driver(case, replies)
@@ -442,18 +443,23 @@ def test_setup_failures_undo_what_the_script_created() -> None:
     assert sent(ro) == []
 
 
-def test_a_failed_commit_after_the_setup_undoes_the_script_then_restores_frr() -> None:
-    """Issue 25: a commit that fails after tenants.sh ran removes what the script created (its journal,
-    newest first) before FRR's rollback point is reloaded; the rollback point is the one saved before the
-    script, never one taken after it."""
-    d = _setup_driver(0, ["vrf red id 3 netns /run/netns/red\n"], case="commit_rejected")
+def _failed_after_setup(extra: dict[str, list[dict[str, Any]]]) -> tuple[MockFrrDriver, list[str]]:
+    """The setup script run for red's candidate, then its commit, rejected at the reload (previous config
+    restored); the driver and what it sent."""
+    d = _setup_driver(0, ["vrf red id 3 netns /run/netns/red\n"], case="commit_rejected", extra=extra)
     d.load_replace_candidate(config=candidate("commit_rejected"))
     assert d.compare_config()
     d._candidate = candidate("commit_rejected") + NETNS_VRFS
     d.fabricgen_setup("#!/bin/sh\n")
     with pytest.raises(ReplaceConfigException, match="previous config restored"):
         d.commit_config()
-    commands = sent(d)
+    return d, sent(d)
+
+def test_a_failed_commit_after_the_setup_undoes_the_script_then_restores_frr() -> None:
+    """Issue 25: a commit that fails after tenants.sh ran removes what the script created (its journal,
+    newest first) before FRR's rollback point is reloaded; the rollback point is the one saved before the
+    script, never one taken after it."""
+    d, commands = _failed_after_setup({})
     reloads = [i for i, c in enumerate(commands) if c == "/usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf"]
     assert len(reloads) == 2 and commands.count(SAVE) == 1  # saved once, before the script
     assert commands.index(SAVE) < commands.index(RUN_SETUP) < reloads[0] < commands.index(RUN_UNDO) < reloads[1]
@@ -508,6 +514,11 @@ INTERIM = f"/etc/frr/.fabricgen/fabricgen-{TOKEN}-interim.conf"
 RUN_REMOVE = f"FABRICGEN_UNDO={UNDO} sh {SETUP} remove"
 RELOAD = "/usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf"
 TEST_SAVED = "/usr/lib/frr/frr-reload.py --test /etc/frr/frr.conf"
+AMBER_ROUTES = "ip -n amber -j route show proto bgp"
+AMBER_NEIGH = "ip -n amber -j neigh show"
+AMBER_ROUTE = json.dumps([{"dst": "198.18.32.14/31", "gateway": "198.18.0.4", "dev": "br14", "protocol": "bgp",
+                           "flags": ["onlink"]}])
+AMBER_RMAC = json.dumps([{"dst": "198.18.0.4", "dev": "br14", "lladdr": "0a:f9:12:cc:dc:91", "state": ["NOARP"]}])
 
 
 def install(src: str) -> str:
@@ -541,7 +552,9 @@ def _removal_driver(case: str, script_out: str = AMBER_GONE, interim_test: str =
                       if final_reload else ""}, {}],
         TEST_SAVED: [{"stdout_text": interim_test}, {}],
         f"rm -f {INTERIM}": [{}], RUN_REMOVE: [{"stdout_text": "tenant amber removed: what fabricgen created for "
-                                                               "it, newest first\n"}]}
+                                                               "it, newest first\n"}],
+        POINT: [{"stdout_text": AMBER_RUNNING}], AMBER_ROUTES: [{"stdout_text": AMBER_ROUTE}],
+        AMBER_NEIGH: [{"stdout_text": AMBER_RMAC}]}
     d = _setup_driver(0, [], case=case, extra=extra)
     d.load_replace_candidate(config=candidate(case))
     assert d.compare_config()
@@ -597,6 +610,25 @@ def test_a_failed_removal_makes_the_tenant_again_then_restores_frr() -> None:
     assert len(reloads) == 3 and commands.count(SAVE) == 1
     assert reloads[0] < commands.index(RUN_REMOVE) < reloads[1] < commands.index(RUN_UNDO) < reloads[2]
     assert commands[reloads[2] - 1] == install("/etc/frr/frr.conf.rollback")
+    # amber made again: its routes from before the removal back, each VTEP with its router MAC
+    assert commands.index(AMBER_ROUTES) < commands.index(UNBIND_AMBER)  # what amber routed, read first
+    assert AMBER_ROUTES in commands[reloads[2]:] and AMBER_NEIGH in commands[reloads[2]:]
+    assert UNBIND_AMBER not in commands[reloads[2]:]  # every VTEP had its router MAC: nothing bound again
+    # a VTEP without its router MAC after the undo: the L3VNI bound again, and the failure says so
+    d = _removal_driver("commit_rejected", final_reload=1)
+    assert isinstance(d.transport, FakeTransport)
+    d.transport.responses.update({AMBER_NEIGH: [{"stdout_text": "[]"}],
+                                  "vtysh -c 'configure terminal' -c 'vrf amber' -c 'vni 10014' -c exit-vrf": [{}]})
+    d.fabricgen_setup("#!/bin/sh\n")
+    d.SETTLE = d.SETUP_WAIT = 0.0
+    with pytest.raises(ReplaceConfigException) as err:
+        d.commit_config()
+    assert "tenant amber removed" not in str(err.value)  # the undone commit's own note no longer holds
+    assert str(err.value).endswith(
+        "\nafter the undo: L3VNI 10014 (VRF amber) bound again after the reload: zebra had lost the router MAC of "
+        "VTEP 198.18.0.4\nafter the undo: VRF amber: still no router MAC for VTEP 198.18.0.4 after binding its "
+        "L3VNI again: its traffic to that VTEP is dropped")
+    assert sent(d).count(UNBIND_AMBER) == 1 + d.REBINDS  # the removal's, then each rebind's
     d = _removal_driver("commit_rejected", interim_test="Lines To Delete\n===============\nno router bgp 65001 "
                                                         "vrf amber\n\nLines To Add\n============\n")
     d.fabricgen_setup("#!/bin/sh\n")
@@ -607,6 +639,46 @@ def test_a_failed_removal_makes_the_tenant_again_then_restores_frr() -> None:
     reloads = [i for i, c in enumerate(commands) if c == RELOAD]  # the interim's, the restore's
     assert RUN_REMOVE not in commands and len(reloads) == 2
     assert reloads[0] < commands.index(RUN_UNDO) < reloads[1]
+
+
+def test_a_failed_add_lets_frr_go_of_the_tenant_before_its_namespace_is_removed() -> None:
+    """The candidate adding amber fails at its reload after tenants.sh made amber's namespace and moved
+    Ethernet24 in.  Measured live: with the namespace removed first, the rollback point's reload could not
+    delete `interface Ethernet24 vrf amber` and the leaf was left undetermined.  So the undo goes the way a
+    removal does: amber's L3VNI unbound, the rollback point reloaded with amber kept as its `netns` line and
+    without Ethernet24's default-VRF stanza, while the namespace exists; then the journal; once zebra no longer
+    binds amber, the rollback point itself."""
+    point = ("frr version 8.4.4\nvrf red\n vni 10011\n netns /run/netns/red\nexit-vrf\n!\n"
+             "interface Ethernet24\n ip address 198.18.32.6/31\nexit\n")
+    extra: dict[str, list[dict[str, Any]]] = {
+        POINT: [{"stdout_text": point}],
+        # compare_config's and the setup's; the undo's (amber added); once amber's namespace is gone
+        RUNNING: [{"stdout_text": "frr version 8.4.4\n"}, {"stdout_text": "frr version 8.4.4\n"},
+                  {"stdout_text": AMBER_RUNNING}, {"stdout_text": "frr version 8.4.4\n"}],
+        "vtysh -c 'show vrf'": [{"stdout_text": "vrf red id 3 netns /run/netns/red\n"},
+                                {"stdout_text": "vrf amber inactive\nvrf red id 3 netns /run/netns/red\n"}],
+        UNBIND_AMBER: [{}], AMBER_VNI: [{"stdout_text": "% VNI 10014 does not exist\n"}],
+        f"umask 077; mkdir -p /etc/frr/.fabricgen && cat > {INTERIM} && sha256sum {INTERIM}":
+            [{"stdout_sha256_of_stdin": INTERIM}],
+        install(INTERIM): [{}], f"rm -f {INTERIM}": [{}], TEST_SAVED: [{}],
+        RELOAD: [{"exit_status": 1, "stderr_text": "line 2: Failure to communicate[13] to zebra, line:  ip address "
+                                                   "127.0.0.2/32\n% Invalid address\n"}, {}, {}]}
+    d, commands = _failed_after_setup(extra)
+    steps = [RELOAD, POINT, RUNNING, UNBIND_AMBER, AMBER_VNI, install(INTERIM), RELOAD, TEST_SAVED, RUN_UNDO,
+             "vtysh -c 'show vrf'", install("/etc/frr/frr.conf.rollback"), RELOAD]
+    at = 0
+    for step in steps:
+        at = commands.index(step, at) + 1
+    assert commands.count(RELOAD) == 3 and commands.count(RUN_UNDO) == 1
+    assert isinstance(d.transport, FakeTransport)
+    interim = d.transport.stdins[commands.index(f"umask 077; mkdir -p /etc/frr/.fabricgen && cat > {INTERIM} && "
+                                                f"sha256sum {INTERIM}")]
+    assert interim is not None and interim.endswith("!\nvrf amber\n netns /run/netns/amber\nexit-vrf\n")
+    assert "interface Ethernet24\n" not in interim and "vrf red\n vni 10011\n" in interim  # red left as it runs
+    assert "vrf red' -c 'no vni" not in " ".join(commands)
+    base = {"stdout_text": "frr version 8.4.4\n"}
+    _, commands = _failed_after_setup({**extra, RUNNING: [base, base, {"stdout_text": point}]})
+    assert UNBIND_AMBER not in commands and INTERIM not in " ".join(commands)  # nothing added: journal, then restore
 
 
 def test_a_dropped_vrf_without_a_record_is_refused_before_anything_changes() -> None:

@@ -13,7 +13,10 @@ provisioned Linux + FRR switch would.  Then, over real pings between the servers
   that tenant's lines and nothing else, labelled by what it does;
 * deploying that fourth tenant to the running lab makes it complete, isolated and forwarding (all its own
   pairs answer), and deploying the 3-tenant build again removes it: its namespace and devices gone, its ports
-  back in the default VRF with their planned addresses, and the whole matrix as at the start.
+  back in the default VRF with their planned addresses, and the whole matrix as at the start;
+* before each of those two deploys, the same deploy with a line zebra refuses at the reload (after tenants.sh
+  ran) fails on every leaf with the previous config restored: each leaf exactly as before, a tenant whose
+  removal was undone forwarding again.
 """
 
 from __future__ import annotations
@@ -138,6 +141,64 @@ def check_matrix(plan: Plan, lab: LabState, deadline_s: float = 0.0) -> dict[tup
              f"{'reached' if got[a, b] else 'no answer'}" for a, b in todo]
     assert wrong == []
     return want
+
+
+# A line FRR's parser accepts (`vtysh --dryrun`, the precheck) and zebra refuses when the reload applies it: a
+# martian address ("% Invalid address": zebra/interface.c `ip_address_install`, `ipv4_martian`).  Only the live
+# reload meets it, so the commit fails after tenants.sh has run.
+REFUSED = " ip address 127.0.0.2/32"
+
+
+def with_refused_line(build: Path, out: Path, stanzas: dict[str, str]) -> Path:
+    """A copy of ``build`` whose leaves' frr.conf carry REFUSED at the end of a stanza (leaf -> its header line,
+    e.g. ``interface Ethernet24``); deployed with --force, since it is no longer the checked build."""
+    import shutil
+
+    shutil.copytree(build, out)
+    for leaf, header in stanzas.items():
+        conf = out / "configs" / leaf / "frr.conf"
+        lines = conf.read_text().splitlines()
+        at = lines.index(header)
+        end = next(i for i in range(at + 1, len(lines)) if lines[i] == "exit")
+        conf.write_text("\n".join([*lines[:end], REFUSED, *lines[end:]]) + "\n")
+    return out
+
+
+def leaf_state(lab: LabState, leaf: str) -> dict[str, str | list[str]]:
+    """What an undo must put back on a leaf: FRR's running config, its namespaces, fabricgen's tenant records,
+    its links and each link's IPv4 addresses (in the switch's namespace)."""
+    def run(*argv: str) -> str:
+        out = node_exec(lab.workdir, leaf, list(argv))
+        assert out.returncode == 0, (argv, out.stderr)
+        return out.stdout
+
+    return {"running": run("vtysh", "-c", "show running-config"),
+            "netns": sorted(run("ls", "/run/netns").split()),
+            "records": sorted(run("ls", "/run/fabricgen/tenants").split()),
+            "links": sorted(line.split()[0].split("@")[0] for line in run("ip", "-br", "link").splitlines()),
+            "addresses": sorted(line.split()[0].split("@")[0] + " " + " ".join(line.split()[2:])
+                                for line in run("ip", "-br", "-4", "addr").splitlines())}
+
+
+def failed_deploy(intent: Path, build: Path, lab: LabState, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
+    """`fabricgen deploy --force` of ``build`` as an operator runs it: exit 1, no traceback; the FAILED lines.
+    Its output is kept beside the build (deploy.out), for what the undo did (its "after the undo" notes)."""
+    rc = main(["deploy", "-i", str(intent), "-b", str(build), "--lab-dir", lab.workdir, "--force"])
+    text = capsys.readouterr()
+    (build.parent / "deploy.out").write_text(text.out + text.err)
+    assert rc == 1, text.out + text.err
+    assert "Traceback" not in text.out + text.err
+    failed: dict[str, str] = {}  # host -> its FAILED line and the reason's further (indented) lines
+    host = ""
+    for line in text.out.splitlines():
+        if line.startswith(("FAILED ", "UNDETERMINED ")):
+            host = line.split()[1]
+            failed[host] = line
+        elif host and line.startswith("    "):
+            failed[host] += "\n" + line
+        else:
+            host = ""
+    return failed
 
 
 def test_reachability_matrix(plan: Plan, lab: LabState) -> None:
@@ -313,6 +374,36 @@ def test_validate_tenants_passes_then_names_a_leaked_route(plan: Plan, lab: LabS
         assert out.returncode == 0, out.stderr
 
 
+def test_a_failed_tenant_add_is_undone(plan: Plan, lab: LabState, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """The fourth tenant deployed with a line zebra refuses in every one of its leaves' frr.conf: each leaf
+    runs tenants.sh (amber's namespace made, its port moved in, its L3VNI devices) and binds amber in FRR, then
+    the candidate's reload fails.  Deploy reports those leaves failed with the previous config restored (every
+    device deploys at once by default, so nothing stops the others: the spines have nothing to change), and on
+    each leaf the journal has removed amber's namespace, devices and record, its port is back in the default
+    VRF with its planned address, and FRR runs exactly what it ran before.  The next test deploys the same
+    tenant without the fault (and checks the other VRFs' reach)."""
+    wait_converged(plan, lab)
+    grown, out = with_amber(tmp_path)
+    assert grown.tenancy is not None
+    leaves = sorted(grown.tenancy.tenants["amber"].leaves)
+    before = {leaf: leaf_state(lab, leaf) for leaf in leaves}
+    faulty = with_refused_line(out, tmp_path / "faulty", {leaf: "interface lo" for leaf in leaves})
+    failed = failed_deploy(tmp_path / "tenants.yaml", faulty, lab, capsys)
+    assert sorted(failed) == leaves, failed
+    for leaf, line in failed.items():
+        assert line.startswith(f"FAILED {leaf} ") and "commit failed, previous config restored" in line, line
+        assert "127.0.0.2/32" in line, line  # the reason names the refused line
+    ports = {leaf: port for leaf, port in grown.tenancy.tenants["amber"].ports}
+    for leaf in leaves:
+        after = leaf_state(lab, leaf)
+        assert "amber" not in after["netns"] and "amber" not in after["records"]
+        assert "vx14" not in after["links"] and "br14" not in after["links"]
+        planned = next(itf.ipv4 for itf in plan.switches[leaf].interfaces if itf.name == ports[leaf])
+        assert f"{ports[leaf]} {planned}" in after["addresses"]
+        assert after == before[leaf]
+
+
 def test_deploy_adds_a_tenant_to_the_running_fabric(plan: Plan, lab: LabState, tmp_path: Path) -> None:
     """`fabricgen deploy` of a fourth tenant (amber: the two servers left in the default VRF) onto the running
     lab: each of its leaves runs its tenants.sh (amber's namespace, its ports moved in), waits for zebra to bind
@@ -378,6 +469,54 @@ def test_deploy_adds_a_tenant_to_the_running_fabric(plan: Plan, lab: LabState, t
         for leaf in sorted(leaves))
     again = run_deploy(grown, manifest.load(out, grown), DeployOptions(lab_dir=lab.workdir, dry_run=True))
     assert again.failed == {} and again.changed == {}  # deployed = the build: saved and running agree
+
+
+def test_a_failed_tenant_removal_is_undone(plan: Plan, lab: LabState, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """The lab's own 3-tenant build deployed onto the 4-tenant lab with a line zebra refuses in the default-VRF
+    stanza of amber's port on every one of amber's leaves.  Each leaf unbinds amber's L3VNI, reloads FRR
+    without amber (that reload leaves the port's default-VRF stanza out: the port is still in amber's
+    namespace), runs `tenants.sh remove` (namespace, devices and record gone, the port back), and only then
+    does the candidate's reload meet the refused line.  Deploy reports those leaves failed with the previous
+    config restored; the journal has made amber again (record, namespace, port moved in, VXLAN device, bridge)
+    and FRR runs exactly what it ran before, and amber forwards: every one of its 8 own pairs answers a ping of
+    the tenant MTU with don't-fragment.  The next test removes amber without the fault."""
+    (tmp_path / "amber").mkdir()
+    grown, _ = with_amber(tmp_path / "amber")
+    assert grown.tenancy is not None
+    amber = grown.tenancy.tenants["amber"]
+    leaves = sorted(amber.leaves)
+    ports = {leaf: port for leaf, port in amber.ports}
+    before = {leaf: leaf_state(lab, leaf) for leaf in leaves}
+    faulty = with_refused_line(build_checked(plan, tmp_path), tmp_path / "faulty",
+                               {leaf: f"interface {ports[leaf]}" for leaf in leaves})
+    failed = failed_deploy(INTENT, faulty, lab, capsys)
+    assert sorted(failed) == leaves, failed
+    for leaf, line in failed.items():
+        assert line.startswith(f"FAILED {leaf} ") and "commit failed, previous config restored" in line, line
+        assert "127.0.0.2/32" in line, line  # the candidate's reload, after tenants.sh remove, met the line
+        assert "tenant amber removed" not in line, line  # undone: the removal's own note no longer holds
+    for leaf in leaves:
+        after = leaf_state(lab, leaf)
+        assert "amber" in after["netns"] and "amber" in after["records"]
+        assert after == before[leaf]
+        inside = node_exec(lab.workdir, leaf, ["ip", "-n", "amber", "-br", "link"]).stdout
+        assert {"vx14", "br14", ports[leaf]} <= {ln.split()[0].split("@")[0] for ln in inside.splitlines()}, inside
+    mine = [n for n in nics(grown) if tenant_of(grown, n) == "amber"]
+    own = [(x, y) for x in mine for y in mine if x[0] != y[0]]
+    assert len(own) == 8
+    mtu = grown.tenancy.tenant_mtu
+    deadline = time.monotonic() + 20  # the undo waited for amber's routes and their router MACs
+    while True:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            answered = list(pool.map(lambda p: ping(lab, p[0], p[1], mtu), own))
+        silent = [f"{x[0]}:{x[1]} -> {y[0]}:{y[1]}" for (x, y), ok in zip(own, answered, strict=True) if not ok]
+        if not silent or time.monotonic() > deadline:
+            break
+        time.sleep(1.0)
+    assert silent == [], "amber's own pairs silent after the undo; router MACs of L3VNI 10014:\n" + "\n".join(
+        f"{leaf}: {node_exec(lab.workdir, leaf, ['vtysh', '-c', 'show evpn rmac vni 10014']).stdout}"
+        for leaf in leaves)
 
 
 def test_deploy_removes_a_tenant_from_the_running_fabric(plan: Plan, lab: LabState, tmp_path: Path) -> None:
