@@ -41,7 +41,7 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_render import intent_for, with_tenants  # noqa: E402
+from bench_render import _best, intent_for, with_tenants  # noqa: E402
 from doc_tables import machine_line, write_section  # noqa: E402
 
 SIZES = (2048, 8192, 32768, 131072)
@@ -133,14 +133,6 @@ def _child(intent: Path, analysis: str, gpus: int, jobs: Path | None = None) -> 
         print(proc.stderr, file=sys.stderr)
         return None
     out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return out
-
-
-def _best(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The first run's counts with the minimum seconds, CPU seconds and peak RSS over the runs."""
-    out = dict(runs[0])
-    for key in ("s", "cpu", "rss_mb"):
-        out[key] = min(r[key] for r in runs)
     return out
 
 

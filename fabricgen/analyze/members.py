@@ -92,7 +92,7 @@ def _tasks(reps: list[int], members: dict[int, list[int]], workers: int) -> list
     target = workers * TASKS_PER_WORKER if workers > 1 else 1
     tasks = []
     for i in sorted(reps, key=lambda r: -len(members.get(r, ()))):
-        slices = max(1, round(target * len(members.get(i, ())) / total)) if workers > 1 else 1
+        slices = max(1, round(target * len(members.get(i, ())) / total))  # 1 in one process: target 1
         tasks += [(i, k, slices) for k in range(slices)]
     return tasks
 

@@ -200,10 +200,11 @@ def _sonic_ports(f: DeviceFacts, t: _SonicTables, finite: bool = False) -> None:
             port = ports.get(name) if table == "INTERFACE" else None
             if port is not None and ":" not in addr and not port.ipv4:
                 port.ipv4, port.ipv4_loc = addr, loc
-    digest = _qos_key(t, list(ports)) if finite else None
+    names = list(ports)
+    digest = _qos_key(t, names) if finite else None
     qos = _QOS.get(digest) if digest is not None else None
     if qos is None:
-        qos = _port_qos(t, list(ports))
+        qos = _port_qos(t, names)
         if digest is not None:
             if len(_QOS) >= _QOS_MAX:
                 _QOS.clear()
