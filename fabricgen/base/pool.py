@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
-from collections.abc import Iterator
+import traceback
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from multiprocessing.pool import Pool
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 _SHARED: Any = None
+T = TypeVar("T")
 
 
 def shared() -> Any:
@@ -72,3 +74,47 @@ def serial(state: Any) -> Iterator[None]:
         yield
     finally:
         _SHARED = previous
+
+
+class Forked(Generic[T]):
+    """`fn()` running in a forked child: it reads this process's memory as it was at the fork (copy-on-write), so
+    state built after a pool was forked (the check's facts) needs no pickling; only the result comes back."""
+
+    def __init__(self, fn: Callable[[], T]) -> None:
+        ctx = multiprocessing.get_context("fork")
+        self._conn, child = ctx.Pipe(duplex=False)
+        self._proc = ctx.Process(target=_run_forked, args=(fn, child), daemon=True)
+        self._proc.start()
+        child.close()
+
+    def get(self) -> T:
+        """The result, or the child's exception raised here (as a RuntimeError with its traceback)."""
+        try:
+            ok, value = self._conn.recv()
+        except EOFError:
+            self._proc.join()
+            raise RuntimeError(f"a forked check process ended without a result (exit {self._proc.exitcode})") from None
+        finally:
+            self._conn.close()
+        self._proc.join()
+        if not ok:
+            raise RuntimeError(f"in a forked check process:\n{value}")
+        result: T = value
+        return result
+
+    def close(self) -> None:
+        """Stop the child if its result was never asked for (an error elsewhere)."""
+        if self._proc.is_alive():
+            self._proc.terminate()
+        self._proc.join()
+        self._conn.close()
+
+
+def _run_forked(fn: Callable[[], Any], conn: Any) -> None:
+    gc.freeze()  # the parent's heap: a collection here would touch, and so copy, all of it
+    try:
+        conn.send((True, fn()))
+    except BaseException:  # noqa: BLE001 - every failure goes back to the parent, which raises it
+        conn.send((False, traceback.format_exc()))
+    finally:
+        conn.close()

@@ -131,6 +131,9 @@ def _port_list(ports: list[str]) -> str:
     return f"{', '.join(ports[:MAX_PORTS_NAMED])} and {len(ports) - MAX_PORTS_NAMED} more"
 
 
+Groups = list[tuple[tuple[str, str, str, str, str], list[str]]]  # one device's findings as `_Out` groups them
+
+
 class _Out:
     """Collects findings; the same (device, rule, location, message) from several ports becomes one."""
 
@@ -143,6 +146,12 @@ class _Out:
         ports = self.groups.setdefault((device, path, loc, rule, message), [])
         if port and port not in ports:
             ports.append(port)
+
+    def merge(self, groups: Groups) -> None:
+        """Groups another `_Out` collected, as if its `add`s had been made here."""
+        for key, ports in groups:
+            have = self.groups.setdefault(key, [])
+            have += [p for p in ports if p not in have] if have else ports
 
     def findings(self) -> list[Finding]:
         out = []
@@ -480,34 +489,52 @@ def _p2p(plan: Plan, a: DeviceFacts, pa: PortFacts, ia: Interface | None, z: Dev
                     f"but {pf.device}'s local AS is {peer_asn}")
 
 
-def check_facts(plan: Plan, facts: dict[str, DeviceFacts], configs: Path | None = None) -> list[Finding]:
-    """Every rule over extracted facts; a planned device without facts is a missing config."""
+def check_facts(plan: Plan, facts: dict[str, DeviceFacts], configs: Path | None = None,
+                done: dict[str, Groups] | None = None) -> list[Finding]:
+    """Every rule over extracted facts; a planned device without facts is a missing config.  `done`: the
+    per-device findings of some devices, already grouped where their facts were extracted (`device_groups`)."""
     out = _Out()
-    q = plan.qos
     for host, sw in plan.switches.items():
-        f = facts.get(host)
-        names = platform(sw.platform).files
-        if f is None:
-            for name in names:
-                path = str(configs / host / name) if configs is not None else name
-                out.add(None, host, MISSING, "", f"planned {sw.role} {host} ({sw.platform}) has no rendered "
-                        f"{name}", file=path)
-            continue
-        for name in f.missing:
-            out.add(f, host, MISSING, "", f"planned {sw.role} {host} ({sw.platform}) has no rendered {name}",
-                    file=f.files.get(name, name))
-        for name, why in f.errors:
-            out.add(f, host, MISSING, "", f"{name or 'config'} of {host} is unusable: {why}",
-                    file=f.files.get(name, name))
-        if f.qos and q is not None and f.ports:
-            _DeviceCheck(plan, q, sw, f, out).run()
-            if q.watchdog_enabled and not f.watchdog_global:
-                out.add(f, host, PFC, "", "the global `priority-flow-control watch-dog-interval on` is missing: "
-                        "no port runs the PFC watchdog the plan enables")
-        if _bgp_usable(f):
-            _bgp_device(plan, sw, f, out)
+        groups = done.get(host) if done is not None else None
+        if groups is None:
+            _device_rules(plan, sw, facts.get(host), configs, out)
+        else:  # the same groups, in the same order, as if run here
+            out.merge(groups)
     _links(plan, facts, out)
     return out.findings()
+
+
+def device_groups(plan: Plan, host: str, f: DeviceFacts | None, configs: Path | None) -> Groups:
+    """The per-device rules of one device (everything but the links between devices), as `check_facts` groups
+    them: run in the worker that extracted the facts."""
+    out = _Out()
+    _device_rules(plan, plan.switches[host], f, configs, out)
+    return list(out.groups.items())
+
+
+def _device_rules(plan: Plan, sw: Switch, f: DeviceFacts | None, configs: Path | None, out: _Out) -> None:
+    q = plan.qos
+    host = sw.hostname
+    names = platform(sw.platform).files
+    if f is None:
+        for name in names:
+            path = str(configs / host / name) if configs is not None else name
+            out.add(None, host, MISSING, "", f"planned {sw.role} {host} ({sw.platform}) has no rendered "
+                    f"{name}", file=path)
+        return
+    for name in f.missing:
+        out.add(f, host, MISSING, "", f"planned {sw.role} {host} ({sw.platform}) has no rendered {name}",
+                file=f.files.get(name, name))
+    for name, why in f.errors:
+        out.add(f, host, MISSING, "", f"{name or 'config'} of {host} is unusable: {why}",
+                file=f.files.get(name, name))
+    if f.qos and q is not None and f.ports:
+        _DeviceCheck(plan, q, sw, f, out).run()
+        if q.watchdog_enabled and not f.watchdog_global:
+            out.add(f, host, PFC, "", "the global `priority-flow-control watch-dog-interval on` is missing: "
+                    "no port runs the PFC watchdog the plan enables")
+    if _bgp_usable(f):
+        _bgp_device(plan, sw, f, out)
 
 
 def check_fabric(plan: Plan, configs: Path, workers: int | None = 1) -> list[Finding]:

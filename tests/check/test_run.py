@@ -147,3 +147,46 @@ def test_render_runs_the_structural_rules_and_names_what_it_leaves(capsys: pytes
     hosts = tmp_path / "b" / "hosts"
     assert {f.rule for f in run.fast_findings(plan, configs, hosts, structural=True)} == {"nxos-watchdog"}
     assert run.fast_findings(plan, configs, hosts) == []  # the RoCE invariants alone do not see it
+
+
+@pytest.mark.parametrize("share", [0.5, 1.0])
+def test_facts_from_the_workers_and_the_forked_nic_check_find_what_serial_finds(
+        broken: tuple[Plan, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, share: float) -> None:
+    """Fast checks with SONiC facts (and their per-device rules) shipped back from the pool and the NIC scripts
+    checked in a forked child: the same findings, in the same order, as one process."""
+    plan, out = broken
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    sonic = sorted(h for h, sw in plan.switches.items() if sw.platform == "sonic")
+    db_path = copy / "configs" / sonic[-1] / "config_db.json"  # the last hosts are the ones shipped
+    db = json.loads(db_path.read_text())
+    roce_dscp = str(plan.qos.roce_dscp[0]) if plan.qos else "26"
+    for table in db["DSCP_TO_TC_MAP"].values():
+        table[roce_dscp] = "0"  # roce-chain on every port of that leaf: a per-device rule
+    db_path.write_text(json.dumps(db))
+    scripts = sorted((copy / "hosts").iterdir())
+    scripts[0].write_text(scripts[0].read_text().replace("# fabricgen:", "# nothing:"))  # the NIC check's
+    scripts[1].unlink()
+    serial = run.fast_findings(plan, copy / "configs", copy / "hosts", workers=1)
+    monkeypatch.setattr(run, "_POOL_THRESHOLD_S", 0.0)
+    monkeypatch.setattr(run, "_shipped", lambda *_: share)
+    pooled = run.fast_findings(plan, copy / "configs", copy / "hosts", workers=2)
+    assert pooled == serial
+    devices = {f.device for f in serial if f.rule == "roce-lossless-chain"}
+    assert sonic[-1] in devices
+    assert {scripts[0].stem, scripts[1].stem} <= {f.device for f in serial}
+    assert {"roce-p2p-pair", "roce-missing-config"} <= {f.rule for f in serial}
+
+
+@pytest.mark.parametrize(("light", "pool_cost", "workers"), [(24.6, 16.0, 2), (10.0, 2.0, 4), (5.0, 0.0, 2)])
+def test_the_shipped_share_leaves_every_process_the_same_cpu(light: float, pool_cost: float, workers: int) -> None:
+    share = run._shipped(light, pool_cost, workers)
+    assert 0 < share < 1
+    here = (1 - share) * light + share * light * run._SHIP_LOAD
+    everything = pool_cost + light + share * light * (run._SHIP_DUMP + run._SHIP_LOAD)
+    assert here == pytest.approx(everything / (workers + 1))
+
+
+def test_no_share_when_the_pool_is_busier_than_this_process() -> None:
+    assert run._shipped(10.0, 40.0, 2) == 0.0
+    assert run._shipped(10.0, 0.0, 1) == 0.0

@@ -247,6 +247,14 @@ def _parse_wred(text: str, line: int) -> _Wred:
                  int(m.group(5)) if m.group(5) else None, bool(m.group("ecn")), line)
 
 
+# An interface's lines, matched for every port of every file (compiled once: `re`'s own cache lookup was a tenth
+# of the NX-OS analysis at 128K GPUs).
+_RE_ITF_MTU = re.compile(r"^mtu (\d+)$")
+_RE_ITF_QOS = re.compile(r"^service-policy type qos input (\S+)$")
+_RE_ITF_QUEUING = re.compile(r"^service-policy type queuing input (\S+)$")
+_RE_ITF_ADDRESS = re.compile(r"^(?:ip|ipv6) address (\S+)(?: secondary)?$")
+
+
 def _parse_interface(name: str, obj: ConfigLine) -> _Interface:
     itf = _Interface(name, obj.line)
     for child in obj.children:
@@ -255,17 +263,17 @@ def _parse_interface(name: str, obj: ConfigLine) -> _Interface:
             itf.switchport = False
         elif t == "switchport":
             itf.switchport = True
-        elif m := re.match(r"^mtu (\d+)$", t):
+        elif m := _RE_ITF_MTU.match(t):
             itf.mtu, itf.mtu_line = int(m.group(1)), child.line
         elif t == "priority-flow-control mode on":
             itf.pfc_on = True
         elif t == "priority-flow-control watch-dog-interval on":
             itf.watchdog = True
-        elif m := re.match(r"^service-policy type qos input (\S+)$", t):
+        elif m := _RE_ITF_QOS.match(t):
             itf.qos_input = _Ref(m.group(1), child.line)
-        elif m := re.match(r"^service-policy type queuing input (\S+)$", t):
+        elif m := _RE_ITF_QUEUING.match(t):
             itf.queuing_input = _Ref(m.group(1), child.line)
-        elif m := re.match(r"^(?:ip|ipv6) address (\S+)(?: secondary)?$", t):
+        elif m := _RE_ITF_ADDRESS.match(t):
             itf.addresses.append((m.group(1), child.line))
         elif t == "shutdown":
             itf.shutdown = True
