@@ -156,7 +156,35 @@ def _ends(plan: Plan) -> dict[tuple[str, str], End]:
 def build_physical(plan: Plan) -> Physical:
     """Group the plan's links into cables and count the modules in every used cage."""
     with pool.collector_off():  # ~100K ends and cables at 32K GPUs, none of them cyclic
-        return _build(plan, _ends(plan))
+        ends = _ends(plan)
+        return _one_cable_per_link(plan, ends) or _build(plan, ends)
+
+
+def _one_cable_per_link(plan: Plan, ends: dict[tuple[str, str], End]) -> Physical | None:
+    """The cables when no cage breaks out and none is used twice (every plan of one port speed end to end, 400K
+    links at 128K GPUs): each link is a cable of its own, as `_build` would group it, without the grouping;
+    None where that does not hold."""
+    cables: list[Cable] = []
+    modules: Counter[str] = Counter()
+    cages: set[tuple[str, int]] = set()
+    for link in plan.links:
+        a, z = ends[link.a_device, link.a_port], ends[link.z_device, link.z_port]
+        ka, kz = (a.device, a.cage), (z.device, z.cage)
+        if a.breakout != 1 or z.breakout != 1 or ka in cages or kz in cages or ka == kz:
+            return None
+        cages.add(ka)
+        cages.add(kz)
+        kind = media_kind(link.speed, link.length_m)
+        optic = optic_name(link.speed, a.lanes, kind)
+        if kind in INTEGRATED:
+            cables.append(Cable(link.tier, _integrated_name(optic, 1, 1, 1), link.length_m, [a], [z], "", ""))
+            continue
+        a_mod = module_name(a.cage_type, optic, 1)
+        z_mod = module_name(z.cage_type, optic, 1)
+        modules[a_mod] += 1
+        modules[z_mod] += 1
+        cables.append(Cable(link.tier, fibre_name(optic), link.length_m, [a], [z], a_mod, z_mod))
+    return Physical(cables, modules, 2 * len(plan.links))
 
 
 def _build(plan: Plan, ends: dict[tuple[str, str], End]) -> Physical:

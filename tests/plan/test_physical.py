@@ -138,3 +138,29 @@ def test_overfull_cages_are_found() -> None:
     assert (a.device, a.cage + 1, 2) in overfull_cages(twice)
     shared = Physical([*physical.cables, replace(fibre, a=[a])], physical.modules, physical.ports)
     assert (a.device, a.cage + 1, 2) in overfull_cages(shared)
+
+
+def _cables(phys: Physical) -> list[tuple[object, ...]]:
+    return [(c.tier, c.kind, c.length_m, [(e.device, e.port, e.cage) for e in c.a],
+             [(e.device, e.port, e.cage) for e in c.z], c.a_module, c.z_module) for c in phys.cables]
+
+
+@pytest.mark.parametrize("data", [small_intent(), _twin(),
+                                  small_intent(cabling={"gpu_leaf_m": 40, "leaf_spine_m": 300}),
+                                  small_intent(cabling={"gpu_leaf_m": 2, "leaf_spine_m": 20})],
+                         ids=["default", "twin-port", "optics", "copper"])
+def test_one_cable_per_link_is_what_the_grouping_makes(data: dict[str, Any]) -> None:
+    """The shortcut for plans without breakouts gives the grouping's own cables and modules, and declines the
+    rest (a twin-port 800G cage carries two links)."""
+    from fabricgen.plan import physical
+
+    plan = plan_of(data)
+    ends = physical._ends(plan)
+    grouped = physical._build(plan, ends)
+    short = physical._one_cable_per_link(plan, ends)
+    if data is not None and data["switch_models"]["leaf"].get("breakout", 1) > 1:
+        assert short is None
+        return
+    assert short is not None
+    assert _cables(short) == _cables(grouped)
+    assert short.modules == grouped.modules and short.ports == grouped.ports
