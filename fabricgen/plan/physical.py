@@ -129,6 +129,7 @@ class Physical:
     cables: list[Cable]
     modules: Counter[str]  # part class -> count (transceivers; integrated cables have none)
     ports: int  # logical ports with something plugged in (2 per link)
+    distinct_cages: bool = False  # every link end in a cage of its own (`_one_cable_per_link`): one plug each
 
     def cable_counts(self) -> Counter[str]:
         return Counter(c.kind for c in self.cables)
@@ -184,7 +185,7 @@ def _one_cable_per_link(plan: Plan, ends: dict[tuple[str, str], End]) -> Physica
         modules[a_mod] += 1
         modules[z_mod] += 1
         cables.append(Cable(link.tier, fibre_name(optic), link.length_m, [a], [z], a_mod, z_mod))
-    return Physical(cables, modules, 2 * len(plan.links))
+    return Physical(cables, modules, 2 * len(plan.links), distinct_cages=True)
 
 
 def _build(plan: Plan, ends: dict[tuple[str, str], End]) -> Physical:
@@ -306,6 +307,8 @@ def _cage_uses(physical: Physical) -> tuple[list[tuple[str, int]], set[tuple[str
 
 def overfull_cages(physical: Physical) -> list[tuple[str, int, int]]:
     """(device, 1-based cage, plugs) of every cage with more plugs than the one it takes."""
+    if physical.distinct_cages:  # each cable's cages are its links' own, and no two link ends share one
+        return []
     integrated, moduled = _cage_uses(physical)
     distinct = set(integrated)
     if len(distinct) == len(integrated) and moduled.isdisjoint(distinct):  # every plan fabricgen makes
