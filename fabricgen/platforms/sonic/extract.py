@@ -209,10 +209,9 @@ def _sonic_ports(f: DeviceFacts, t: _SonicTables, finite: bool = False) -> None:
             if len(_QOS) >= _QOS_MAX:
                 _QOS.clear()
             _QOS[digest] = qos
-    for name, port in ports.items():
-        (port.maps, port.maps_loc, port.pfc, port.pfc_loc, port.pfc_on, port.watchdog, port.watchdog_loc, queues,
-         pg_locs, lossless) = qos[name]
-        port.queues, port.pg_locs, port.lossless = dict(queues), dict(pg_locs), dict(lossless)
+    for name, port in ports.items():  # read-only facts, shared by the same port of every file of the class
+        (port.maps, port.maps_loc, port.pfc, port.pfc_loc, port.pfc_on, port.watchdog, port.watchdog_loc,
+         port.queues, port.pg_locs, port.lossless) = qos[name]
 
 
 # The tables a port's QoS facts come from.  Render writes them whole per port class (platforms/sonic/render.py's
