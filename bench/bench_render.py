@@ -224,7 +224,8 @@ def _sizes_table(rows: list[dict[str, Any]], base: dict[int, dict[str, Any]]) ->
     head = ["GPUs", "switches", "links", "config lines", "plan s", "render s", "plan+render s", "CPU s", "peak RSS MB",
             "worker peak RSS MB", "fast checks s", "full check s", "full check CPU s"]
     if base:
-        head += ["previous plan+render s", "previous CPU s", "previous full check s", "previous full check CPU s"]
+        head += ["previous plan+render s", "previous CPU s", "previous fast checks s", "previous full check s",
+                 "previous full check CPU s"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = [f"{r['gpus']:,}", f"{r['switches']:,}", f"{r['links']:,}", f"{r['lines']:,}", f"{r['plan_s']:.2f}",
@@ -232,7 +233,8 @@ def _sizes_table(rows: list[dict[str, Any]], base: dict[int, dict[str, Any]]) ->
                  str(r["worker_rss_mb"]), _num(r.get("fast")), _num(r.get("full")), _num(r.get("full_cpu"))]
         if base:
             b = base[r["gpus"]]
-            cells += [f"{b['total_s']:.2f}", f"{b['cpu_s']:.1f}", _num(b.get("full")), _num(b.get("full_cpu"))]
+            cells += [f"{b['total_s']:.2f}", f"{b['cpu_s']:.1f}", _num(b.get("fast")), _num(b.get("full")),
+                      _num(b.get("full_cpu"))]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

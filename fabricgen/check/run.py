@@ -9,10 +9,13 @@ Scheduling (a 32K-GPU fabric has ~2,000 SONiC, ~500 NX-OS and ~4,000 NIC files):
 * one fork-context process pool takes every CPU-bound per-file job: each NX-OS file is
   read and parsed once for both its structural findings and its RoCE facts
   (its analyzer, `check.extract.nxos.analyze_nxos`), then the SONiC files go through libyang (one context, built
-  before the fork and shared copy-on-write);
+  before the fork and shared copy-on-write), then, where the pool would otherwise finish first (the fast
+  checks of a large fabric), a share of the SONiC / FRR facts (`_shipped`); a worker also runs the per-device
+  RoCE rules of the devices it read, so only the rules between devices wait for this process;
 * meanwhile threads in this process drive the vtysh batches (the work is in the
-  vtysh processes), and this process extracts the SONiC / FRR facts, then runs the
-  fabric-wide rules as soon as the NX-OS facts are back.
+  vtysh processes), and this process extracts the other SONiC / FRR facts, then runs the
+  fabric-wide rules as soon as every fact is back, with the NIC scripts checked beside them in a child
+  forked then (it reads the facts copy-on-write; the fast checks only: no vtysh thread to fork beside).
 
 Small fabrics (under ~1 s of estimated work) run serially in this process.
 """
