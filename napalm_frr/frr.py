@@ -609,22 +609,28 @@ class FrrDriver(LinuxHealthGetters, LinuxPtpGetters, TenantSetup, NetworkDriver)
     def _undo_and_restore(self) -> str:
         """Undo a commit that ran the setup script: FRR first lets go of the tenant VRFs this run added, while
         their namespaces exist (``_release_added``: L3VNI unbound, the rollback point reloaded with each kept as
-        its ``netns`` line); then the journal (what this session's setup script created removed, what its
-        ``remove`` removed made again); once zebra no longer binds the added VRFs, FRR's rollback point.  "" or
-        why not; a failed release alone is a note when the rollback point then runs exactly."""
+        its ``netns`` line), and of the default-VRF stanzas of the ports of the tenants it removed, while those
+        ports are still in the default VRF (``_drop_returned``); then the journal (what this session's setup
+        script created removed, what its ``remove`` removed made again); once zebra no longer binds the added
+        VRFs and has the removed ones bound again with their ports (``_until_returned``), FRR's rollback point.
+        "" or why not; a failed release or drop alone is a note when the rollback point then runs exactly."""
         self.reload_notes = []  # what the undone commit noted no longer holds; what the undo notes follows
         point = self._run(self._frr_sh(f"cat {shlex.quote(self.frr_file.rollback)}")) if self._setup_journal else None
         added, released = self._release_added(point.stdout) if point is not None and point.ok else ([], "")
         remade = self._setup_journal is not None and bool(self._remade)
+        back, self._returned = (self._returned if self._setup_journal else None), None
+        dropped = self._drop_returned(back) if back is not None else ""
         undone = self._undo_setup()
         unbound = self._until_unbound(added) if added and not undone else ""
+        returned = self._until_returned(back) if back is not None and not undone else ""
         restore = self._restore_rollback_point()
-        failed = "; ".join(r for r in (undone, unbound, restore) if r)
+        failed = "; ".join(r for r in (undone, unbound, returned, restore) if r)
+        before = "; ".join(r for r in (released, dropped) if r)
         if failed:
             self._remade = {}
-            return failed + (f" (before that, {released})" if released else "")
-        if released:
-            self.reload_notes.append(f"undo: {released}; the rollback point runs all the same")
+            return failed + (f" (before that, {before})" if before else "")
+        if before:
+            self.reload_notes.append(f"undo: {before}; the rollback point runs all the same")
         if remade:
             self._settle_remade()
         return ""

@@ -15,7 +15,9 @@ or removes a tenant interleaves them with FRR's reloads:
 
 Everything the script makes or removes is journalled (the make's removal, the removal's redo), so a commit
 that fails at any step is undone newest first before FRR's rollback point is reloaded
-(``FrrDriver._undo_and_restore``).  docs/tenants.md "Deploying a tenant change" says why each step is there.
+(``FrrDriver._undo_and_restore``); a removed tenant made again is handed back to FRR only once zebra has its
+namespace and ports again (``_drop_returned``, ``_until_returned``).  docs/tenants.md "Deploying a tenant
+change" says why each step is there.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from fabricgen.napalm_kit import (
 )
 from napalm_frr.parsers.decode import natural_key
 from napalm_frr.parsers.tenant_vrfs import (
+    active_interfaces,
     bound_vrfs,
     l3vni_up,
     netns_l3vnis,
@@ -130,6 +133,9 @@ class TenantSetup:
     # VRF -> its L3VNI and the prefixes its kernel routed by BGP before `tenants.sh remove` removed it: an undo
     # makes it again, and must see those routes back with their router MACs (``_settle_remade``)
     _remade: dict[str, tuple[int, set[str]]]
+    # the tenants this commit hands to `tenants.sh remove` (set before it runs): an undo's journal moves their
+    # ports back into their namespaces, and FRR's rollback point may run only once zebra sees that
+    _returned: Removal | None
 
     def _init_tenants(self) -> None:
         self._new_l3vnis = {}
@@ -137,6 +143,7 @@ class TenantSetup:
         self._removing = None
         self._setup_script = ""
         self._remade = {}
+        self._returned = None
 
     SETUP_WAIT = 30.0  # seconds zebra gets to bind the namespaces a setup script made, and to raise their L3VNIs
 
@@ -188,6 +195,7 @@ class TenantSetup:
         self._setup_script = script
         self._removing = None
         self._remade = {}
+        self._returned = None
         res = self._run_script("")
         if not res.ok:
             self._setup_failed(f"the setup script exited {res.exit_status}", res.error_text()[:2000], False)
@@ -251,6 +259,7 @@ class TenantSetup:
             if reason:
                 return reason
             self._remade = {vrf: (vni, had[vrf]) for vrf, vni in gone.l3vnis.items()}
+            self._returned = gone
             res = self._run_script("remove")
             if not res.ok:
                 return f"`tenants.sh remove` exited {res.exit_status}: {res.error_text()[:2000]}"
@@ -302,6 +311,58 @@ class TenantSetup:
         except Exception as exc:  # noqa: BLE001 - the undo goes on; the restore's outcome decides
             return [], f"letting FRR go of the added VRFs failed: {type(exc).__name__}: {exc}"
 
+    def _drop_returned(self, back: Removal) -> str:
+        """Before the undo's journal moves the ports of the tenants this commit removed back into their
+        namespaces: FRR's running config reloaded without those ports' default-VRF stanzas (the candidate's: their
+        planned addresses), while the ports are still in the default VRF; "" or why not.
+
+        Left to the rollback point's reload, after the move (measured live, FRR 8.4): zebra keeps the stanza on the
+        port's now inactive default-VRF interface, its ``no ip address`` fails ("we failed to remove this
+        command"), and the reload is then right only through ``_unless_moved_ports``, when nothing else went
+        wrong.  Dropped here, that reload has nothing of the port's to delete."""
+        try:
+            running = self._check(self._vtysh("show running-config no-header"))
+            default = {words[1] for words in (line.split() for line in running.splitlines())
+                       if len(words) == 2 and words[0] == "interface"}
+            ports = {port: vrf for port, vrf in back.ports.items() if port in default}
+            if not ports:
+                return ""
+            return self._reload_interim(interim_config(running, Removal([], ports=ports)),
+                                        f"the reload without the default-VRF stanzas of port "
+                                        f"{', '.join(sorted(ports, key=natural_key))}")
+        except Exception as exc:  # noqa: BLE001 - the undo goes on; the restore's outcome decides
+            return f"dropping the returned ports' default-VRF stanzas failed: {type(exc).__name__}: {exc}"
+
+    def _until_returned(self, back: Removal) -> str:
+        """After the undo's journal made the removed tenants again: wait until zebra binds each one's VRF to its
+        namespace and has each of its ports there as a kernel device, and no longer in the default VRF; "" or why
+        not (the rollback point's reload cannot run right before that).
+
+        frr-reload reads FRR's running config once, when it starts.  Measured live under load (FRR 8.4): the
+        rollback point's reload started before zebra had found the namespace the journal had just made, so it
+        sent ``netns /run/netns/X`` itself, which zebra refused ("Can not associate NS": "Failure to
+        communicate[13] to zebra") or, having bound it meanwhile, answered "VRF N already configured with NETNS";
+        the leaf was left undetermined.  zebra binds it within a second or so of the journal (``show vrf``, ``show
+        interface vrf X json``)."""
+
+        def pending() -> list[str]:
+            bound = bound_vrfs(self._check(self._vtysh("show vrf")))
+            left = [f"VRF {vrf} bound to its namespace" for vrf in sorted(back.netns) if vrf not in bound]
+            have = {vrf: active_interfaces(self._check(self._vtysh(f"show interface vrf {vrf} json")))
+                    for vrf in sorted({*back.ports.values(), "default"})}
+            ports = sorted(back.ports, key=natural_key)
+            left += [f"{port} in VRF {back.ports[port]}" for port in ports if port not in have[back.ports[port]]]
+            return left + [f"{port} gone from the default VRF" for port in ports if port in have["default"]]
+
+        try:
+            left = self._wait(pending)
+        except Exception as exc:  # noqa: BLE001 - a reason: the device is then reported undetermined
+            return f"reading zebra's VRFs and interfaces after the undo's journal failed: {type(exc).__name__}: {exc}"
+        if left:
+            return (f"zebra still lacks {', '.join(left)} {self.SETUP_WAIT:.0f}s after the undo's journal made "
+                    f"tenant {', '.join(back.vrfs)} again")
+        return ""
+
     def _netns_bound(self) -> set[str]:
         """The VRFs zebra still ties to a namespace: active in ``show vrf``, or with a ``netns`` line in the running
         config.  zebra drops the line a little after it marks the VRF inactive; a reload in between would try
@@ -313,22 +374,23 @@ class TenantSetup:
         res = self._run(self._vtysh(f"show evpn vni {vni} json"))
         return res.ok and '"vni"' in res.stdout
 
-    def _reload_interim(self, text: str) -> str:
+    def _reload_interim(self, text: str, what: str = "the reload without the removed tenants") -> str:
         """An interim config installed as frr.conf (the candidate is installed again after it) and reloaded, then
-        running = it.  Installed, not reloaded from its own file: frr-reload.py writes the running config over
-        frr.conf after reloading any other file ("Make these changes persistent": ``vtysh write`` when the
-        filename is not ``<confdir>/frr.conf``), which put the removed VRF back into the candidate, live."""
+        running = it; "" or why not, naming the reload as ``what``.  Installed, not reloaded from its own file:
+        frr-reload.py writes the running config over frr.conf after reloading any other file ("Make these changes
+        persistent": ``vtysh write`` when the filename is not ``<confdir>/frr.conf``), which put the removed VRF
+        back into the candidate, live."""
         path = self._remote_candidate_path(self._new_token(), "interim.conf")
         self._upload(self._frr_sh, path, text)
         try:
             self._install(path)
             res = self._reload()
             if not res.ok:
-                return f"the reload without the removed tenants exited {res.exit_status}:\n{res.error_text()[:4000]}"
+                return f"{what} exited {res.exit_status}:\n{res.error_text()[:4000]}"
             to_delete, to_add = self._frr_test(self.frr_config_path)
             if to_delete or to_add:
                 pending = "\n".join([f"-{x}" for x in to_delete] + [f"+{x}" for x in to_add])
-                return f"after the reload without the removed tenants FRR still has to do:\n{pending[:4000]}"
+                return f"after {what} FRR still has to do:\n{pending[:4000]}"
             return ""
         finally:
             self._run(self._frr_sh(f"rm -f {shlex.quote(path)}"))

@@ -1,5 +1,6 @@
 """What the tenant VRF setup reads: the VRFs, L3VNIs and per-VRF stanzas a candidate frr.conf binds to
-network namespaces, and zebra's ``show vrf`` / ``show evpn vni <vni> json`` saying which of them are live."""
+network namespaces, and zebra's ``show vrf`` / ``show evpn vni <vni> json`` / ``show interface vrf X json``
+saying which of them are live."""
 
 from __future__ import annotations
 
@@ -86,6 +87,19 @@ def l3vni_up(show_evpn_vni_json: str, vrf: str) -> bool:
         return False
     return (isinstance(doc, dict) and doc.get("type") == "L3" and doc.get("state") == "Up"
             and vrf in (doc.get("tenantVrf"), doc.get("vrf")))
+
+
+def active_interfaces(show_interface_json: str) -> set[str]:
+    """zebra's ``show interface vrf X json``: the interfaces it has as kernel devices in that VRF (an ``index``),
+    not the ``pseudoInterface`` entries it keeps for config whose device is elsewhere (a port moved out)."""
+    try:
+        doc = json.loads(show_interface_json or "{}")
+    except ValueError:
+        return set()
+    if not isinstance(doc, dict):
+        return set()
+    return {name for name, itf in doc.items()
+            if isinstance(itf, dict) and "index" in itf and not itf.get("pseudoInterface")}
 
 
 def bound_vrfs(show_vrf: str) -> set[str]:

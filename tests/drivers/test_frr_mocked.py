@@ -519,6 +519,21 @@ AMBER_NEIGH = "ip -n amber -j neigh show"
 AMBER_ROUTE = json.dumps([{"dst": "198.18.32.14/31", "gateway": "198.18.0.4", "dev": "br14", "protocol": "bgp",
                            "flags": ["onlink"]}])
 AMBER_RMAC = json.dumps([{"dst": "198.18.0.4", "dev": "br14", "lladdr": "0a:f9:12:cc:dc:91", "state": ["NOARP"]}])
+RUNNING_NO_HEADER = "vtysh -c 'show running-config no-header'"
+# FRR's running config after the candidate's reload failed: Ethernet24 back in the default VRF, with its address
+RETURNED = ("frr version 8.4.4\nvrf red\n vni 10011\n netns /run/netns/red\nexit-vrf\n!\n"
+            "interface Ethernet24\n description gpu_leaf:gpu0008:eth1\n ip address 198.18.32.6/31\nexit\n!\n"
+            "router bgp 65001\n bgp router-id 198.18.0.3\nexit\n")
+AMBER_ITFS = "vtysh -c 'show interface vrf amber json'"
+DEFAULT_ITFS = "vtysh -c 'show interface vrf default json'"
+
+
+def zebra_port(vrf: str, device: bool) -> str:
+    """zebra's `show interface vrf <vrf> json` of Ethernet24 (FRR 8.4, as the lab shows it): a kernel device
+    (its ifindex) or only the config zebra keeps once the device left the VRF (a pseudo interface)."""
+    itf: dict[str, Any] = {"administrativeStatus": "up" if device else "down", "vrfName": vrf,
+                           "pseudoInterface": not device}
+    return json.dumps({"Ethernet24": {**itf, "index": 10} if device else itf})
 
 
 def install(src: str) -> str:
@@ -530,19 +545,30 @@ def install(src: str) -> str:
 
 
 def _removal_driver(case: str, script_out: str = AMBER_GONE, interim_test: str = "",
-                    final_reload: int = 0) -> MockFrrDriver:
+                    final_reload: int = 0, zebra_late: int = 0) -> MockFrrDriver:
     """A switch running tenants red and amber (AMBER_RUNNING) and a candidate with red alone, Ethernet24 back in
     the default VRF; its tenants.sh names amber as no longer in the build (``script_out``); FRR's reloads: the
-    interim one succeeds, the candidate's exits ``final_reload``, the rollback point's succeeds; ``frr-reload
-    --test`` of frr.conf finds ``interim_test`` after the interim, then nothing."""
+    interim one succeeds, the candidate's exits ``final_reload``, the undo's (without Ethernet24's default-VRF
+    stanza, then the rollback point) succeed; ``frr-reload --test`` of frr.conf finds ``interim_test`` after
+    the interim, then nothing.  After an undo's journal, zebra answers ``zebra_late`` polls without amber bound
+    and Ethernet24 in it, then has both."""
     extra: dict[str, list[dict[str, Any]]] = {
         RUN_SETUP: [{"stdout_text": script_out}],
         # compare_config's and the setup's; then, once the namespace is gone, without amber
         RUNNING: [{"stdout_text": AMBER_RUNNING}, {"stdout_text": AMBER_RUNNING},
                   {"stdout_text": "frr version 8.4.4\nvrf red\n vni 10011\n netns /run/netns/red\nexit-vrf\n"}],
+        # the setup's, once the namespace is gone; after an undo's journal: zebra_late polls without amber, then it
         "vtysh -c 'show vrf'": [{"stdout_text": "vrf amber id 4 netns /run/netns/amber\nvrf red id 3 netns "
                                                 "/run/netns/red\n"},
-                                {"stdout_text": "vrf amber inactive\nvrf red id 3 netns /run/netns/red\n"}],
+                                *[{"stdout_text": "vrf amber inactive\nvrf red id 3 netns /run/netns/red\n"}] * (
+                                    1 + zebra_late),
+                                {"stdout_text": "vrf amber id 5 netns /run/netns/amber\nvrf red id 3 netns "
+                                                "/run/netns/red\n"}],
+        AMBER_ITFS: [*[{"stdout_text": zebra_port("amber", False)}] * zebra_late,
+                     {"stdout_text": zebra_port("amber", True)}],
+        DEFAULT_ITFS: [*[{"stdout_text": zebra_port("default", True)}] * zebra_late,
+                       {"stdout_text": zebra_port("default", False)}],
+        RUNNING_NO_HEADER: [{"stdout_text": RETURNED}],
         UNBIND_AMBER: [{}], AMBER_VNI: [{"stdout_text": "% VNI 10014 does not exist\n"}],
         f"umask 077; mkdir -p /etc/frr/.fabricgen && cat > {INTERIM} && sha256sum {INTERIM}":
             [{"stdout_sha256_of_stdin": INTERIM}],
@@ -606,14 +632,15 @@ def test_a_failed_removal_makes_the_tenant_again_then_restores_frr() -> None:
     with pytest.raises(ReplaceConfigException, match="previous config restored: frr-reload --reload exited 1"):
         d.commit_config()
     commands = sent(d)
-    reloads = [i for i, c in enumerate(commands) if c == RELOAD]  # the interim's, the candidate's, the restore's
-    assert len(reloads) == 3 and commands.count(SAVE) == 1
-    assert reloads[0] < commands.index(RUN_REMOVE) < reloads[1] < commands.index(RUN_UNDO) < reloads[2]
-    assert commands[reloads[2] - 1] == install("/etc/frr/frr.conf.rollback")
+    # the interim's, the candidate's, the undo's without Ethernet24's default-VRF stanza, the rollback point's
+    reloads = [i for i, c in enumerate(commands) if c == RELOAD]
+    assert len(reloads) == 4 and commands.count(SAVE) == 1
+    assert reloads[0] < commands.index(RUN_REMOVE) < reloads[1] < reloads[2] < commands.index(RUN_UNDO) < reloads[3]
+    assert commands[reloads[3] - 1] == install("/etc/frr/frr.conf.rollback")
     # amber made again: its routes from before the removal back, each VTEP with its router MAC
     assert commands.index(AMBER_ROUTES) < commands.index(UNBIND_AMBER)  # what amber routed, read first
-    assert AMBER_ROUTES in commands[reloads[2]:] and AMBER_NEIGH in commands[reloads[2]:]
-    assert UNBIND_AMBER not in commands[reloads[2]:]  # every VTEP had its router MAC: nothing bound again
+    assert AMBER_ROUTES in commands[reloads[3]:] and AMBER_NEIGH in commands[reloads[3]:]
+    assert UNBIND_AMBER not in commands[reloads[3]:]  # every VTEP had its router MAC: nothing bound again
     # a VTEP without its router MAC after the undo: the L3VNI bound again, and the failure says so
     d = _removal_driver("commit_rejected", final_reload=1)
     assert isinstance(d.transport, FakeTransport)
@@ -639,6 +666,49 @@ def test_a_failed_removal_makes_the_tenant_again_then_restores_frr() -> None:
     reloads = [i for i, c in enumerate(commands) if c == RELOAD]  # the interim's, the restore's
     assert RUN_REMOVE not in commands and len(reloads) == 2
     assert reloads[0] < commands.index(RUN_UNDO) < reloads[1]
+
+
+def test_an_undone_removal_hands_the_port_back_to_frr_only_once_zebra_has_it() -> None:
+    """Measured live under load: the rollback point's reload, right after the journal made amber again, read
+    FRR's running config before zebra had bound amber's new namespace, sent `netns /run/netns/amber` itself
+    ("Can not associate NS", or "VRF N already configured with NETNS") and still had to delete Ethernet24's
+    default-VRF stanza after the port had left ("we failed to remove this command"): the leaf was left
+    undetermined.  So, before the journal, FRR's running config is reloaded without that stanza (the port
+    still in the default VRF); after it, the driver polls zebra until amber is bound again and holds
+    Ethernet24 as a device, gone from the default VRF; only then the rollback point.  zebra never getting
+    there: the rollback point is still reloaded, and the device is undetermined, naming what zebra lacks."""
+    upload = f"umask 077; mkdir -p /etc/frr/.fabricgen && cat > {INTERIM} && sha256sum {INTERIM}"
+    d = _removal_driver("commit_rejected", final_reload=1, zebra_late=2)
+    d.fabricgen_setup("#!/bin/sh\n")
+    with pytest.raises(ReplaceConfigException, match="previous config restored: frr-reload --reload exited 1"):
+        d.commit_config()
+    commands = sent(d)
+    reloads = [i for i, c in enumerate(commands) if c == RELOAD]
+    journal = commands.index(RUN_UNDO)
+    drop = reloads[2]  # the interim's, the candidate's, this, the rollback point's
+    assert len(reloads) == 4 and reloads[1] < commands.index(RUNNING_NO_HEADER) < drop < journal < reloads[3]
+    assert commands[drop - 2:drop + 2] == [upload, install(INTERIM), RELOAD, TEST_SAVED]  # running = it, checked
+    assert isinstance(d.transport, FakeTransport)
+    dropped = d.transport.stdins[drop - 2]
+    assert dropped is not None and "interface Ethernet24" not in dropped
+    assert dropped == RETURNED.replace("interface Ethernet24\n description gpu_leaf:gpu0008:eth1\n ip address "
+                                       "198.18.32.6/31\nexit\n", "")  # nothing else of FRR's touched
+    polls = [i for i, c in enumerate(commands) if c == AMBER_ITFS]
+    assert len(polls) == 3 and commands.count(DEFAULT_ITFS) == 3  # two polls found amber not back yet
+    assert journal < polls[0] and polls[-1] < reloads[3]
+    assert commands[polls[-1] + 1:reloads[3] - 1] == [DEFAULT_ITFS]  # the last poll, then the rollback point
+    # zebra never has amber back within SETUP_WAIT: the rollback point all the same, and undetermined
+    d = _removal_driver("commit_rejected", final_reload=1, zebra_late=1000)
+    d.fabricgen_setup("#!/bin/sh\n")
+    d.SETUP_WAIT = 0.0
+    with pytest.raises(ConfigUndetermined, match=r"AND restoring the previous config failed \(zebra still lacks "
+                                                 r"VRF amber bound to its namespace, Ethernet24 in VRF amber, "
+                                                 r"Ethernet24 gone from the default VRF 0s after the undo's journal "
+                                                 r"made tenant amber again\); the device config is undetermined"):
+        d.commit_config()
+    commands = sent(d)
+    assert commands.index(RUN_UNDO) < commands.index(AMBER_ITFS) < len(commands) - commands[::-1].index(RELOAD) - 1
+    assert commands.count(RELOAD) == 4
 
 
 def test_a_failed_add_lets_frr_go_of_the_tenant_before_its_namespace_is_removed() -> None:

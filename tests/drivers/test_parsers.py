@@ -20,7 +20,13 @@ from napalm_frr.parsers.interfaces import parse_interfaces, parse_interfaces_cou
 from napalm_frr.parsers.lldp import parse_lldp_neighbors, parse_lldp_neighbors_detail
 from napalm_frr.parsers.reload import frr_reload_errors, parse_frr_reload_test
 from napalm_frr.parsers.routes import count_ecmp_paths, parse_frr_uptime, parse_route
-from napalm_frr.parsers.tenant_vrfs import l3vni_up, netns_l3vnis, vrf_bgp_stanzas, vrf_interface_stanzas
+from napalm_frr.parsers.tenant_vrfs import (
+    active_interfaces,
+    l3vni_up,
+    netns_l3vnis,
+    vrf_bgp_stanzas,
+    vrf_interface_stanzas,
+)
 from napalm_sonic import parsers as SP
 
 DATA = Path(__file__).resolve().parent / "mocked_data" / "frr"
@@ -396,3 +402,18 @@ def test_tenant_vrf_parsers_for_the_setup_order() -> None:
     assert not l3vni_up(json.dumps(up), "blue")
     assert not l3vni_up(json.dumps({**up, "type": "L2"}), "red")
     assert not l3vni_up("% VNI 10011 does not exist", "red") and not l3vni_up("", "red")
+
+
+def test_active_interfaces_are_zebras_kernel_devices_in_the_vrf() -> None:
+    """zebra's `show interface vrf X json` (FRR 8.4, netns VRFs, as the lab answered it right after a port moved
+    from the default VRF into amber's namespace): in amber the port is a device (its ifindex); in the default
+    VRF zebra keeps a pseudo interface of the same name, config without a device, which is not the port."""
+    amber = {"Ethernet24": {"administrativeStatus": "up", "operationalStatus": "up", "vrfName": "amber",
+                            "pseudoInterface": False, "index": 10, "type": "Ethernet"},
+             "br14": {"vrfName": "amber", "pseudoInterface": False, "index": 2},
+             "vx14": {"vrfName": "amber", "pseudoInterface": False, "index": 46}}
+    default = {"Ethernet24": {"administrativeStatus": "down", "vrfName": "default", "pseudoInterface": True},
+               "Ethernet32": {"vrfName": "default", "pseudoInterface": False, "index": 5}}
+    assert active_interfaces(json.dumps(amber)) == {"Ethernet24", "br14", "vx14"}
+    assert active_interfaces(json.dumps(default)) == {"Ethernet32"}
+    assert active_interfaces("{}") == active_interfaces("") == active_interfaces("% VRF nosuch not found") == set()

@@ -471,6 +471,58 @@ def test_deploy_adds_a_tenant_to_the_running_fabric(plan: Plan, lab: LabState, t
     assert again.failed == {} and again.changed == {}  # deployed = the build: saved and running agree
 
 
+def test_a_failed_tenant_removal_is_undone(plan: Plan, lab: LabState, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """The lab's own 3-tenant build deployed onto the 4-tenant lab with a line zebra refuses in the default-VRF
+    stanza of amber's port on every one of amber's leaves.  Each leaf unbinds amber's L3VNI, reloads FRR
+    without amber (that reload leaves the port's default-VRF stanza out: the port is still in amber's
+    namespace), runs `tenants.sh remove` (namespace, devices and record gone, the port back), and only then
+    does the candidate's reload meet the refused line.  Deploy reports those leaves failed with the previous
+    config restored; the undo dropped the port's default-VRF stanza while the port was still in the default
+    VRF, the journal made amber again (record, namespace, port moved in, VXLAN device, bridge), and the rollback
+    point was reloaded once zebra had amber and the port back, with nothing to forgive; FRR runs exactly what it
+    ran before, and amber forwards: every one of its 8 own pairs answers a ping of the tenant MTU with
+    don't-fragment.  The next test removes amber without the fault."""
+    (tmp_path / "amber").mkdir()
+    grown, _ = with_amber(tmp_path / "amber")
+    assert grown.tenancy is not None
+    amber = grown.tenancy.tenants["amber"]
+    leaves = sorted(amber.leaves)
+    ports = {leaf: port for leaf, port in amber.ports}
+    before = {leaf: leaf_state(lab, leaf) for leaf in leaves}
+    faulty = with_refused_line(build_checked(plan, tmp_path), tmp_path / "faulty",
+                               {leaf: f"interface {ports[leaf]}" for leaf in leaves})
+    failed = failed_deploy(INTENT, faulty, lab, capsys)
+    assert sorted(failed) == leaves, failed
+    for leaf, line in failed.items():
+        assert line.startswith(f"FAILED {leaf} ") and "commit failed, previous config restored" in line, line
+        assert "127.0.0.2/32" in line, line  # the candidate's reload, after tenants.sh remove, met the line
+        assert "tenant amber removed" not in line, line  # undone: the removal's own note no longer holds
+        # the undo's reloads failed at nothing (the rollback point's had no moved port's stanza to forgive)
+        assert "moved into their tenant VRF" not in line and "runs all the same" not in line, line
+    for leaf in leaves:
+        after = leaf_state(lab, leaf)
+        assert "amber" in after["netns"] and "amber" in after["records"]
+        assert after == before[leaf]
+        inside = node_exec(lab.workdir, leaf, ["ip", "-n", "amber", "-br", "link"]).stdout
+        assert {"vx14", "br14", ports[leaf]} <= {ln.split()[0].split("@")[0] for ln in inside.splitlines()}, inside
+    mine = [n for n in nics(grown) if tenant_of(grown, n) == "amber"]
+    own = [(x, y) for x in mine for y in mine if x[0] != y[0]]
+    assert len(own) == 8
+    mtu = grown.tenancy.tenant_mtu
+    deadline = time.monotonic() + 20  # the undo waited for amber's routes and their router MACs
+    while True:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            answered = list(pool.map(lambda p: ping(lab, p[0], p[1], mtu), own))
+        silent = [f"{x[0]}:{x[1]} -> {y[0]}:{y[1]}" for (x, y), ok in zip(own, answered, strict=True) if not ok]
+        if not silent or time.monotonic() > deadline:
+            break
+        time.sleep(1.0)
+    assert silent == [], "amber's own pairs silent after the undo; router MACs of L3VNI 10014:\n" + "\n".join(
+        f"{leaf}: {node_exec(lab.workdir, leaf, ['vtysh', '-c', 'show evpn rmac vni 10014']).stdout}"
+        for leaf in leaves)
+
+
 def test_deploy_removes_a_tenant_from_the_running_fabric(plan: Plan, lab: LabState, tmp_path: Path) -> None:
     """The lab's own 3-tenant build deployed onto the 4-tenant lab the test above left.  The dry run: only
     amber's leaves change, every changed line is amber's, its VRF and BGP instance labelled "tenant removed",
