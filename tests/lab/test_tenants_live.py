@@ -202,9 +202,12 @@ def failed_deploy(intent: Path, build: Path, lab: LabState, capsys: pytest.Captu
 
 
 def test_reachability_matrix(plan: Plan, lab: LabState) -> None:
-    """All 16 x 14 NIC pairs of different servers: reachable exactly when both are in the same VRF."""
+    """All 16 x 14 NIC pairs of different servers: reachable exactly when both are in the same VRF.  The lab has
+    just booted: one answering pair per VRF does not mean every EVPN route is in (seen live beside the offline
+    suite: gpu0001:eth0 -> gpu0005:eth1 in red, 2 runs of 4), so a pair still wrong is pinged again until
+    CONVERGE_S has passed; a refused pair that answers still fails then."""
     wait_converged(plan, lab)
-    want = check_matrix(plan, lab)
+    want = check_matrix(plan, lab, deadline_s=CONVERGE_S)
     pairs = list(want)
     allowed = sum(want.values())
     assert allowed and len(pairs) - allowed  # the matrix has both kinds
