@@ -43,6 +43,7 @@ from napalm_frr.parsers.decode import natural_key
 from napalm_frr.parsers.tenant_vrfs import (
     active_interfaces,
     bound_vrfs,
+    default_vrf_interfaces,
     l3vni_up,
     netns_l3vnis,
     netns_lines,
@@ -322,8 +323,7 @@ class TenantSetup:
         wrong.  Dropped here, that reload has nothing of the port's to delete."""
         try:
             running = self._check(self._vtysh("show running-config no-header"))
-            default = {words[1] for words in (line.split() for line in running.splitlines())
-                       if len(words) == 2 and words[0] == "interface"}
+            default = default_vrf_interfaces(running)
             ports = {port: vrf for port, vrf in back.ports.items() if port in default}
             if not ports:
                 return ""

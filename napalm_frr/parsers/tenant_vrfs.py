@@ -78,6 +78,12 @@ def vrf_interface_stanzas(config: str) -> dict[str, list[list[str]]]:
     return out
 
 
+def default_vrf_interfaces(config: str) -> set[str]:
+    """The ports an frr.conf has ``interface <port>`` stanzas for in the default VRF (no ``vrf`` word)."""
+    return {words[1] for words in (line.split() for line in config.splitlines())
+            if len(words) == 2 and words[0] == "interface"}
+
+
 def l3vni_up(show_evpn_vni_json: str, vrf: str) -> bool:
     """zebra's ``show evpn vni <vni> json``: the VNI is an L3VNI of ``vrf`` whose VXLAN device and SVI zebra
     has mapped and sees up (``"state": "Up"``, zebra_vxlan.c ``zl3vni_print``); "" or an L2VNI: False."""

@@ -22,6 +22,7 @@ from napalm_frr.parsers.reload import frr_reload_errors, parse_frr_reload_test
 from napalm_frr.parsers.routes import count_ecmp_paths, parse_frr_uptime, parse_route
 from napalm_frr.parsers.tenant_vrfs import (
     active_interfaces,
+    default_vrf_interfaces,
     l3vni_up,
     netns_l3vnis,
     vrf_bgp_stanzas,
@@ -417,3 +418,10 @@ def test_active_interfaces_are_zebras_kernel_devices_in_the_vrf() -> None:
     assert active_interfaces(json.dumps(amber)) == {"Ethernet24", "br14", "vx14"}
     assert active_interfaces(json.dumps(default)) == {"Ethernet32"}
     assert active_interfaces("{}") == active_interfaces("") == active_interfaces("% VRF nosuch not found") == set()
+
+
+def test_default_vrf_interfaces_leave_out_tenant_ports() -> None:
+    """The ports an undo must drop from the default VRF: `interface X` stanzas, not `interface X vrf Y`."""
+    conf = "interface Ethernet8\n ip address 198.18.32.2/31\nexit\n!\n" + TENANT_CONF + "interface lo\nexit\n"
+    assert default_vrf_interfaces(conf) == {"Ethernet8", "lo"}
+    assert default_vrf_interfaces(TENANT_CONF) == set()
