@@ -93,12 +93,12 @@ class Forked(Generic[T]):
             ok, value = self._conn.recv()
         except EOFError:
             self._proc.join()
-            raise RuntimeError(f"a forked check process ended without a result (exit {self._proc.exitcode})") from None
+            raise RuntimeError(f"a forked process ended without a result (exit {self._proc.exitcode})") from None
         finally:
             self._conn.close()
         self._proc.join()
         if not ok:
-            raise RuntimeError(f"in a forked check process:\n{value}")
+            raise RuntimeError(f"in a forked process:\n{value}")
         result: T = value
         return result
 

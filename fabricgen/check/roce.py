@@ -515,9 +515,8 @@ def device_groups(plan: Plan, host: str, f: DeviceFacts | None, configs: Path | 
 def _device_rules(plan: Plan, sw: Switch, f: DeviceFacts | None, configs: Path | None, out: _Out) -> None:
     q = plan.qos
     host = sw.hostname
-    names = platform(sw.platform).files
     if f is None:
-        for name in names:
+        for name in platform(sw.platform).files:
             path = str(configs / host / name) if configs is not None else name
             out.add(None, host, MISSING, "", f"planned {sw.role} {host} ({sw.platform}) has no rendered "
                     f"{name}", file=path)
