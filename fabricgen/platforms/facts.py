@@ -251,6 +251,30 @@ def read_config(f: DeviceFacts, configs: Path, name: str) -> str | None:
     return None
 
 
+def read_config_bytes(f: DeviceFacts, configs: Path, name: str) -> bytes | None:
+    """`read_config` without the decoding, for a parser that reads UTF-8 itself; `config_text` decodes it
+    exactly as `read_config` would have."""
+    path = configs / f.device / name
+    f.files[name] = str(path)
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        f.missing.append(name)
+    except OSError as exc:
+        f.errors.append((name, f"cannot read: {exc}"))
+    return None
+
+
+def config_text(f: DeviceFacts, name: str, raw: bytes) -> str | None:
+    """The text `read_config` returns for these bytes (UTF-8, universal newlines), or None with its error."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        f.errors.append((name, f"cannot read: {exc}"))
+        return None
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
 def plan_ports(plan: Plan, host: str) -> dict[str, Interface]:
     sw = plan.switches.get(host)
     return {itf.name: itf for itf in sw.interfaces} if sw is not None else {}
