@@ -132,16 +132,22 @@ def _port_list(ports: list[str]) -> str:
 
 
 Groups = list[tuple[tuple[str, str, str, str, str], list[str]]]  # one device's findings as `_Out` groups them
+# The per-port QoS rules a port passed, by what they read (`_DeviceCheck.port_key`), with the objects whose
+# identity the key holds, so that none is freed and its id reused while the memo lives (one check run).
+CleanPorts = dict[tuple[object, ...], tuple[object, ...]]
 
 
 class _Out:
     """Collects findings; the same (device, rule, location, message) from several ports becomes one."""
 
-    def __init__(self) -> None:
+    def __init__(self, clean: CleanPorts | None = None) -> None:
         self.groups: dict[tuple[str, str, str, str, str], list[str]] = {}
+        self.added = 0  # calls of `add`: a rule that ran without one found nothing
+        self.clean = clean if clean is not None else {}
 
     def add(self, f: DeviceFacts | None, device: str, rule: str, loc: str, message: str, port: str = "",
             file: str | None = None) -> None:
+        self.added += 1
         path = file if file is not None else (f.file_for(loc) if f is not None else "")
         ports = self.groups.setdefault((device, path, loc, rule, message), [])
         if port and port not in ports:
@@ -181,10 +187,23 @@ class _DeviceCheck:
     def run(self) -> None:
         if self.f.no_drop_loc:  # device-wide no-drop classes (NX-OS network-qos)
             self.no_drop_classes()
+        out, clean = self.out, self.out.clean
+        device = (self.sw.platform, self.cnp_tc, frozenset(self.f.pause))
         for name, port in self.f.ports.items():
-            if name not in self.planned:
+            itf = self.planned.get(name)
+            if itf is None:
                 continue  # not a RoCE port of the plan (management, unused)
+            # A port's verdict depends on its QoS objects, which the ports of one class share (within a file, and
+            # across the files of a class for SONiC): a set of them that passed passes again, with no finding to
+            # place.  Ports that find something run in full, so every finding and its order are unchanged.
+            key = (id(port.maps), id(port.lossless), id(port.queues), port.pfc, port.pfc_device_wide, itf.speed,
+                   device)
+            if key in clean:
+                continue
+            before = out.added
             self.port(port)
+            if out.added == before:
+                clean[key] = (port.maps, port.lossless, port.queues)
 
     def no_drop_classes(self) -> None:
         """NX-OS: the network-qos policy pauses exactly the lossless classes, each on its own CoS."""
@@ -504,10 +523,12 @@ def check_facts(plan: Plan, facts: dict[str, DeviceFacts], configs: Path | None 
     return out.findings()
 
 
-def device_groups(plan: Plan, host: str, f: DeviceFacts | None, configs: Path | None) -> Groups:
+def device_groups(plan: Plan, host: str, f: DeviceFacts | None, configs: Path | None,
+                  clean: CleanPorts | None = None) -> Groups:
     """The per-device rules of one device (everything but the links between devices), as `check_facts` groups
-    them: run in the worker that extracted the facts."""
-    out = _Out()
+    them: run in the worker that extracted the facts.  `clean`: the port verdicts of the devices checked before
+    it in the same run (pass one dict for a batch of devices)."""
+    out = _Out(clean)
     _device_rules(plan, plan.switches[host], f, configs, out)
     return list(out.groups.items())
 

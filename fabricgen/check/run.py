@@ -107,7 +107,8 @@ def _facts_job(hosts: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
 def _device_groups(work: _Work, facts: dict[str, Any]) -> dict[str, Any]:
     from fabricgen.check import roce
 
-    return {host: roce.device_groups(work.plan, host, f, work.configs) for host, f in facts.items()}
+    clean: roce.CleanPorts = {}
+    return {host: roce.device_groups(work.plan, host, f, work.configs, clean) for host, f in facts.items()}
 
 
 def _yang_job(paths: list[str]) -> list[list[Finding]]:

@@ -22,7 +22,7 @@ from fabricgen.check.nic import check_nic_scripts
 from fabricgen.check.roce import RULES, check_fabric, check_facts, extract_facts
 from fabricgen.plan.build import load_plan
 from fabricgen.plan.model import Plan
-from fabricgen.platforms.facts import DeviceFacts, ipv4_int, parse_asn, pointer
+from fabricgen.platforms.facts import DeviceFacts, ipv4_int, parse_asn, pointer, read_config
 from fabricgen.render.build import render_all
 from tests.conftest import EXAMPLE, EXAMPLES, ROOT
 
@@ -588,3 +588,72 @@ def test_sonic_qos_facts_of_a_file_json_cannot_say_are_its_own(example: Rendered
     names = {leaf: {q.scheduler for p in facts[leaf].ports.values() for q in p.queues.values()}
              for leaf in ("ai256-leaf03", "ai256-leaf02")}
     assert "None" in names["ai256-leaf03"] and "nan" in names["ai256-leaf02"]
+
+
+class _Forgetful(dict):  # type: ignore[type-arg]
+    """A memo of clean port verdicts that remembers nothing: every port runs every rule."""
+
+    def __setitem__(self, key: object, value: object) -> None:
+        pass
+
+
+def test_port_verdicts_remembered_equal_every_port_checked(example: Rendered, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The per-port QoS rules run once per set of shared QoS objects that passed them: the findings, in their
+    order, are those of checking every port, on a clean fabric and on one broken per port, per class and per
+    device; and most ports are not checked again (the ports of a SONiC class share their QoS objects across files)."""
+    from fabricgen.check import roce
+
+    t = Tree(example, tmp_path)
+    t.edit_json("ai256-leaf01", _port_qos("Ethernet0", "pfc_enable", "4"))  # one port
+    t.edit_json("ai256-leaf02", lambda db: db["SCHEDULER"]["AI_ROCE_DWRR"].update(weight="77"))  # its class
+    t.edit_json("ai256-leaf03", lambda db: db["DSCP_TO_TC_MAP"]["AI"].update({"26": "1"}))
+    t.replace("ai256-spine02", "nxos.cfg", "pause pfc-cos 3", "pause pfc-cos 4")  # an NX-OS device
+    checked: list[str] = []
+    port = roce._DeviceCheck.port
+
+    def counted(self: Any, p: Any) -> None:
+        checked.append(p.name)
+        port(self, p)
+
+    monkeypatch.setattr(roce._DeviceCheck, "port", counted)
+    init = roce._Out.__init__
+    for check in (lambda: check_facts(example.plan, example.facts), t.check):  # clean, then broken
+        checked.clear()
+        remembered = check()
+        ports = len(checked)
+        with monkeypatch.context() as m:
+            m.setattr(roce._Out, "__init__", lambda self, clean=None: init(self, _Forgetful()))
+            checked.clear()
+            assert check() == remembered
+        assert ports < len(checked) / 2
+    assert {f.device for f in remembered} == {"ai256-leaf01", "ai256-leaf02", "ai256-leaf03", "ai256-spine02"}
+
+
+@pytest.mark.parametrize("raw", [
+    "rendered",
+    b'{"PORT": {"Ethernet0": {"mtu": "9100", "speed": 18446744073709551616}}}',  # beyond 64 bits: whole
+    b'{"PORT": {"Ethernet0": {"mtu": NaN}}}', b'{"PORT": {"Ethernet0": {"mtu": 1e400}}}',
+    b'\xef\xbb\xbf{"PORT": {}}', b'{"PORT": {"Ethernet0": {"alias": "\\ud800"}}}', b'{"PORT": {"a": "\xff"}}',
+    b'{"PORT": {},\r\n "X": [1,]}', b'{"PORT": {"a": 1, "a": 2}}', b"[1, 2]", b"null", b"",
+], ids=["rendered", "long-int", "nan", "infinity", "bom", "surrogate", "not-utf8", "crlf-trailing-comma",
+        "duplicate", "array", "null", "empty"])
+def test_sonic_configdb_read_as_json_reads_it(example: Rendered, tmp_path: Path, raw: Any,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """orjson reads a ConfigDB where it gives what json.loads gives for the file's text; every other file,
+    value or error, is json's: the facts (errors included) equal those of reading the text with json."""
+    from fabricgen.platforms.sonic import extract
+
+    leaf = "ai256-leaf01"
+    tree = Tree(example, tmp_path)
+    path = tree.path(leaf, "config_db.json")
+    if raw != "rendered":
+        path.write_bytes(raw)
+    fast = extract.extract_sonic(example.plan, tree.configs, leaf)
+    with monkeypatch.context() as m:
+        m.setattr(extract, "_LONG_NUMBER", __import__("re").compile(rb"|"))  # every file read by json...
+        m.setattr(extract, "config_text", lambda f, name, _: read_config(f, tree.configs, name))  # ...as text
+        assert extract.extract_sonic(example.plan, tree.configs, leaf) == fast
+    if raw == "rendered":
+        monkeypatch.setattr(extract.json, "loads", None)  # json does not read what orjson reads
+        assert extract.extract_sonic(example.plan, tree.configs, leaf) == fast and fast.ports

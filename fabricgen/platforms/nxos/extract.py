@@ -143,6 +143,7 @@ def nxos_facts(plan: Plan, host: str, lines: list[str], cfg: Any, path: str = NX
 
     planned = plan_ports(plan, host)
     maps_cache: dict[str, QosMaps] = {}
+    lossless_cache: dict[str, dict[int, LosslessPg]] = {}
     f.addresses = [(name, addr, at(line)) for name, itf in cfg.interfaces.items() for addr, line in itf.addresses]
     for name, itf in cfg.interfaces.items():
         if not name.lower().startswith("ethernet"):
@@ -169,10 +170,15 @@ def nxos_facts(plan: Plan, host: str, lines: list[str], cfg: Any, path: str = NX
                     maps_cache[pname] = _nxos_dscp_maps(pname, policy, cfg.class_maps, at)
                 port.maps = maps_cache[pname]
         port.queues = queues
-        # No PG buffer profile in an NX-OS config: the no-drop classes buffer as the port's plan profile says.
+        # No PG buffer profile in an NX-OS config: the no-drop classes buffer as the port's plan profile says
+        # (one read-only dict per profile, shared by its ports like their queues and maps).
         pitf = planned.get(name)
         prof = plan.qos_profiles.get(pitf.qos_profile) if pitf is not None else None
-        port.lossless = {tc: LosslessPg(prof.name if prof is not None else "", "") for tc in f.pause}
+        profile = prof.name if prof is not None else ""
+        lossless = lossless_cache.get(profile)
+        if lossless is None:
+            lossless = lossless_cache[profile] = {tc: LosslessPg(profile, "") for tc in f.pause}
+        port.lossless = lossless
         f.ports[name] = port
     if cfg.bgp_line:
         scan_nxos_bgp(lines, cfg.bgp_line, f)
