@@ -47,18 +47,18 @@ def parse_tree(lines: Iterable[str]) -> list[ConfigLine]:
             if banner_end in raw:
                 banner_end = ""
             continue
-        text = raw.strip()
-        if not text or text[0] == COMMENT:
+        body = raw.lstrip()
+        if not body or body[0] == COMMENT:
             continue
-        indent = len(raw) - len(raw.lstrip())
-        node = ConfigLine(number, text, indent)
+        indent = len(raw) - len(body)
+        node = ConfigLine(number, body.rstrip(), indent)
         while open_ and open_[-1].indent >= indent:
             open_.pop()
         (open_[-1].children if open_ else roots).append(node)
         open_.append(node)
-        if m := _BANNER.match(text):
+        if body[0] == "b" and (m := _BANNER.match(node.text)):  # the pattern's call costs more than the test
             delimiter = m.group(1)
-            rest = text[m.end():]
+            rest = node.text[m.end():]
             if delimiter not in rest:
                 banner_end = delimiter
     return roots

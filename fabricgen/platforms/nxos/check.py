@@ -259,26 +259,32 @@ def _parse_interface(name: str, obj: ConfigLine) -> _Interface:
     itf = _Interface(name, obj.line)
     for child in obj.children:
         t = child.text
-        if t == "no switchport":
-            itf.switchport = False
-        elif t == "switchport":
-            itf.switchport = True
-        elif m := _RE_ITF_MTU.match(t):
-            itf.mtu, itf.mtu_line = int(m.group(1)), child.line
-        elif t == "priority-flow-control mode on":
-            itf.pfc_on = True
-        elif t == "priority-flow-control watch-dog-interval on":
-            itf.watchdog = True
-        elif m := _RE_ITF_QOS.match(t):
-            itf.qos_input = _Ref(m.group(1), child.line)
-        elif m := _RE_ITF_QUEUING.match(t):
-            itf.queuing_input = _Ref(m.group(1), child.line)
-        elif m := _RE_ITF_ADDRESS.match(t):
+        first = t[0]  # the lines below start with distinct letters: a pattern runs only where it can match
+        if first == "d":
+            if t.startswith("description "):
+                itf.description = t[len("description "):]
+        elif first == "n":
+            if t == "no switchport":
+                itf.switchport = False
+        elif first == "s":
+            if t == "switchport":
+                itf.switchport = True
+            elif t == "shutdown":
+                itf.shutdown = True
+            elif m := _RE_ITF_QOS.match(t):
+                itf.qos_input = _Ref(m.group(1), child.line)
+            elif m := _RE_ITF_QUEUING.match(t):
+                itf.queuing_input = _Ref(m.group(1), child.line)
+        elif first == "p":
+            if t == "priority-flow-control mode on":
+                itf.pfc_on = True
+            elif t == "priority-flow-control watch-dog-interval on":
+                itf.watchdog = True
+        elif first == "m":
+            if m := _RE_ITF_MTU.match(t):
+                itf.mtu, itf.mtu_line = int(m.group(1)), child.line
+        elif first == "i" and (m := _RE_ITF_ADDRESS.match(t)):
             itf.addresses.append((m.group(1), child.line))
-        elif t == "shutdown":
-            itf.shutdown = True
-        elif t.startswith("description "):
-            itf.description = t[len("description "):]
     return itf
 
 
@@ -289,7 +295,9 @@ def parse(lines: list[str]) -> _Config:
         if obj.indent != 0:
             continue  # no parent, yet indented: not a top-level command
         text = obj.text
-        if text == "priority-flow-control watch-dog-interval on":
+        if m := _RE_INTERFACE.match(text):  # most of a config; no other pattern matches `interface <name>`
+            cfg.interfaces[m.group(1)] = _parse_interface(m.group(1), obj)
+        elif text == "priority-flow-control watch-dog-interval on":
             cfg.watchdog_line = obj.line
         elif m := _RE_WATCHDOG_TIMER.match(text):
             cfg.watchdog_timers[m.group(1)] = (int(m.group(2)), obj.line)
@@ -327,8 +335,6 @@ def parse(lines: list[str]) -> _Config:
             for child, _ in obj.descendants():
                 if mm := _RE_VRF_LEAK_MAP.match(child.text):
                     cfg.route_map_refs.append(_Ref(mm.group(1), child.line))
-        elif m := _RE_INTERFACE.match(text):
-            cfg.interfaces[m.group(1)] = _parse_interface(m.group(1), obj)
         elif _RE_ROUTER_BGP.match(text):
             cfg.bgp_line = obj.line
             for child, depth in obj.descendants():
