@@ -421,6 +421,7 @@ def _pfc_end(q: QosPolicy, f: DeviceFacts, port: PortFacts, peer: str, out: _Out
 def _links(plan: Plan, facts: dict[str, DeviceFacts], out: _Out) -> None:
     q = plan.qos
     planned_ports: dict[str, dict[str, Interface]] = {}
+    usable = _Usable()
 
     def planned(host: str, name: str) -> Interface | None:
         ports = planned_ports.get(host)
@@ -456,7 +457,7 @@ def _links(plan: Plan, facts: dict[str, DeviceFacts], out: _Out) -> None:
                 if f.qos:
                     _pfc_end(q, f, port, peer, out)
         _mtu(a, pa, ia, z, pz, iz, out)
-        _p2p(plan, a, pa, ia, z, pz, iz, out)
+        _p2p(plan, a, pa, ia, z, pz, iz, out, usable)
 
 
 def _mtu(a: DeviceFacts, pa: PortFacts, ia: Interface | None, z: DeviceFacts, pz: PortFacts, iz: Interface | None,
@@ -471,8 +472,18 @@ def _mtu(a: DeviceFacts, pa: PortFacts, ia: Interface | None, z: DeviceFacts, pz
                 f"{pf.device}:{pport.name} has {pport.mtu}: frames between them would be dropped", port.name)
 
 
+class _Usable(dict[str, bool]):
+    """`_bgp_usable` of each device, asked once (a fabric's links ask it a million times at 128K GPUs)."""
+
+    def __call__(self, f: DeviceFacts) -> bool:
+        found = self.get(f.device)
+        if found is None:
+            found = self[f.device] = _bgp_usable(f)
+        return found
+
+
 def _p2p(plan: Plan, a: DeviceFacts, pa: PortFacts, ia: Interface | None, z: DeviceFacts,
-         pz: PortFacts, iz: Interface | None, out: _Out) -> None:
+         pz: PortFacts, iz: Interface | None, out: _Out, usable: _Usable) -> None:
     va, vz = ipv4_int(pa.ipv4), ipv4_int(pz.ipv4)
     ends = [(a, pa, ia, z, pz), (z, pz, iz, a, pa)]
     if va is None or vz is None:
@@ -491,7 +502,7 @@ def _p2p(plan: Plan, a: DeviceFacts, pa: PortFacts, ia: Interface | None, z: Dev
                     f"{pf.device}:{pport.name} has {pport.ipv4}: {why}", port.name)
         return
     for f, _port, _itf, pf, pport in ends:
-        if not f.bgp_loc or not _bgp_usable(f):
+        if not f.bgp_loc or not usable(f):
             continue  # reported once per device
         peer_ip = ip_text(ipz if f is a else ipa)
         n = f.neighbors.get(peer_ip)
@@ -501,7 +512,7 @@ def _p2p(plan: Plan, a: DeviceFacts, pa: PortFacts, ia: Interface | None, z: Dev
             continue
         peer_asn = pf.bgp_asn
         peer_sw = plan.switches.get(pf.device)
-        if peer_asn is None or not _bgp_usable(pf) or peer_sw is None or peer_asn != peer_sw.asn:
+        if peer_asn is None or not usable(pf) or peer_sw is None or peer_asn != peer_sw.asn:
             continue  # no peer AS to compare with, or the peer's own AS is the fault (reported there)
         if n.remote_as != peer_asn:
             out.add(f, f.device, P2P, n.loc, f"neighbor {peer_ip} ({pf.device}) has remote-as {n.remote_as}, "

