@@ -30,7 +30,7 @@ from fabricgen.catalog.rules import ids
 from fabricgen.plan.model import Plan, QosPolicy, Server
 from fabricgen.plan.qos import ECT0, ROCE_OPTIMIZED_CNP_DSCP
 from fabricgen.platforms.facts import DeviceFacts, PortFacts, ip_text
-from fabricgen.platforms.host.render import parse_nic_header
+from fabricgen.platforms.host.render import HEADER, parse_nic_header
 
 RULES = ids("script")  # catalog/rules.py documents each
 ROCE, CNP, MASK, TRUST, MISSING, ADDRESS, MTU = RULES
@@ -130,8 +130,8 @@ class _Script:
             if line.startswith("nic_up ") and (m := _NIC_UP.match(line)):
                 self.nic_up[m.group(1)] = (m.group(2), m.group(3), m.group(4), int(m.group(5)), n)
                 continue
-            if line.startswith("# fabricgen: "):
-                for token in line[len("# fabricgen: "):].split():
+            if line.startswith(HEADER):
+                for token in line[len(HEADER):].split():
                     key, sep, _ = token.partition("=")
                     if sep:
                         self.lines[key] = n
@@ -359,15 +359,17 @@ def _sides(srv: Server, facts: dict[str, DeviceFacts], fallback: SwitchSide, cac
     return out
 
 
-def check_nic_scripts(plan: Plan, hosts_dir: Path, facts: dict[str, DeviceFacts]) -> list[Finding]:
-    """Every planned server's NIC script against its leaves (see the module docstring)."""
+def check_nic_scripts(plan: Plan, hosts_dir: Path, facts: dict[str, DeviceFacts],
+                      servers: list[Server] | None = None) -> list[Finding]:
+    """Every planned server's NIC script against its leaves (see the module docstring); `servers`: only
+    these, a slice of `plan.hosts()` (the findings of the slices, joined in order, are those of the whole)."""
     if plan.qos is None:
         return []
     hosts_dir = Path(hosts_dir)
     findings: list[Finding] = []
     fallback = plan_side(plan.qos)
     cache: _SideCache = {}
-    for srv in plan.hosts():
+    for srv in plan.hosts() if servers is None else servers:
         path = hosts_dir / host_platform().files[0].format(device=srv.name)
         try:
             text = path.read_text(encoding="utf-8")

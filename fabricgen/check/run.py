@@ -14,8 +14,9 @@ Scheduling (a 32K-GPU fabric has ~2,000 SONiC, ~500 NX-OS and ~4,000 NIC files):
   RoCE rules of the devices it read, so only the rules between devices wait for this process;
 * meanwhile threads in this process drive the vtysh batches (the work is in the
   vtysh processes), and this process extracts the other SONiC / FRR facts, then runs the
-  fabric-wide rules as soon as every fact is back, with the NIC scripts checked beside them in a child
-  forked then (it reads the facts copy-on-write; the fast checks only: no vtysh thread to fork beside).
+  fabric-wide rules as soon as every fact is back, with the NIC scripts checked beside them in children
+  forked then, a slice of the servers each (they read the facts copy-on-write; the fast checks only: no
+  vtysh thread to fork beside).
 
 Small fabrics (under ~1 s of estimated work) run serially in this process.
 """
@@ -23,6 +24,7 @@ Small fabrics (under ~1 s of estimated work) run serially in this process.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -378,12 +380,17 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
             facts.update(part)
             done.update(groups)
         facts = {h: facts[h] for h in plan.switches if h in facts}
-        nic: pool.Forked[list[Finding]] | None = None
+        nic: list[pool.Forked[list[Finding]]] = []
         if pooled and jobs.frr is None:  # the NIC scripts beside the RoCE rules (no vtysh thread to fork beside)
-            nic = pool.Forked(lambda: check_nic_scripts(plan, hosts, facts))
-            stack.callback(nic.close)
+            # in as many children as the pool had workers, each a slice of the servers in order: with this
+            # process's rules they keep the cores busy to the end
+            servers = plan.hosts()
+            size = max(1, -(-len(servers) // n))
+            for i in range(0, len(servers), size):
+                nic.append(pool.Forked(functools.partial(check_nic_scripts, plan, hosts, facts, servers[i:i + size])))
+                stack.callback(nic[-1].close)
         fast = roce.check_facts(plan, facts, configs, done) + check_addresses(plan, facts)
-        fast += nic.get() if nic is not None else check_nic_scripts(plan, hosts, facts)
+        fast += [f for child in nic for f in child.get()] if nic else check_nic_scripts(plan, hosts, facts)
         fast += check_tenants(plan, configs) + check_ptp(plan, configs)
         yang_done.update(zip(sonic, (found for job in jobs.yang for found in _get(job)), strict=True))
         if jobs.frr is not None:

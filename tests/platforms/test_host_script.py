@@ -234,3 +234,21 @@ def test_dry_run_shows_the_nccl_conf_it_would_write(tmp_path: Path, script: str)
     assert f"NCCL_IB_TC=106 >> {tmp_path}/nccl.conf" in out.splitlines()
     assert f"NCCL_IB_QPS_PER_CONNECTION=4 >> {tmp_path}/nccl.conf" in out.splitlines()
     assert not (tmp_path / "nccl.conf").exists()  # a dry run changes nothing
+
+
+@pytest.mark.parametrize("text", [
+    "# fabricgen: a=1\n# fabricgen: b=2",  # the last line without a newline
+    "x # fabricgen: a=1\n# fabricgen: b=2\r\n#  fabricgen: c=3\n# fabricgen: \n",  # not at a line start; CR kept
+    "# fabricgen: a=1 # fabricgen: b=2\n\n# fabricgen-nic: ifname=eth0 nic=0\n# fabricgen-nic: x=1\n",
+    "", "no header at all\n",
+])
+def test_header_lines_are_those_a_line_anchored_pattern_finds(text: str) -> None:
+    """The header lines are found by searching for their prefix: the same lines, and the same rest of each,
+    as the multi-line pattern `^<prefix>(.*)$` they were read with."""
+    def fields(pattern: str) -> list[dict[str, str]]:
+        return [dict(t.partition("=")[::2] for t in line.split() if "=" in t)
+                for line in re.findall(pattern, text, re.MULTILINE)]
+
+    header = {k: v for d in fields(r"^# fabricgen: (.*)$") for k, v in d.items()}
+    assert parse_nic_header(text) == header
+    assert parse_nic_lines(text) == fields(r"^# fabricgen-nic: (.*)$")
