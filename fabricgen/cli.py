@@ -336,9 +336,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser(argv).parse_args(argv)
     from fabricgen.catalog import skus
 
-    skus.use_platform_dir(args.sonic_platform)
     try:
-        return int(args.func(args))
+        with skus.platform_dir_used(args.sonic_platform):
+            return int(args.func(args))
     except FabricError as exc:
         con = _console(stderr=True)
         con.print("[red]error:[/red]", end=" ")

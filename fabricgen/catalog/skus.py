@@ -34,11 +34,12 @@ file), its other front-panel ports (SFP+) and its adaptive-routing modes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -306,9 +307,21 @@ _override: Path | None = None
 
 
 def use_platform_dir(path: str | Path | None) -> None:
-    """Set the SONiC platform directory for this process (the CLI's --sonic-platform)."""
+    """Set the SONiC platform directory for this process."""
     global _override
     _override = Path(path) if path else None
+
+
+@contextlib.contextmanager
+def platform_dir_used(path: str | Path | None) -> Iterator[None]:
+    """The SONiC platform directory while one command runs (the CLI's --sonic-platform), then the one before:
+    a command run through `cli.main` in a longer process leaves no tree behind for the calls after it."""
+    before = _override
+    use_platform_dir(path)
+    try:
+        yield
+    finally:
+        use_platform_dir(before)
 
 
 def platform_dir() -> Path | None:

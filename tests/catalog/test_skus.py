@@ -135,6 +135,9 @@ def test_the_users_tree_wins_and_plan_names_where_facts_came_from(tmp_path: Path
     assert "shipped with fabricgen (sonic-net/sonic-buildimage 086b03bd70" in capsys.readouterr().out
     assert main(["plan", "-i", str(path), "--sonic-platform", str(sonic_platform)]) == 0
     assert f"--sonic-platform {sonic_platform}" in capsys.readouterr().out.replace("\n", "")
+    # the option was that command's: a render in the same process after it uses the shipped facts again
+    assert skus.platform_dir() is None
+    assert skus.find_sku("sonic", O128).origin.startswith("shipped with fabricgen")
 
 
 # --------------------------------------------------------------------------- shipped facts vs SONiC's own files
