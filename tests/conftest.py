@@ -32,7 +32,8 @@ YANG_MARK = "sonic_yang"  # every test that runs SONiC's YANG models; counted in
 # refuses a name or subnet another live lab holds, so a clash fails, it never mixes two labs).  Two modules of one group
 # never overlap in time.  Why this split: docs/development.md, "Test time".
 SERIAL_GROUPS = {"lab": "lab", "sot_live": "sot"}
-LAB_GROUPS = {"tests/lab/test_deploy_faults.py": "lab-faults"}  # every other lab module: "lab"
+# every other lab module: "lab".  The SONiC lab (its own fabric and subnet) evens the two groups' time out.
+LAB_GROUPS = {"tests/lab/test_deploy_faults.py": "lab-faults", "tests/lab/test_sonic_lab.py": "lab-faults"}
 
 
 def serial_group(item: pytest.Item) -> str | None:
