@@ -132,8 +132,8 @@ def _port_list(ports: list[str]) -> str:
 
 
 Groups = list[tuple[tuple[str, str, str, str, str], list[str]]]  # one device's findings as `_Out` groups them
-# The per-port QoS rules a port passed, by what they read (`_DeviceCheck.port_key`), with the objects whose
-# identity the key holds, so that none is freed and its id reused while the memo lives (one check run).
+# The per-port QoS rules a port passed, by what they read (the key `_DeviceCheck.run` builds), with the objects
+# whose identity the key holds, so that none is freed and its id reused while the memo lives (one check run).
 CleanPorts = dict[tuple[object, ...], tuple[object, ...]]
 
 
@@ -193,9 +193,10 @@ class _DeviceCheck:
             itf = self.planned.get(name)
             if itf is None:
                 continue  # not a RoCE port of the plan (management, unused)
-            # A port's verdict depends on its QoS objects, which the ports of one class share (within a file, and
-            # across the files of a class for SONiC): a set of them that passed passes again, with no finding to
-            # place.  Ports that find something run in full, so every finding and its order are unchanged.
+            # A port's verdict depends on its QoS objects, which ports share (SONiC: the same port across the files
+            # of a class; NX-OS: the ports of a device, per buffer profile): a set of them that passed passes
+            # again, with no finding to place.  Ports that find something run in full, so every finding and its
+            # order are unchanged.
             key = (id(port.maps), id(port.lossless), id(port.queues), port.pfc, port.pfc_device_wide, itf.speed,
                    device)
             if key in clean:
