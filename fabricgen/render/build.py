@@ -72,12 +72,12 @@ def _inside(root: str, rel: str) -> str:
 Job = tuple[str, list[str]]  # (kind, names): kind is "switches", "hosts" or "fabric"
 
 
-def _write(root: str, rel: str, text: str | bytes, hashes: dict[str, str], mode: int | None = None) -> str:
+def _write(root: str, rel: str, text: str | bytes | bytearray, hashes: dict[str, str], mode: int | None = None) -> str:
     """Write one output file and note its hash for the manifest (no second read of what was just written).
 
     `mode`: set on the open file (executable scripts), where a chmod by path would look the name up again.
     """
-    data = text if isinstance(text, bytes) else text.encode("utf-8")
+    data = text.encode("utf-8") if isinstance(text, str) else text
     path = _inside(root, rel)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
     try:

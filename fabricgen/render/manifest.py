@@ -51,7 +51,7 @@ def _files(root: Path) -> Iterable[Path]:
                 yield Path(dirpath, name)
 
 
-def text_sha256(data: bytes) -> str:
+def text_sha256(data: bytes | bytearray) -> str:
     """The hash ``file_sha256`` gives a file holding ``data``: render hashes what it writes while it has it."""
     return hashlib.sha256(data).hexdigest()
 

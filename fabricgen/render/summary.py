@@ -3,12 +3,13 @@ cabling plan.  Rendered from the plan; the per-platform tables (SONiC's headroom
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from typing import Any
 
 from fabricgen.catalog.registry import load, platform
 from fabricgen.plan.build import warning_lines
-from fabricgen.plan.model import TIERS, Plan
+from fabricgen.plan.model import TIERS, Plan, QosPolicy
 from fabricgen.plan.physical import Physical, build_physical, cabling_rows
 from fabricgen.platforms.sonic.buffers import headroom_table
 
@@ -83,9 +84,19 @@ def plan_dict(plan: Plan, physical: Physical | None = None) -> dict[str, Any]:
         "links": plan.links,
         "servers": plan.servers,
         "endpoints": plan.endpoints,
-        "qos": plan.qos,
+        "qos": _text_keys(plan.qos),
         "qos_profiles": plan.qos_profiles,
     } | ({"tenants": _tenants_detail(plan)} if plan.tenancy is not None else {})
+
+
+def _text_keys(qos: QosPolicy | None) -> QosPolicy | None:
+    """The policy with its DSCP, TC and priority maps keyed by their numbers' text, as JSON writes them (and sorts
+    them: "10" before "2"), for a JSON encoder that takes string keys only (templating.to_compact_json_file)."""
+    if qos is None:
+        return None
+    maps: dict[str, Any] = {f.name: {str(k): v for k, v in value.items()} for f in dataclasses.fields(qos)
+                            if isinstance(value := getattr(qos, f.name), dict)}
+    return dataclasses.replace(qos, **maps)
 
 
 def _tenants_detail(plan: Plan) -> list[dict[str, Any]]:
