@@ -91,15 +91,23 @@ CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
 from fabricgen.plan.build import load_plan
-from fabricgen.render.build import render_all
+from fabricgen.render import build
 from fabricgen.check.run import fast_findings, run_checks
 intent, out, workers, checks = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]  # "0", "fast" or "1" (both)
 do_check = checks != "0"
-t0 = time.perf_counter()
-plan = load_plan(intent)
-t1 = time.perf_counter()
-res = render_all(plan, out, workers=workers or None)
-t2 = time.perf_counter()
+if hasattr(build, "CablingAhead"):  # as `fabricgen render` does: the cabling beside the plan's addresses
+    with build.CablingAhead(workers or None) as ahead:
+        t0 = time.perf_counter()
+        plan = load_plan(intent, topology_done=ahead.start)
+        t1 = time.perf_counter()
+        res = build.render_all(plan, out, workers=workers or None, ahead=ahead)
+        t2 = time.perf_counter()
+else:  # a --baseline checkout from before it
+    t0 = time.perf_counter()
+    plan = load_plan(intent)
+    t1 = time.perf_counter()
+    res = build.render_all(plan, out, workers=workers or None)
+    t2 = time.perf_counter()
 me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
 self_rss, child_rss = me.ru_maxrss // 1024, kids.ru_maxrss // 1024  # plan + render's, before any check
 cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime

@@ -175,25 +175,26 @@ def _warn_undeployable(plan: Plan) -> None:
 def cmd_render(args: argparse.Namespace) -> int:
     from fabricgen.check.run import CheckFailed
     from fabricgen.plan.build import load_plan, warning_lines
-    from fabricgen.render.build import render_all
+    from fabricgen.render.build import CablingAhead, render_all
 
-    plan = load_plan(args.intent)
-    _print_warnings(warning_lines(plan))
-    checks = None
-    if not args.no_check:
-        from fabricgen.check.fast import fast_checks
+    with CablingAhead(args.workers) as ahead:  # the cabling, computed beside the plan's addresses
+        plan = load_plan(args.intent, topology_done=ahead.start)
+        _print_warnings(warning_lines(plan))
+        checks = None
+        if not args.no_check:
+            from fabricgen.check.fast import fast_checks
 
-        checks = fast_checks(plan)
-    try:
-        result = render_all(plan, args.output, workers=args.workers, checks=checks, force=args.force)
-    except CheckFailed as exc:
-        from fabricgen.base.findings import format_findings
+            checks = fast_checks(plan)
+        try:
+            result = render_all(plan, args.output, workers=args.workers, checks=checks, force=args.force, ahead=ahead)
+        except CheckFailed as exc:
+            from fabricgen.base.findings import format_findings
 
-        sys.stderr.write(format_findings(exc.findings, "table"))
-        _console(stderr=True).print("render refused: the configs break the checks above; nothing was written "
-                                    "(fix: correct the intent or the templates the findings name, or --no-check "
-                                    "to write them anyway)", markup=False)
-        return EXIT_FAIL
+            sys.stderr.write(format_findings(exc.findings, "table"))
+            _console(stderr=True).print("render refused: the configs break the checks above; nothing was written "
+                                        "(fix: correct the intent or the templates the findings name, or "
+                                        "--no-check to write them anyway)", markup=False)
+            return EXIT_FAIL
     _console(stderr=True).print(
         f"rendered {result.switches} switches, {result.files} files, {result.lines} config lines -> {result.outdir}")
     if checks is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -226,8 +227,11 @@ def check_oversubscription(intent: Intent, d: Design, plan: Plan) -> None:
 
 
 def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, ...], int] | None = None,
-               check_qos: bool = True) -> Plan:
-    """Resolve an intent into a plan; every cross-field problem becomes a FabricError."""
+               check_qos: bool = True, topology_done: Callable[[Plan], None] | None = None) -> Plan:
+    """Resolve an intent into a plan; every cross-field problem becomes a FabricError.
+
+    `topology_done(plan)` is called once the switches, links and NICs exist, before any address: work that
+    reads the topology only (render's cabling) can start there, beside the rest of the plan build."""
     lines = lines or {}
     unsupported = unsupported_settings(intent)
     if unsupported:
@@ -246,6 +250,8 @@ def build_plan(intent: Intent, source: str = "<intent>", lines: dict[tuple[Any, 
         with pool.collector_off():  # millions of plan objects at 32K GPUs, none of them garbage yet
             build_topology(intent, plan, d)
             check_oversubscription(intent, d, plan)
+            if topology_done is not None:
+                topology_done(plan)
             build_underlay(intent, d, plan)
             plan_tenants(intent, plan)  # before QoS: tenant MTUs change buffer profiles
             plan_adaptive_routing(plan, intent.ecmp.adaptive_routing)
@@ -340,9 +346,9 @@ def warning_lines(plan: Plan) -> list[str]:
     return [f"warning: {p.format(source)}" for p in plan.warnings]
 
 
-def load_plan(path: str | Path, check_qos: bool = True) -> Plan:
+def load_plan(path: str | Path, check_qos: bool = True, topology_done: Callable[[Plan], None] | None = None) -> Plan:
     intent, lines = load_intent(path)
-    plan = build_plan(intent, str(path), lines, check_qos=check_qos)
+    plan = build_plan(intent, str(path), lines, check_qos=check_qos, topology_done=topology_done)
     from fabricgen.plan.pulled import honour  # addresses a source of truth reserves (`fabricgen sot pull`)
 
     honour(plan, path)

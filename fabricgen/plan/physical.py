@@ -134,6 +134,36 @@ class Physical:
     def cable_counts(self) -> Counter[str]:
         return Counter(c.kind for c in self.cables)
 
+    def counts(self) -> PhysicalCounts:
+        return PhysicalCounts(self.ports, dict(self.modules), dict(self.cable_counts()))
+
+
+@dataclass(frozen=True, slots=True)
+class PhysicalCounts:
+    """What the plan's summary says of the physical layer: logical ports in use, modules and cables by part class."""
+
+    ports: int
+    modules: dict[str, int]
+    cables: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Cabling:
+    """The physical layer as render writes it: cabling.csv, the summary's counts, and the cages that would take
+    more than one plug (a plan no hardware takes).  Small next to the cables it comes from (52 MB of text for
+    400K cables at 128K GPUs), so it can come back from a forked process (`cabling`)."""
+
+    csv: str
+    counts: PhysicalCounts
+    overfull: list[tuple[str, int, int]]
+
+
+def cabling(plan: Plan) -> Cabling:
+    """The plan's cabling.  It reads the topology only (links, ports, cages, NICs), never an address: render
+    computes it in a child forked as soon as the topology is built, beside the rest of the plan."""
+    physical = build_physical(plan)
+    return Cabling(cabling_rows(plan, physical), physical.counts(), overfull_cages(physical))
+
 
 def _ends(plan: Plan) -> dict[tuple[str, str], End]:
     """Every link end by (device, port): switch ports from their interfaces, NIC ports per NIC cage."""

@@ -11,6 +11,7 @@ processes (fork: the plan is shared copy-on-write, nothing is pickled).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,9 +25,9 @@ from fabricgen.base.templating import environment, to_compact_json_file
 from fabricgen.catalog.registry import host_platform, platform
 from fabricgen.errors import FabricError
 from fabricgen.plan.model import Plan, Switch
-from fabricgen.plan.physical import build_physical, overfull_cages
+from fabricgen.plan.physical import Cabling, cabling
 from fabricgen.render import inventory, manifest
-from fabricgen.render.summary import cabling_csv, plan_dict
+from fabricgen.render.summary import plan_dict
 
 RenderFn = Callable[[Switch, Plan, jinja2.Environment], dict[str, str]]
 
@@ -122,30 +123,66 @@ def _run_job(args: tuple[Job, str]) -> tuple[int, int, dict[str, str]]:
                 _write(root, f"{record.output_dir}/{fname}", text, hashes, mode)
                 files += 1
         return files, 0, hashes
-    if kind == "plan":
-        with pool.collector_off():  # ~1M cables, ends and rows at 128K GPUs, none cyclic: a collection frees none
-            _plan_files(plan, root, hashes)
-        return 2, 0, hashes
     inventory.write(plan, Path(root, "inventory"))
     return 3, 0, hashes
 
 
-def _plan_files(plan: Plan, root: str, hashes: dict[str, str]) -> None:
+def _plan_files(plan: Plan, root: str, physical: Cabling) -> dict[str, str]:
     """plan.json (compact JSON: read by programs, `fabricgen plan --json` prints it indented) and cabling.csv,
-    from the same cables."""
-    physical = build_physical(plan)
-    over = overfull_cages(physical)
+    from the same cables; returns their hashes."""
+    over = physical.overfull
     if over:  # a cabling plan no hardware takes: one plug per cage
         raise FabricError.single(plan.source, "cabling", f"{len(over)} cage(s) would take more than one plug, "
                                  "e.g. " + ", ".join(f"{d} cage {c}: {n}" for d, c, n in over[:3]),
                                  "report this as a fabricgen bug (fabricgen.plan.physical groups the cables)")
-    _write(root, "plan.json", to_compact_json_file(plan_dict(plan, physical)), hashes)
-    _write(root, "cabling.csv", cabling_csv(plan, physical), hashes)
+    hashes: dict[str, str] = {}
+    _write(root, "plan.json", to_compact_json_file(plan_dict(plan, physical.counts)), hashes)
+    _write(root, "cabling.csv", physical.csv, hashes)
+    return hashes
+
+
+class CablingAhead:
+    """The plan's cabling (`physical.cabling`), computed in a child forked as soon as the topology is built.
+
+    It reads no address, so it runs on the core the plan build leaves idle (one process builds the plan): 7 CPU s
+    of the render at 128K GPUs.  Give `start` to `load_plan(topology_done=...)` and this object to `render_all`;
+    a fabric small enough to render in one process (or `workers=1`) computes its cabling there, as before.  Used
+    as a context manager, it stops a child whose result was never asked for (the plan or the render failed first).
+    """
+
+    def __init__(self, workers: int | None = None) -> None:
+        self._workers = workers
+        self._job: pool.Forked[Cabling] | None = None
+
+    def __enter__(self) -> CablingAhead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def started(self) -> bool:
+        """A child is computing the cabling and its result was not taken yet."""
+        return self._job is not None
+
+    def start(self, plan: Plan) -> None:
+        if self._job is None and (self._workers or _workers(plan)) > 1:
+            self._job = pool.Forked(functools.partial(cabling, plan))
+
+    def result(self, plan: Plan) -> Cabling:
+        """The child's cabling, or the plan's computed here if no child was started."""
+        job, self._job = self._job, None
+        return cabling(plan) if job is None else job.get()
+
+    def close(self) -> None:
+        job, self._job = self._job, None
+        if job is not None:
+            job.close()
 
 
 def _jobs(plan: Plan, workers: int) -> list[Job]:
     """Slices of similar cost, the big single files first so they do not finish last."""
-    jobs: list[Job] = [("plan", []), ("inventory", [])]
+    jobs: list[Job] = [("inventory", [])]
     jobs += [("switches", c) for c in _chunks(list(plan.switches), workers * 4)]
     jobs += [("hosts", c) for c in _chunks([s.name for s in plan.hosts()], workers * 2)]
     return jobs
@@ -156,31 +193,45 @@ def _chunks(items: list[str], n: int) -> list[list[str]]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
+def _workers(plan: Plan) -> int:
+    """Render workers for a plan: one per core (at most 8) past 200 switches; a smaller fabric renders faster than
+    a pool forks."""
+    return min(os.cpu_count() or 1, 8) if len(plan.switches) > 200 else 1
+
+
 def render_all(plan: Plan, outdir: str | Path, workers: int | None = None,
-               checks: Callable[[Path], None] | None = None, force: bool = False) -> RenderResult:
+               checks: Callable[[Path], None] | None = None, force: bool = False,
+               ahead: CablingAhead | None = None) -> RenderResult:
     """Write every output of the plan into `outdir` atomically.
 
     `outdir` must be new, empty or an earlier render's output (`force` replaces any other
     directory; see fabricgen.base.outdir for what is refused even then).  `checks` (if given) runs
     on the scratch directory before the swap; raising there keeps the previous output in place.
+    `ahead`: the cabling started while the plan was built (`CablingAhead`).
     """
     target = Path(outdir)
     hosts = list(plan.switches)
-    workers = workers if workers is not None else (min(os.cpu_count() or 1, 8) if len(hosts) > 200 else 1)
+    workers = workers if workers is not None else _workers(plan)
     source = Path(plan.source)
     keep = [source] if source.is_file() else []
+    ahead = ahead or CablingAhead()
     with replaced_dir(target, force=force, keep=keep) as tmp:
         jobs = [(job, str(tmp)) for job in _jobs(plan, workers)]
         if workers > 1:
             with pool.forked_pool(workers, plan) as workers_pool:  # the plan is shared copy-on-write
-                counts = workers_pool.map(_run_job, jobs, chunksize=1)
+                pending = workers_pool.map_async(_run_job, jobs, chunksize=1)
+                # plan.json and cabling.csv here, beside the workers: this process waits for them anyway
+                with pool.collector_off():  # the plan's JSON and ~1M cables at 128K GPUs, none cyclic
+                    plan_hashes = _plan_files(plan, str(tmp), ahead.result(plan))
+                counts = pending.get()
         else:
             with pool.serial(plan):
                 counts = [_run_job(job) for job in jobs]
-        files = sum(c[0] for c in counts)
+            plan_hashes = _plan_files(plan, str(tmp), ahead.result(plan))
+        files = sum(c[0] for c in counts) + len(plan_hashes)
         lines = sum(c[1] for c in counts)
         if checks is not None:
             checks(tmp)  # reads the files; never rewrites them, so the hashes taken at write time hold
-        written = {rel: sha for c in counts for rel, sha in c[2].items()}
+        written = {rel: sha for c in counts for rel, sha in c[2].items()} | plan_hashes
         manifest.write(tmp, plan, checked=checks is not None, known=written)  # what deploy and validate will push
     return RenderResult(target, files + 2, lines, len(hosts))  # + the manifest and the marker

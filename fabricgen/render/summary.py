@@ -10,16 +10,16 @@ from typing import Any
 from fabricgen.catalog.registry import load, platform
 from fabricgen.plan.build import warning_lines
 from fabricgen.plan.model import TIERS, Plan, QosPolicy
-from fabricgen.plan.physical import Physical, build_physical, cabling_rows
+from fabricgen.plan.physical import PhysicalCounts, build_physical, cabling_rows
 from fabricgen.platforms.sonic.buffers import headroom_table
 
 
-def summary(plan: Plan, physical: Physical | None = None) -> dict[str, Any]:
+def summary(plan: Plan, physical: PhysicalCounts | None = None) -> dict[str, Any]:
     """Counts an operator checks first: switches per role, links per tier, ratios, the physical layer
     (logical ports, transceiver modules by part class and physical cables, each counted apart), pool use."""
     roles = Counter(s.role for s in plan.switches.values())
     tiers = Counter(link.tier for link in plan.links)
-    phys = physical or build_physical(plan)
+    phys = physical or build_physical(plan).counts()
     d = plan.envelope
     return {
         "fabric": plan.settings.name,
@@ -37,7 +37,7 @@ def summary(plan: Plan, physical: Physical | None = None) -> dict[str, Any]:
         "oversubscription": {k: f"{v:.2f}:1" for k, v in plan.oversubscription.items()},
         "ports": phys.ports,
         "modules": dict(sorted(phys.modules.items())),
-        "cables": dict(sorted(phys.cable_counts().items())),
+        "cables": dict(sorted(phys.cables.items())),
         "pools": {k: {"used": u, "size": n} for k, (u, n) in plan.pool_use.items()},
         "envelope": {"max_leaves": d.max_leaves, "max_spines": d.max_spines,
                      "max_super_spines": d.max_super_spines, "max_pods": d.max_pods},
@@ -66,17 +66,17 @@ def tenancy_summary(plan: Plan) -> dict[str, Any]:
     }
 
 
-def cabling_csv(plan: Plan, physical: Physical | None = None) -> str:
+def cabling_csv(plan: Plan) -> str:
     """The cabling plan, one row per physical cable (see fabricgen.plan.physical), for the data hall."""
-    return cabling_rows(plan, physical)
+    return cabling_rows(plan)
 
 
-def plan_dict(plan: Plan, physical: Physical | None = None) -> dict[str, Any]:
+def plan_dict(plan: Plan, physical: PhysicalCounts | None = None) -> dict[str, Any]:
     """The whole plan for build/plan.json.
 
-    The model's dataclasses are handed to orjson as they are (templating.to_json): it
-    serialises slotted dataclasses natively, where dataclasses.asdict deep-copied
-    every leaf and took 30 s at 32K GPUs.
+    The model's dataclasses are handed to the JSON encoder as they are (templating.to_json,
+    to_compact_json_file): both serialise slotted dataclasses natively, where dataclasses.asdict
+    deep-copied every leaf and took 30 s at 32K GPUs.
     """
     return {
         "summary": summary(plan, physical),
