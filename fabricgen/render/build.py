@@ -70,7 +70,7 @@ def _inside(root: str, rel: str) -> str:
     return f"{root}/{rel}"
 
 
-Job = tuple[str, list[str]]  # (kind, names): kind is "switches", "hosts" or "fabric"
+Job = tuple[str, list[str]]  # (kind, names): kind is "switches", "hosts" or "inventory"
 
 
 def _write(root: str, rel: str, text: str | bytes | bytearray, hashes: dict[str, str], mode: int | None = None) -> str:
@@ -181,7 +181,8 @@ class CablingAhead:
 
 
 def _jobs(plan: Plan, workers: int) -> list[Job]:
-    """Slices of similar cost, the big single files first so they do not finish last."""
+    """Slices of similar cost, the inventory (one job of its own) first so it does not finish last; plan.json and
+    cabling.csv are written by the render's own process (`render_all`)."""
     jobs: list[Job] = [("inventory", [])]
     jobs += [("switches", c) for c in _chunks(list(plan.switches), workers * 4)]
     jobs += [("hosts", c) for c in _chunks([s.name for s in plan.hosts()], workers * 2)]
