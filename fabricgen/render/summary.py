@@ -14,12 +14,12 @@ from fabricgen.plan.physical import PhysicalCounts, build_physical, cabling_rows
 from fabricgen.platforms.sonic.buffers import headroom_table
 
 
-def summary(plan: Plan, physical: PhysicalCounts | None = None) -> dict[str, Any]:
+def summary(plan: Plan, counts: PhysicalCounts | None = None) -> dict[str, Any]:
     """Counts an operator checks first: switches per role, links per tier, ratios, the physical layer
     (logical ports, transceiver modules by part class and physical cables, each counted apart), pool use."""
     roles = Counter(s.role for s in plan.switches.values())
     tiers = Counter(link.tier for link in plan.links)
-    phys = physical or build_physical(plan).counts()
+    phys = counts or build_physical(plan).counts()
     d = plan.envelope
     return {
         "fabric": plan.settings.name,
@@ -71,7 +71,7 @@ def cabling_csv(plan: Plan) -> str:
     return cabling_rows(plan)
 
 
-def plan_dict(plan: Plan, physical: PhysicalCounts | None = None) -> dict[str, Any]:
+def plan_dict(plan: Plan, counts: PhysicalCounts | None = None) -> dict[str, Any]:
     """The whole plan for build/plan.json.
 
     The model's dataclasses are handed to the JSON encoder as they are (templating.to_json,
@@ -79,7 +79,7 @@ def plan_dict(plan: Plan, physical: PhysicalCounts | None = None) -> dict[str, A
     deep-copied every leaf and took 30 s at 32K GPUs.
     """
     return {
-        "summary": summary(plan, physical),
+        "summary": summary(plan, counts),
         "switches": list(plan.switches.values()),
         "links": plan.links,
         "servers": plan.servers,
