@@ -95,6 +95,9 @@ from fabricgen.render import build
 from fabricgen.check.run import fast_findings, run_checks
 intent, out, workers, checks = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]  # "0", "fast" or "1" (both)
 do_check = checks != "0"
+from fabricgen.base import pool
+if hasattr(pool, "one_shot"):  # as the `fabricgen` console script does: this process ends with the command
+    pool.one_shot()
 if hasattr(build, "CablingAhead"):  # as `fabricgen render` does: the cabling beside the plan's addresses
     with build.CablingAhead(workers or None) as ahead:
         t0 = time.perf_counter()

@@ -327,12 +327,17 @@ def _add_stage_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                 sub.add_parser(name)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, one_shot: bool = False) -> int:
+    """`one_shot`: this process ends with the command (the console script; see `pool.one_shot`)."""
     if (sys.argv[1:] if argv is None else argv) == ["--version"]:  # nothing to import for it; exits as argparse does
         from fabricgen import __version__
 
         print(f"fabricgen {__version__}")
         raise SystemExit(EXIT_OK)
+    if one_shot:
+        from fabricgen.base import pool
+
+        pool.one_shot()
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv).parse_args(argv)
     from fabricgen.catalog import skus
@@ -359,6 +364,11 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_FAIL
 
 
+def console() -> int:
+    """The `fabricgen` console script: `main` in a process that ends with the command."""
+    return main(one_shot=True)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(console())
 

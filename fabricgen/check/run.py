@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -293,6 +294,13 @@ def _loaded(soname: str) -> str:
 def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bool,
          workers: int | None, use_cache: bool = False, skip: frozenset[str] = frozenset(),
          structural: bool = False, yang_shapes: bool = True) -> list[Finding]:
+    """`_checks`, with the collector it pauses turned back on only once its facts are freed."""
+    with pool.collector_restored():
+        return _checks(plan, configs, hosts, yang_dir, full, workers, use_cache, skip, structural, yang_shapes)
+
+
+def _checks(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bool, workers: int | None,
+            use_cache: bool, skip: frozenset[str], structural: bool, yang_shapes: bool) -> list[Finding]:
     from fabricgen.check import roce
     from fabricgen.check.addresses import check_addresses
     from fabricgen.check.cache import ResultCache, cache_dir
@@ -351,8 +359,8 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
             procs = stack.enter_context(pool.forked_pool(n, work))
             # This process now only builds acyclic facts (freed by reference counting), and the
             # collector's full passes over millions of them cost ~1.5 s: off here, after the fork,
-            # so the workers keep collecting.
-            stack.enter_context(pool.collector_off())
+            # so the workers keep collecting; `_run` turns it back on once the facts are freed.
+            gc.disable()
             jobs.analyzed = [procs.apply_async(_analyze_job, (c,)) for c in _chunks(heavy, _COST_ANALYZE, n)]
             jobs.yang = [procs.apply_async(_yang_job, (c,)) for c in _chunks(sonic, _COST_YANG, n)]
             cost_each = light_cost / max(1, len(light) + len(ship))
@@ -381,15 +389,20 @@ def _run(plan: Plan, configs: Path, hosts: Path, yang_dir: Path | None, full: bo
             done.update(groups)
         facts = {h: facts[h] for h in plan.switches if h in facts}
         nic: list[pool.Forked[list[Finding]]] = []
+        addresses: pool.Forked[list[Finding]] | None = None
         if pooled and jobs.frr is None:  # the NIC scripts beside the RoCE rules (no vtysh thread to fork beside)
-            # in as many children as the pool had workers, each a slice of the servers in order: with this
-            # process's rules they keep the cores busy to the end
+            # in as many children as the pool had workers, each a slice of the servers in order, and the address
+            # rules in one more: with this process's rules they keep the cores busy to the end (run after them
+            # here, the address rules had one core to themselves, 1.5 s at 128K GPUs)
             servers = plan.hosts()
             size = max(1, -(-len(servers) // n))
             for i in range(0, len(servers), size):
                 nic.append(pool.Forked(functools.partial(check_nic_scripts, plan, hosts, facts, servers[i:i + size])))
                 stack.callback(nic[-1].close)
-        fast = roce.check_facts(plan, facts, configs, done) + check_addresses(plan, facts)
+            addresses = pool.Forked(functools.partial(check_addresses, plan, facts))
+            stack.callback(addresses.close)
+        fast = roce.check_facts(plan, facts, configs, done)
+        fast += addresses.get() if addresses is not None else check_addresses(plan, facts)
         fast += [f for child in nic for f in child.get()] if nic else check_nic_scripts(plan, hosts, facts)
         fast += check_tenants(plan, configs) + check_ptp(plan, configs)
         yang_done.update(zip(sonic, (found for job in jobs.yang for found in _get(job)), strict=True))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 import shutil
@@ -152,8 +153,8 @@ def test_render_runs_the_structural_rules_and_names_what_it_leaves(capsys: pytes
 @pytest.mark.parametrize("share", [0.5, 1.0])
 def test_facts_from_the_workers_and_the_forked_nic_check_find_what_serial_finds(
         broken: tuple[Plan, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, share: float) -> None:
-    """Fast checks with SONiC facts (and their per-device rules) shipped back from the pool and the NIC scripts
-    checked in a forked child: the same findings, in the same order, as one process."""
+    """Fast checks with SONiC facts (and their per-device rules) shipped back from the pool, and the NIC scripts
+    and the address rules checked in forked children: the same findings, in the same order, as one process."""
     plan, out = broken
     copy = tmp_path / "out"
     shutil.copytree(out, copy)
@@ -164,6 +165,11 @@ def test_facts_from_the_workers_and_the_forked_nic_check_find_what_serial_finds(
     for table in db["DSCP_TO_TC_MAP"].values():
         table[roce_dscp] = "0"  # roce-chain on every port of that leaf: a per-device rule
     db_path.write_text(json.dumps(db))
+    first = copy / "configs" / sonic[0] / "config_db.json"  # its loopback also on the last leaf: addr-duplicate
+    db0 = json.loads(first.read_text())
+    loopback = next(k for k in db["LOOPBACK_INTERFACE"] if "|" in k)
+    db0["LOOPBACK_INTERFACE"][loopback] = {}
+    first.write_text(json.dumps(db0))
     scripts = sorted((copy / "hosts").iterdir())
     scripts[0].write_text(scripts[0].read_text().replace("# fabricgen:", "# nothing:"))  # the NIC check's
     scripts[1].unlink()
@@ -175,7 +181,8 @@ def test_facts_from_the_workers_and_the_forked_nic_check_find_what_serial_finds(
     devices = {f.device for f in serial if f.rule == "roce-lossless-chain"}
     assert sonic[-1] in devices
     assert {scripts[0].stem, scripts[1].stem} <= {f.device for f in serial}
-    assert {"roce-p2p-pair", "roce-missing-config"} <= {f.rule for f in serial}
+    assert {"roce-p2p-pair", "roce-missing-config", "addr-duplicate"} <= {f.rule for f in serial}
+    assert gc.isenabled() and gc.get_freeze_count() == 0  # the collector as it was before the checks
 
 
 @pytest.mark.parametrize(("light", "pool_cost", "workers"), [(24.6, 16.0, 2), (10.0, 2.0, 4), (5.0, 0.0, 2)])
