@@ -15,8 +15,8 @@ Scheduling (a 32K-GPU fabric has ~2,000 SONiC, ~500 NX-OS and ~4,000 NIC files):
 * meanwhile threads in this process drive the vtysh batches (the work is in the
   vtysh processes), and this process extracts the other SONiC / FRR facts, then runs the
   fabric-wide rules as soon as every fact is back, with the NIC scripts checked beside them in children
-  forked then, a slice of the servers each (they read the facts copy-on-write; the fast checks only: no
-  vtysh thread to fork beside).
+  forked then, a slice of the servers each, and the address rules in one more (they read the facts
+  copy-on-write; the fast checks only: no vtysh thread to fork beside).
 
 Small fabrics (under ~1 s of estimated work) run serially in this process.
 """
