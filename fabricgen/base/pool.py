@@ -78,15 +78,13 @@ def collector_off() -> Iterator[None]:
     the plan or its cables would otherwise spend a third of its time in collections that free nothing.
     In a `one_shot` process, what is alive when the stage ends is frozen before the collector is back.
     """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if _ONE_SHOT:
-            gc.freeze()
-        if enabled:
-            gc.enable()
+    with collector_restored():
+        gc.disable()
+        try:
+            yield
+        finally:
+            if _ONE_SHOT:
+                gc.freeze()
 
 
 @contextmanager
